@@ -1,0 +1,68 @@
+"""Entry point: `python -m portcheck_worker probe|cell|targets REQUEST RESULT [PROGRESS]`.
+
+Exit status 0 means a result file was written (a compile failure is still a result); anything
+else is a worker problem the supervisor classifies from the exit status and stderr.
+"""
+import os
+import sys
+
+from . import PROTOCOL_VERSION, protocol
+
+EXIT_NO_TRITON = 3
+
+
+def _import_triton():
+    try:
+        import triton
+    except Exception as e:  # ImportError, or a broken install raising anything
+        sys.stderr.write(f"portcheck-worker: cannot import triton: {type(e).__name__}: {e}\n")
+        sys.exit(EXIT_NO_TRITON)
+    return triton
+
+
+def probe(request):
+    triton = _import_triton()
+    from . import tables
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "python": {"version": sys.version.split()[0], "executable": sys.executable},
+        "triton": {"version": triton.__version__, "path": os.path.dirname(triton.__file__)},
+        "option_fields": tables.option_fields(),
+        "targets": [tables.describe_target(t) for t in request.get("targets", [])],
+        "kernels": {k["id"]: tables.kernel_arguments(k["kernel"]) for k in request.get("kernels", [])},
+    }
+
+
+def cell(request, progress):
+    _import_triton()
+    from . import stages
+    from .loader import KernelImportError
+    try:
+        return stages.compile_cell(request, progress)
+    except KernelImportError as e:
+        return {"status": "error", "stage": "import", "error": {"type": "import", "message": str(e),
+                                                                 "traceback": e.details}, "stages": {}}
+    except stages.StageError as e:
+        return stages.failure_result(e)
+
+
+def main(argv):
+    if len(argv) < 3 or argv[0] not in ("probe", "cell"):
+        sys.stderr.write("usage: python -m portcheck_worker probe|cell REQUEST RESULT [PROGRESS]\n")
+        return 2
+    command, request_path, result_path = argv[:3]
+    request = protocol.read_request(request_path)
+    if command == "probe":
+        result = probe(request)
+    else:
+        progress = protocol.ProgressLog(argv[3] if len(argv) > 3 else None)
+        try:
+            result = cell(request, progress)
+        finally:
+            progress.close()
+    protocol.write_result(result_path, result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

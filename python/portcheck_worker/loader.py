@@ -1,0 +1,62 @@
+"""Imports the user's kernel: a module name, or a file path relative to the manifest's folder."""
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+
+
+class KernelImportError(Exception):
+    """The user's module failed to import, or has no such function: never our bug."""
+
+    def __init__(self, message, details):
+        super().__init__(message)
+        self.details = details
+
+
+def load_kernel(ref):
+    root = ref.get("import_root")
+    if root and root not in sys.path:
+        sys.path.insert(0, root)
+    try:
+        if ref.get("file"):
+            module = _import_file(ref["file"])
+        else:
+            module = importlib.import_module(ref["module"])
+    except BaseException as e:  # a user's module can raise anything, SystemExit included
+        where = ref.get("file") or ref.get("module")
+        raise KernelImportError(f"importing {where} failed: {type(e).__name__}: {e}",
+                                _bounded_traceback()) from None
+    fn = getattr(module, ref["function"], None)
+    if fn is None:
+        raise KernelImportError(f"{module.__name__} has no attribute '{ref['function']}'", "")
+    return _unwrap(fn)
+
+
+def _import_file(path):
+    # One stable module name per file, so helpers imported twice are the same objects.
+    name = "portcheck_user_" + os.path.splitext(os.path.basename(path))[0]
+    if name in sys.modules and getattr(sys.modules[name], "__file__", None) == path:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _unwrap(fn):
+    """Autotuner and Heuristics objects wrap the JITFunction in `.fn`."""
+    from triton.runtime.jit import JITFunction
+    seen = 0
+    while not isinstance(fn, JITFunction) and hasattr(fn, "fn") and seen < 8:
+        fn = fn.fn
+        seen += 1
+    if not isinstance(fn, JITFunction):
+        raise KernelImportError(f"{getattr(fn, '__name__', fn)!r} is not a @triton.jit function", "")
+    return fn
+
+
+def _bounded_traceback(limit=8000):
+    text = traceback.format_exc()
+    return text if len(text) <= limit else text[-limit:]

@@ -1,0 +1,46 @@
+"""Files exchanged with the C++ supervisor: a request in, a result out, progress marks on the way.
+
+The result is written to a temporary file and renamed, so the supervisor never reads half of one.
+Progress marks are appended and flushed before each stage starts, so that when the process dies
+of a signal, a timeout or the memory limit, the supervisor still knows which stage was running.
+"""
+import json
+import os
+
+
+def read_request(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def write_result(path, result):
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(result, f, default=_jsonable)
+    os.replace(tmp, path)
+
+
+def _jsonable(value):
+    if isinstance(value, (set, tuple)):
+        return list(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if hasattr(value, "__dict__"):
+        return {k: v for k, v in vars(value).items() if not k.startswith("_")}
+    return str(value)
+
+
+class ProgressLog:
+    """Appends 'stage NAME' lines to a file the supervisor reads after the process ends."""
+
+    def __init__(self, path):
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if path else None
+
+    def mark(self, stage):
+        if self._fd is not None:
+            os.write(self._fd, f"stage {stage}\n".encode())
+
+    def close(self):
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None

@@ -1,0 +1,264 @@
+"""Compiles one cell through Triton's own pipeline for an explicit target, stage by stage.
+
+The frontend (AST to TTIR) runs inside `triton.compile` before the first backend stage; every
+backend stage (ttir, ttgir, llir, ptx/amdgcn, cubin/hsaco) is wrapped through Triton's
+`add_stages_inspection_hook`, so we time each one and know which one raised.
+"""
+import os
+import re
+import subprocess
+import tempfile
+import time
+import traceback
+import warnings
+
+from . import driver, faults, loader
+
+# Options whose values the backend derives from the target; a specialisation serialised for one
+# target carries them, and they must not leak into a compile for another.
+TARGET_DERIVED_OPTIONS = {
+    "arch", "supported_fp8_dtypes", "deprecated_fp8_dot_operand_dtypes", "extern_libs",
+    "max_num_imprecise_acc_default", "backend_name", "warp_size", "ptx_version",
+    "allowed_dot_input_precisions", "default_dot_input_precision", "matrix_instr_nonkdim",
+    "min_shared_mem",
+}
+METADATA_FIELDS = ("name", "num_warps", "num_ctas", "num_stages", "shared", "tmem_size",
+                   "global_scratch_size", "global_scratch_align", "profile_scratch_size",
+                   "profile_scratch_align", "cluster_dims", "maxnreg", "warp_size")
+LOG_LIMIT = 8000
+
+
+class StageError(Exception):
+    """A compiler failure, with the stage that raised and the times of the stages before it."""
+
+    def __init__(self, stage, cause, times, source=None):
+        super().__init__(str(cause))
+        self.stage = stage
+        self.cause = cause
+        self.times = times
+        self.source = source
+
+
+def make_target(spec):
+    from triton.backends.compiler import GPUTarget
+    arch = int(spec["arch"]) if spec["backend"] == "cuda" else spec["arch"]
+    return GPUTarget(spec["backend"], arch, int(spec["warp_size"]))
+
+
+def decode_constant(value):
+    """The decoding Triton's JITFunction.preload applies to serialised constexpr values."""
+    import triton.language as tl
+    from triton.runtime.jit import _triton_jit_function_registry
+    if isinstance(value, str) and tl.dtype.is_dtype(value):
+        return tl.dtype(value)
+    if isinstance(value, dict):
+        if "constexpr" in value:
+            return tl.constexpr(_tuplify(value["constexpr"]))
+        if "jit_function" in value:
+            key = value["jit_function"]
+            if key not in _triton_jit_function_registry:
+                module = key.split(":", 1)[0]
+                __import__(module)
+            return _triton_jit_function_registry[key]
+    return _tuplify(value)
+
+
+def _tuplify(value):
+    return tuple(_tuplify(v) for v in value) if isinstance(value, list) else value
+
+
+def build_source(fn, request):
+    """An ASTSource and options from either a manifest row or a serialised specialisation."""
+    from triton.compiler import ASTSource
+    spec = request.get("specialization")
+    if spec:
+        signature = {k: _tuplify(v) for k, v in spec["signature"].items()}
+        constexprs = {tuple(k): decode_constant(v) for k, v in zip(spec["constant_keys"], spec["constant_vals"])}
+        attrs = {tuple(k): v for k, v in zip(spec["attrs_keys"], spec["attrs_vals"])}
+        options = {k: _tuplify(v) for k, v in spec.get("options", {}).items() if k not in TARGET_DERIVED_OPTIONS}
+        options.update(request.get("options") or {})
+        return ASTSource(fn, signature, constexprs, attrs), options
+
+    types = request.get("signature") or {}
+    constants = request.get("constants") or {}
+    signature, constexprs, attrs = {}, {}, {}
+    for index, name in enumerate(fn.arg_names):
+        if name in constants:
+            signature[name] = "constexpr"
+            constexprs[(index, )] = decode_constant(constants[name])
+        else:
+            ty = types[name]
+            if ty.endswith(":16"):
+                ty = ty[:-3]
+                attrs[(index, )] = [["tt.divisibility", 16]]
+            signature[name] = ty
+    return ASTSource(fn, signature, constexprs, attrs), dict(request.get("options") or {})
+
+
+class StageRecorder:
+    """Times each stage, writes progress marks, and remembers which stage raised."""
+
+    def __init__(self, progress, kernel_name):
+        self.progress = progress
+        self.kernel_name = kernel_name
+        self.times = {}
+        self.current = "frontend"
+        self._frontend_start = None
+
+    def start_frontend(self):
+        self.progress.mark("frontend")
+        faults.maybe_inject("frontend", self.kernel_name)
+        self._frontend_start = time.perf_counter()
+
+    def hook(self, *args):
+        if not args:  # compile() asks for a cache-key contribution
+            return "portcheck-stage-timer", "0"
+        _backend, stages, _options, _language, _capability = args
+        for name, run in list(stages.items()):
+            stages[name] = self._wrap(name, run)
+        return None
+
+    def _wrap(self, name, run):
+
+        def timed(src, metadata):
+            if self._frontend_start is not None and "frontend" not in self.times:
+                self.times["frontend"] = time.perf_counter() - self._frontend_start
+            self.current = name
+            self.progress.mark(name)
+            faults.maybe_inject(name, self.kernel_name)
+            start = time.perf_counter()
+            try:
+                return run(src, metadata)
+            finally:
+                self.times[name] = time.perf_counter() - start
+
+        return timed
+
+
+def compile_cell(request, progress):
+    """Returns the result dict; raises loader.KernelImportError for the user's import failures."""
+    import triton
+    from triton import knobs
+
+    warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
+    target = make_target(request["target"])
+    driver.install(target)
+    progress.mark("import")
+    fn = loader.load_kernel(request["kernel"])
+    kernel_name = request.get("row_name", fn.__name__)
+    src, options = build_source(fn, request)
+
+    recorder = StageRecorder(progress, kernel_name)
+    knobs.runtime.add_stages_inspection_hook = recorder.hook
+    knobs.compilation.always_compile = True
+    started = time.perf_counter()
+    recorder.start_frontend()
+    try:
+        compiled = triton.compile(src, target=target, options=options)
+    except Exception as e:  # every compiler failure, whatever its class, is reported
+        raise StageError(recorder.current, e, recorder.times, _error_location(fn, e)) from e
+    finally:
+        knobs.runtime.add_stages_inspection_hook = None
+    compile_s = time.perf_counter() - started
+    if "frontend" not in recorder.times:
+        recorder.times["frontend"] = compile_s - sum(recorder.times.values())
+
+    result = {
+        "status": "ok",
+        "compile_s": compile_s,
+        "stages": recorder.times,
+        "metadata": _metadata(compiled),
+        "sizes": {ext: len(text) for ext, text in compiled.asm.items() if ext != "source"},
+        "source": _source_location(fn),
+    }
+    progress.mark("inspect")
+    result["resources"] = _resources(compiled, target)
+    return result
+
+
+def failure_result(error):
+    cause = error.cause
+    return {
+        "status": "error",
+        "stage": error.stage,
+        "error": {
+            "type": f"{type(cause).__module__}.{type(cause).__name__}",
+            "message": _bounded(str(cause)),
+            "traceback": _bounded("".join(traceback.format_exception(type(cause), cause, cause.__traceback__))),
+        },
+        "stages": error.times,
+        "error_source": error.source,
+    }
+
+
+def _error_location(fn, error):
+    """The file line a frontend CompilationError points at ('at 6:29:' counts from the def)."""
+    node = getattr(error, "node", None)
+    if getattr(error, "src", None) != getattr(fn, "src", object()) or not hasattr(node, "lineno"):
+        return None
+    where = _source_location(fn)
+    if where is None:
+        return None
+    return {"file": where["file"], "line": where["line"] + node.lineno - 1}
+
+
+def _bounded(text, limit=LOG_LIMIT):
+    return text if len(text) <= limit else text[:limit // 2] + "\n[...]\n" + text[-limit // 2:]
+
+
+def _metadata(compiled):
+    md = compiled.metadata._asdict()
+    out = {k: md[k] for k in METADATA_FIELDS if k in md}
+    out["target"] = vars(md["target"]) if "target" in md else None
+    out["triton_version"] = md.get("triton_version")
+    return out
+
+
+def _source_location(fn):
+    import inspect
+    try:
+        file = inspect.getsourcefile(fn.fn)
+        line = inspect.getsourcelines(fn.fn)[1]
+    except (OSError, TypeError):
+        return None
+    # The def line, not the decorator line.
+    for offset, text in enumerate(inspect.getsourcelines(fn.fn)[0]):
+        if text.lstrip().startswith("def "):
+            line += offset
+            break
+    return {"file": file, "line": line}
+
+
+def _resources(compiled, target):
+    """Registers and spills: cuobjdump on the cubin (NVIDIA), the kernel descriptor (AMD)."""
+    try:
+        if target.backend == "cuda":
+            return _cuda_resources(compiled.asm["cubin"])
+        return _amd_resources(compiled.asm.get("amdgcn", ""))
+    except Exception as e:  # resource counts are extra information; never fail a cell on them
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def _cuda_resources(cubin):
+    from triton import knobs
+    tool = knobs.nvidia.cuobjdump.path
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        out = subprocess.run([tool, "--dump-resource-usage", f.name], capture_output=True, text=True,
+                             timeout=60, check=True).stdout
+    fields = dict(re.findall(r"\b(REG|STACK|SHARED|LOCAL):(\d+)", out))
+    return {"registers": int(fields.get("REG", 0)), "stack_bytes": int(fields.get("STACK", 0)),
+            "local_bytes": int(fields.get("LOCAL", 0)), "static_shared_bytes": int(fields.get("SHARED", 0))}
+
+
+def _amd_resources(amdgcn):
+
+    def first(pattern):
+        m = re.search(pattern, amdgcn)
+        return int(m.group(1)) if m else None
+
+    return {"vgprs": first(r"\.vgpr_count:\s+(\d+)"), "sgprs": first(r"\.sgpr_count:\s+(\d+)"),
+            "vgpr_spills": first(r"\.vgpr_spill_count:\s+(\d+)"),
+            "sgpr_spills": first(r"\.sgpr_spill_count:\s+(\d+)"), "lds_bytes": first(r"\.group_segment_fixed_size:\s+(\d+)"),
+            "scratch_bytes": first(r"\.private_segment_fixed_size:\s+(\d+)")}

@@ -1,0 +1,73 @@
+"""What the installed Triton can do, read from Triton itself: backends, option fields, warp sizes,
+the assemblers it bundles. Nothing here is a copied table."""
+import dataclasses
+import subprocess
+import sys
+
+
+def _backend_modules():
+    from triton.backends import backends
+    return backends
+
+
+def option_fields():
+    out = {}
+    for name, backend in _backend_modules().items():
+        options_cls = _options_class(backend.compiler)
+        if options_cls is not None:
+            fields = dataclasses.fields(options_cls)
+            # Keyed like targets ("cuda", "hip"), not like the plugin folders ("nvidia", "amd").
+            target_backend = next((f.default for f in fields if f.name == "backend_name"), name)
+            out[target_backend] = sorted(f.name for f in fields)
+    return out
+
+
+def _options_class(compiler_cls):
+    module = sys.modules[compiler_cls.__module__]
+    for attr in ("CUDAOptions", "HIPOptions"):
+        if hasattr(module, attr):
+            return getattr(module, attr)
+    return None
+
+
+def describe_target(spec):
+    """Warp size and assembler of one target, as the installed backend decides them."""
+    from triton.compiler.compiler import make_backend
+    from .stages import make_target
+    target = make_target(spec)
+    info = {"name": f"{spec['backend']}:{spec['arch']}", "backend": spec["backend"], "arch": spec["arch"]}
+    try:
+        backend = make_backend(target)
+        options = backend.parse_options({})
+        info["warp_size"] = getattr(options, "warp_size", target.warp_size)
+    except Exception as e:  # an arch the backend refuses is reported, not fatal
+        info["error"] = f"{type(e).__name__}: {e}"
+        return info
+    if spec["backend"] == "cuda":
+        from triton.backends.nvidia.compiler import get_ptxas
+        tool = get_ptxas(int(spec["arch"]))
+        info["assembler"] = {"path": tool.path, "version": _tool_version(tool.path)}
+    else:
+        info["assembler"] = {"path": None, "version": "LLVM AMDGPU backend, in process (bundled with Triton)"}
+    return info
+
+
+def _tool_version(path):
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"unavailable: {e}"
+    lines = [line for line in out.splitlines() if line.strip()]
+    release = next((line for line in lines if "release" in line), lines[-1] if lines else "")
+    return release.split("release", 1)[-1].strip().rstrip(",") if "release" in release else release
+
+
+def kernel_arguments(ref):
+    """Argument names of a manifest row's function, or the user's import error."""
+    from .loader import KernelImportError, load_kernel
+    try:
+        fn = load_kernel(ref)
+    except KernelImportError as e:
+        return {"ok": False, "error": str(e)}
+    constexprs = [p.name for p in fn.params if p.is_constexpr]
+    return {"ok": True, "args": list(fn.arg_names), "constexprs": constexprs}

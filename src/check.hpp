@@ -1,0 +1,32 @@
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/report.hpp"
+
+namespace portcheck {
+
+struct CheckOptions {
+  std::filesystem::path manifest = "portcheck.toml";
+  bool demo = false;
+  std::vector<std::string> targets;  // overrides the manifest's
+  std::string python;
+  std::optional<double> timeout_s;
+  std::optional<std::uint64_t> max_rss_bytes;
+  std::size_t jobs = 0;  // 0: one per core
+  std::optional<std::filesystem::path> json_path;
+  bool progress = false;  // a live progress line on stderr
+};
+
+// Runs the matrix and returns the report; throws UsageError or EnvironmentError before anything
+// is compiled when the input or the environment is wrong.
+Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupted);
+
+// 0: no new failures; 1: new failures; 130: interrupted.
+int exit_code_for(const Report& report);
+
+}  // namespace portcheck

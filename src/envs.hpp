@@ -1,0 +1,32 @@
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace portcheck {
+
+// Where the tool's own files live: the Python worker, the demo, the data tables.
+struct ShareDirs {
+  std::filesystem::path worker;  // holds the portcheck_worker package
+  std::filesystem::path demo;
+  std::filesystem::path data;
+  static ShareDirs locate();
+};
+
+// The interpreter holding the Triton under test: --python, else $VIRTUAL_ENV, else python3.
+std::string resolve_python(const std::string& explicit_python);
+
+// The environment a worker process runs with.
+std::vector<std::string> worker_environment(const ShareDirs& share,
+                                            const std::filesystem::path& triton_cache,
+                                            const std::vector<std::string>& extra_pythonpath = {});
+
+// Runs the worker's probe: Python and Triton versions, backend option fields, target details,
+// and the argument names of each kernel. Throws EnvironmentError with the fix when Triton is
+// missing or broken.
+nlohmann::json probe_environment(const std::string& python, const ShareDirs& share,
+                                 const std::filesystem::path& scratch, const nlohmann::json& request);
+
+}  // namespace portcheck

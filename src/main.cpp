@@ -1,0 +1,174 @@
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "src/check.hpp"
+#include "src/envs.hpp"
+#include "src/errors.hpp"
+#include "src/report_json.hpp"
+#include "src/report_terminal.hpp"
+#include "src/targets.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+#include "util/term.hpp"
+
+namespace {
+
+using namespace portcheck;
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_interrupt(int /*signal*/) { g_interrupted.store(true); }
+
+void install_interrupt_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+const char* kExitCodes =
+    "Exit codes:\n"
+    "  0  no new failures\n"
+    "  1  new failures (cells that failed and are not marked xfail)\n"
+    "  2  bad arguments or manifest (nothing was compiled)\n"
+    "  3  Triton missing or the Python environment is broken\n"
+    "  130  interrupted (Ctrl-C); the finished cells are still reported\n";
+
+// "-t cuda:80,cuda:90 -t hip:gfx942" -> three names
+std::vector<std::string> split_targets(const std::vector<std::string>& raw) {
+  std::vector<std::string> out;
+  for (const auto& item : raw)
+    for (const auto& part : util::split(item, ','))
+      if (!util::trim(part).empty()) out.emplace_back(util::trim(part));
+  return out;
+}
+
+int run_targets(const std::string& python_flag, const std::vector<std::string>& raw_targets) {
+  using namespace portcheck;
+  auto names = split_targets(raw_targets);
+  if (names.empty()) names = default_target_names();
+  nlohmann::json request;
+  request["targets"] = nlohmann::json::array();
+  for (const auto& n : names) {
+    std::string error;
+    const auto t = parse_target(n, &error);
+    if (!t) throw UsageError("--targets: " + error);
+    request["targets"].push_back({{"backend", t->backend}, {"arch", t->arch}, {"warp_size", t->warp_size}});
+  }
+  const auto share = ShareDirs::locate();
+  const auto python = resolve_python(python_flag);
+  util::TempDir scratch("triton-portcheck-targets");
+  const auto probe = probe_environment(python, share, scratch.path(), request);
+  fmt::print("triton {} at {}\npython {} ({})\n", probe["triton"]["version"].get<std::string>(),
+             probe["triton"]["path"].get<std::string>(), probe["python"]["version"].get<std::string>(),
+             probe["python"]["executable"].get<std::string>());
+  std::string backends;
+  for (const auto& [name, fields] : probe["option_fields"].items()) backends += (backends.empty() ? "" : ", ") + name;
+  fmt::print("backends: {}\n\n", backends);
+  fmt::print("{:<14}{:<11}{}\n", "target", "warp size", "assembler");
+  for (const auto& t : probe["targets"]) {
+    if (t.contains("error")) {
+      fmt::print("{:<14}{:<11}{}\n", t["name"].get<std::string>(), "-", "cannot compile: " + t["error"].get<std::string>());
+      continue;
+    }
+    const auto& as = t["assembler"];
+    std::string assembler = as["path"].is_string()
+                                ? fmt::format("{} (CUDA {})", std::filesystem::path(as["path"].get<std::string>()).filename().string(),
+                                              as["version"].get<std::string>())
+                                : as["version"].get<std::string>();
+    fmt::print("{:<14}{:<11}{}\n", t["name"].get<std::string>(), t["warp_size"].get<int>(), assembler);
+  }
+  return exit_code::ok;
+}
+
+int run_check_command(portcheck::CheckOptions options, bool quiet) {
+  using namespace portcheck;
+  options.progress = !quiet && util::is_terminal(stderr);
+  const auto report = run_check(options, g_interrupted);
+  // Reports first, atomically, so an interrupted run still leaves whole files behind.
+  if (options.json_path) util::atomic_write_file(*options.json_path, report_to_json(report).dump(2) + "\n");
+  std::fputs(render_terminal(report, TerminalStyle{util::use_colour(stdout)}).c_str(), stdout);
+  std::fflush(stdout);
+  return exit_code_for(report);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace portcheck;
+  CLI::App app{"triton-portcheck: compile Triton kernels for every GPU target, on a machine without a GPU,\n"
+               "and show where each kernel x target breaks and why."};
+  app.footer(kExitCodes);
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(PORTCHECK_VERSION));
+
+  CheckOptions options;
+  std::vector<std::string> raw_targets;
+  std::string timeout_text, max_rss_text;
+  bool quiet = false;
+  auto* check = app.add_subcommand("check", "Compile every kernel row of a manifest for every target");
+  check->add_option("-m,--manifest", options.manifest, "Manifest file (default: portcheck.toml)");
+  check->add_flag("--demo", options.demo, "Check the bundled demo kernels instead of a manifest");
+  check->add_option("-t,--targets", raw_targets, "Targets, comma-separated (cuda:90,hip:gfx942); overrides the manifest");
+  check->add_option("--python", options.python, "Python interpreter holding Triton (default: $VIRTUAL_ENV, else python3)");
+  check->add_option("--timeout", timeout_text, "Seconds per cell, whole process tree (overrides the manifest)");
+  check->add_option("--max-rss", max_rss_text, "Memory per cell, whole process tree, e.g. 8GiB (overrides the manifest)");
+  check->add_option("-j,--jobs", options.jobs, "Cells compiled at once (default: number of cores)");
+  check->add_option("--json", options.json_path, "Write the JSON report (docs/report-schema.md) to FILE");
+  check->add_flag("-q,--quiet", quiet, "No live progress line");
+  check->footer(kExitCodes);
+
+  std::string targets_python;
+  std::vector<std::string> targets_list;
+  auto* targets = app.add_subcommand("targets", "Show the targets the installed Triton can compile for");
+  targets->add_option("--python", targets_python, "Python interpreter holding Triton");
+  targets->add_option("-t,--targets", targets_list, "Targets to describe (default: the default targets)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "triton-portcheck: %s (see --help)\n", e.what());
+    return exit_code::usage;
+  }
+
+  install_interrupt_handler();
+  try {
+    if (*targets) return run_targets(targets_python, targets_list);
+    options.targets = split_targets(raw_targets);
+    if (!timeout_text.empty()) {
+      try {
+        options.timeout_s = std::stod(timeout_text);
+      } catch (const std::exception&) {
+        throw UsageError(fmt::format("--timeout: '{}' is not a number of seconds", timeout_text));
+      }
+      if (!(*options.timeout_s > 0)) throw UsageError("--timeout: must be greater than 0");
+    }
+    if (!max_rss_text.empty()) {
+      options.max_rss_bytes = util::parse_byte_size(max_rss_text);
+      if (!options.max_rss_bytes || *options.max_rss_bytes == 0)
+        throw UsageError(fmt::format("--max-rss: '{}' is not a size such as 8GiB", max_rss_text));
+    }
+    if (options.demo && check->count("--manifest") > 0) throw UsageError("--demo and --manifest exclude each other");
+    return run_check_command(options, quiet);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "triton-portcheck: %s\n", e.what());
+    return exit_code::usage;
+  } catch (const EnvironmentError& e) {
+    std::fprintf(stderr, "triton-portcheck: %s\n", e.what());
+    return exit_code::environment;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "triton-portcheck: internal error: %s\n", e.what());
+    return 4;
+  }
+}

@@ -1,0 +1,349 @@
+#include "src/manifest.hpp"
+
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "src/errors.hpp"
+#include "util/strings.hpp"
+
+namespace portcheck {
+
+std::string Location::describe(const std::string& key) const {
+  return line > 0 ? fmt::format("{}:{}: {}", file.string(), line, key)
+                  : fmt::format("{}: {}", file.string(), key);
+}
+
+std::string KernelRef::spelled() const {
+  return module.empty() ? fmt::format("{}:{}", file.string(), function)
+                        : fmt::format("{}:{}", module, function);
+}
+
+Location KernelRow::location_of(const std::string& key) const {
+  for (std::string k = key;;) {
+    if (const auto it = key_locations.find(k); it != key_locations.end()) return it->second;
+    const auto dot = k.rfind('.');
+    if (dot == std::string::npos) return where;
+    k.resize(dot);
+  }
+}
+
+namespace {
+
+const std::set<std::string> kScalarTypes = {
+    "i1",   "i8",   "i16",     "i32",   "i64",    "u1",       "u8",       "u16",
+    "u32",  "u64",  "fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16",
+    "bf16", "fp32", "fp64"};
+
+class Parser {
+ public:
+  explicit Parser(std::filesystem::path file) : file_(std::move(file)) {}
+
+  Manifest parse() {
+    toml::table root;
+    try {
+      root = toml::parse_file(file_.string());
+    } catch (const toml::parse_error& e) {
+      throw UsageError(fmt::format("{}:{}: invalid TOML: {}", file_.string(), e.source().begin.line,
+                                   e.description()));
+    }
+    Manifest manifest;
+    manifest.file = file_;
+    manifest.targets = default_target_names();
+    for (const auto& [key, node] : root) {
+      const std::string k(key.str());
+      if (k != "defaults" && k != "kernel") fail(node, k, "unknown section (expected [defaults] or [[kernel]])");
+    }
+    if (const auto* defaults = root.get("defaults")) parse_defaults(*defaults, manifest);
+    const auto* kernels = root.get("kernel");
+    if (kernels == nullptr || !kernels->is_array_of_tables())
+      throw UsageError(fmt::format("{}: no [[kernel]] rows: the manifest lists nothing to check", file_.string()));
+    for (const auto& node : *kernels->as_array()) parse_kernel(*node.as_table(), manifest);
+    check_unique_names(manifest);
+    return manifest;
+  }
+
+ private:
+  [[noreturn]] void fail(const toml::node& node, const std::string& key, const std::string& what) const {
+    throw UsageError(fmt::format("{}: {}", Location{file_, static_cast<int>(node.source().begin.line)}.describe(key), what));
+  }
+  Location where(const toml::node& node) const {
+    return Location{file_, static_cast<int>(node.source().begin.line)};
+  }
+
+  std::string need_string(const toml::node& node, const std::string& key) const {
+    if (const auto* s = node.as_string()) return s->get();
+    fail(node, key, "expected a string");
+  }
+
+  double need_seconds(const toml::node& node, const std::string& key) const {
+    double v = 0;
+    if (const auto* i = node.as_integer()) v = static_cast<double>(i->get());
+    else if (const auto* f = node.as_floating_point()) v = f->get();
+    else fail(node, key, "expected a number of seconds");
+    if (!(v > 0)) fail(node, key, "must be greater than 0");
+    return v;
+  }
+
+  std::uint64_t need_bytes(const toml::node& node, const std::string& key) const {
+    if (const auto* i = node.as_integer()) {
+      if (i->get() <= 0) fail(node, key, "must be greater than 0");
+      return static_cast<std::uint64_t>(i->get());
+    }
+    if (const auto* s = node.as_string()) {
+      if (auto bytes = util::parse_byte_size(s->get()); bytes && *bytes > 0) return *bytes;
+      fail(node, key, fmt::format("'{}' is not a size: write it like \"8GiB\" or \"512MiB\"", s->get()));
+    }
+    fail(node, key, "expected a size such as \"8GiB\"");
+  }
+
+  std::vector<std::string> need_targets(const toml::node& node, const std::string& key) const {
+    const auto* array = node.as_array();
+    if (array == nullptr) fail(node, key, "expected a list of targets such as [\"cuda:90\", \"hip:gfx942\"]");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      const auto& item = *array->get(i);
+      const auto name = need_string(item, fmt::format("{}[{}]", key, i));
+      std::string error;
+      if (!parse_target(name, &error)) fail(item, fmt::format("{}[{}]", key, i), error);
+      out.push_back(name);
+    }
+    return out;
+  }
+
+  nlohmann::json to_json(const toml::node& node, const std::string& key) const {
+    if (const auto* v = node.as_integer()) return v->get();
+    if (const auto* v = node.as_floating_point()) return v->get();
+    if (const auto* v = node.as_boolean()) return v->get();
+    if (const auto* v = node.as_string()) return v->get();
+    if (const auto* array = node.as_array()) {
+      auto out = nlohmann::json::array();
+      for (std::size_t i = 0; i < array->size(); ++i)
+        out.push_back(to_json(*array->get(i), fmt::format("{}[{}]", key, i)));
+      return out;
+    }
+    if (const auto* table = node.as_table()) {
+      auto out = nlohmann::json::object();
+      for (const auto& [k, v] : *table) out[std::string(k.str())] = to_json(v, key + "." + std::string(k.str()));
+      return out;
+    }
+    fail(node, key, "dates and times are not valid here");
+  }
+
+  // Merges a table into `into` key by key, recording where each key was written.
+  void merge_table(const toml::node& node, const std::string& field, nlohmann::json& into,
+                   KernelRow& row) const {
+    const auto* table = node.as_table();
+    if (table == nullptr) fail(node, row_key(row, field), "expected an inline table such as { name = value }");
+    for (const auto& [k, v] : *table) {
+      const std::string name(k.str());
+      const std::string key = field + "." + name;
+      into[name] = to_json(v, row_key(row, key));
+      row.key_locations[key] = where(v);
+    }
+  }
+
+  static std::string row_key(const KernelRow& row, const std::string& key) {
+    return fmt::format("kernel '{}'.{}", row.display_name(), key);
+  }
+
+  void parse_defaults(const toml::node& node, Manifest& manifest) const {
+    const auto* table = node.as_table();
+    if (table == nullptr) fail(node, "defaults", "expected a table");
+    for (const auto& [k, v] : *table) {
+      const std::string key(k.str());
+      const std::string full = "defaults." + key;
+      if (key == "targets") {
+        manifest.targets = need_targets(v, full);
+        if (manifest.targets.empty()) fail(v, full, "the list of targets is empty");
+      } else if (key == "triton") {
+        const auto* array = v.as_array();
+        if (array == nullptr || array->empty()) fail(v, full, "expected a list such as [\"current\"]");
+        manifest.triton.clear();
+        for (std::size_t i = 0; i < array->size(); ++i)
+          manifest.triton.push_back(need_string(*array->get(i), fmt::format("{}[{}]", full, i)));
+      } else if (key == "timeout") {
+        manifest.timeout_s = need_seconds(v, full);
+      } else if (key == "max_rss") {
+        manifest.max_rss_bytes = need_bytes(v, full);
+      } else {
+        fail(v, full, "unknown key (expected targets, triton, timeout or max_rss)");
+      }
+    }
+  }
+
+  KernelRef parse_ref(const toml::node& node, const std::string& key) const {
+    const auto text = need_string(node, key);
+    const auto colon = text.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+      fail(node, key, fmt::format("'{}' must be module:function or path/to/file.py:function", text));
+    KernelRef ref;
+    ref.function = text.substr(colon + 1);
+    ref.import_root = std::filesystem::absolute(file_).parent_path();
+    const auto where_from = text.substr(0, colon);
+    static const std::regex identifier(R"([A-Za-z_][A-Za-z0-9_]*)");
+    static const std::regex dotted(R"([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)");
+    if (!std::regex_match(ref.function, identifier))
+      fail(node, key, fmt::format("'{}' is not a Python function name", ref.function));
+    if (where_from.ends_with(".py")) {
+      ref.file = (ref.import_root / where_from).lexically_normal();
+      if (!std::filesystem::exists(ref.file))
+        fail(node, key, fmt::format("file {} does not exist", ref.file.string()));
+    } else if (std::regex_match(where_from, dotted)) {
+      ref.module = where_from;
+    } else {
+      fail(node, key, fmt::format("'{}' is neither a module name nor a .py file", where_from));
+    }
+    return ref;
+  }
+
+  void validate_types(const KernelRow& row) const {
+    for (const auto& [name, type] : row.signature.items()) {
+      const auto key = "signature." + name;
+      const auto loc = row.location_of(key);
+      if (!type.is_string())
+        throw UsageError(fmt::format("{}: expected a Triton type string such as \"*fp16:16\" or \"i32\"",
+                                     loc.describe(row_key(row, key))));
+      std::string why;
+      if (!is_valid_type_string(type.get<std::string>(), &why))
+        throw UsageError(fmt::format("{}: {}", loc.describe(row_key(row, key)), why));
+      if (row.constants.contains(name))
+        throw UsageError(fmt::format("{}: '{}' is given both a type and a constant value",
+                                     loc.describe(row_key(row, key)), name));
+    }
+  }
+
+  // Applies the fields a [[kernel]] and a [[kernel.variant]] share.
+  void apply_fields(const toml::table& table, KernelRow& row, bool is_variant) const {
+    for (const auto& [k, v] : table) {
+      const std::string key(k.str());
+      if (key == "name" || (key == "variant" && !is_variant)) continue;
+      if (key == "target" && !is_variant) {
+        row.ref = parse_ref(v, row_key(row, key));
+      } else if (key == "signature") {
+        merge_table(v, key, row.signature, row);
+      } else if (key == "constants") {
+        merge_table(v, key, row.constants, row);
+      } else if (key == "options") {
+        merge_table(v, key, row.options, row);
+      } else if (key == "specialization") {
+        const auto text = need_string(v, row_key(row, key));
+        if (!nlohmann::json::accept(text)) fail(v, row_key(row, key), "is not valid JSON (paste the text serialize_specialization_data returned)");
+        row.specialization = text;
+      } else if (key == "targets") {
+        row.targets = need_targets(v, row_key(row, key));
+      } else if (key == "xfail") {
+        row.xfail = need_targets(v, row_key(row, key));
+      } else if (key == "timeout") {
+        row.timeout_s = need_seconds(v, row_key(row, key));
+      } else if (key == "max_rss") {
+        row.max_rss_bytes = need_bytes(v, row_key(row, key));
+      } else {
+        fail(v, row_key(row, key),
+             is_variant ? "unknown key (a variant takes name, signature, constants, options, "
+                          "specialization, targets, xfail, timeout, max_rss)"
+                        : "unknown key (a kernel takes name, target, signature, constants, options, "
+                          "specialization, targets, xfail, timeout, max_rss, variant)");
+      }
+      row.key_locations[key] = where(v);
+    }
+  }
+
+  void parse_kernel(const toml::table& table, Manifest& manifest) const {
+    KernelRow base;
+    base.where = where(table);
+    const auto* name = table.get("name");
+    if (name == nullptr) fail(table, fmt::format("kernel #{}", count_++ + 1), "missing key 'name'");
+    base.kernel = need_string(*name, "kernel.name");
+    static const std::regex row_name(R"([A-Za-z0-9_.+\-]+)");
+    if (!std::regex_match(base.kernel, row_name))
+      fail(*name, "kernel.name", fmt::format("'{}': use letters, digits, '_', '-', '.' or '+'", base.kernel));
+    if (table.get("target") == nullptr) fail(table, row_key(base, "target"), "missing key 'target' (module:function or file.py:function)");
+    apply_fields(table, base, false);
+
+    const auto* variants = table.get("variant");
+    if (variants == nullptr) {
+      finish_row(base, manifest);
+      return;
+    }
+    if (!variants->is_array_of_tables()) fail(*variants, row_key(base, "variant"), "use [[kernel.variant]] tables");
+    for (const auto& node : *variants->as_array()) {
+      const auto& vt = *node.as_table();
+      KernelRow row = base;
+      row.where = where(vt);
+      const auto* vname = vt.get("name");
+      if (vname == nullptr) fail(vt, row_key(base, "variant"), "missing key 'name'");
+      row.variant = need_string(*vname, row_key(base, "variant.name"));
+      if (!std::regex_match(row.variant, row_name))
+        fail(*vname, row_key(base, "variant.name"), fmt::format("'{}': use letters, digits, '_', '-', '.' or '+'", row.variant));
+      apply_fields(vt, row, true);
+      finish_row(row, manifest);
+    }
+  }
+
+  void finish_row(KernelRow& row, Manifest& manifest) const {
+    if (!row.specialization) validate_types(row);
+    for (const auto& t : row.xfail) {
+      const auto& scope = row.targets.empty() ? manifest.targets : row.targets;
+      (void)scope;  // an xfail for a target not checked today is allowed: targets vary per run
+      (void)t;
+    }
+    manifest.rows.push_back(row);
+  }
+
+  void check_unique_names(const Manifest& manifest) const {
+    std::set<std::string> seen;
+    for (const auto& row : manifest.rows)
+      if (!seen.insert(row.display_name()).second)
+        throw UsageError(fmt::format("{}: row '{}' appears twice: give each kernel or variant its own name",
+                                     row.where.describe("kernel.name"), row.display_name()));
+  }
+
+  std::filesystem::path file_;
+  mutable int count_ = 0;
+};
+
+}  // namespace
+
+bool is_valid_type_string(const std::string& type, std::string* why) {
+  const auto fail = [&](std::string message) {
+    if (why) *why = std::move(message);
+    return false;
+  };
+  std::string base = type;
+  if (const auto colon = base.rfind(':'); colon != std::string::npos) {
+    const auto suffix = base.substr(colon + 1);
+    if (suffix != "16")
+      return fail(fmt::format("'{}': the only attribute suffix is ':16' (divisible by 16); an int "
+                              "equal to 1 belongs in constants",
+                              type));
+    base.resize(colon);
+  }
+  if (base.starts_with("tensordesc<") && base.ends_with(">")) return true;
+  if (base == "nvTmaDesc") return true;
+  std::string scalar = base;
+  if (scalar.starts_with("*")) {
+    scalar.erase(0, 1);
+    if (scalar.starts_with("k")) scalar.erase(0, 1);
+  } else if (type.size() != base.size() && base != "i32" && base != "i64" && base != "u32" &&
+             base != "u64") {
+    return fail(fmt::format("'{}': ':16' applies to pointers and integers only", type));
+  }
+  if (kScalarTypes.count(scalar) == 0)
+    return fail(fmt::format("'{}' is not a Triton type: use *fp16, *bf16, *fp32, *i8, i32, i64, fp32, "
+                            "u1, ... optionally with ':16'",
+                            type));
+  return true;
+}
+
+Manifest load_manifest(const std::filesystem::path& file) {
+  if (!std::filesystem::exists(file))
+    throw UsageError(fmt::format("{}: no such manifest (write a portcheck.toml, pass --manifest FILE, or "
+                                 "try --demo)",
+                                 file.string()));
+  return Parser(file).parse();
+}
+
+}  // namespace portcheck

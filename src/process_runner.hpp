@@ -1,0 +1,54 @@
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace portcheck {
+
+// One isolated process: its own session, output files, a wall-clock limit and a memory limit
+// that both apply to every process of that session (compiler children included).
+struct ProcessSpec {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // the complete environment, "KEY=value"
+  std::filesystem::path cwd;
+  std::filesystem::path stdout_path;
+  std::filesystem::path stderr_path;
+  std::chrono::milliseconds timeout{0};  // 0: none
+  std::uint64_t max_rss_bytes = 0;       // 0: none
+};
+
+enum class Termination {
+  exited,         // exit() with some status
+  signaled,       // died of a signal nobody here sent
+  timed_out,      // killed by us at the wall-clock limit
+  out_of_memory,  // killed by us at the memory limit
+  cancelled,      // killed by us because the run was interrupted
+  spawn_failed,   // the program could not be started
+};
+
+struct ProcessOutcome {
+  Termination how = Termination::exited;
+  int exit_code = 0;
+  int signal = 0;
+  double wall_seconds = 0;
+  std::uint64_t peak_rss_bytes = 0;  // of the whole session, as sampled
+  std::string spawn_error;
+};
+
+// The scheduler talks to processes only through this, so tests can swap in a fake.
+class ProcessRunner {
+ public:
+  using Id = std::size_t;
+  virtual ~ProcessRunner() = default;
+  virtual void start(Id id, const ProcessSpec& spec) = 0;
+  // Waits up to `max_wait` for at least one process to end; returns those that ended.
+  virtual std::vector<std::pair<Id, ProcessOutcome>> wait(std::chrono::milliseconds max_wait) = 0;
+  // Kills every running process tree and reports each as cancelled.
+  virtual std::vector<std::pair<Id, ProcessOutcome>> cancel_all() = 0;
+  [[nodiscard]] virtual std::size_t running() const = 0;
+};
+
+}  // namespace portcheck

@@ -1,0 +1,138 @@
+#include "src/report_terminal.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace portcheck {
+namespace {
+
+const char* kReset = "\033[0m";
+
+const char* colour_for(Status status) {
+  switch (status) {
+    case Status::ok: return "\033[32m";
+    case Status::failed: return "\033[31m";
+    case Status::xfail: return "\033[33m";
+    case Status::xpass: return "\033[35m";
+  }
+  return "";
+}
+
+std::string paint(const std::string& text, const char* colour, const TerminalStyle& style) {
+  return style.colour ? fmt::format("{}{}{}", colour, text, kReset) : text;
+}
+
+std::string cell_label(const CellResult& cell, const std::map<std::string, std::string>& letters) {
+  if (cell.status == Status::ok) return "ok";
+  if (cell.status == Status::xpass) return "xpass";
+  auto label = short_label(cell.kind);
+  if (const auto it = letters.find(cell.fingerprint); it != letters.end()) label += ":" + it->second;
+  return cell.status == Status::xfail ? "x" + label : label;
+}
+
+std::string where_failed(const CellResult& cell) {
+  if (!cell.pass.empty()) return fmt::format("in pass {} (stage {})", cell.pass, cell.stage);
+  return fmt::format("in stage {}", cell.stage);
+}
+
+}  // namespace
+
+std::string render_terminal(const Report& report, const TerminalStyle& style) {
+  std::string out;
+  const auto& env = report.environment;
+  const auto triton = env.contains("triton") ? env["triton"].value("version", "?") : "?";
+  const auto python = env.contains("python") ? env["python"].value("version", "?") : "?";
+  out += fmt::format("triton-portcheck {} · triton {} (python {}) · no GPU involved\n", report.tool_version,
+                     triton, python);
+
+  const auto groups = group_failures(report);
+  std::map<std::string, std::string> letters;
+  for (const auto& g : groups) letters[g.fingerprint] = g.letter;
+
+  std::map<std::pair<std::string, std::string>, const CellResult*> by_position;
+  for (const auto& cell : report.cells) by_position[{cell.kernel, cell.target}] = &cell;
+
+  std::size_t name_width = std::string("kernel").size();
+  for (const auto& row : report.rows) name_width = std::max(name_width, row.size());
+  name_width += 2;
+  std::vector<std::size_t> widths;
+  for (const auto& target : report.targets) {
+    std::size_t w = target.size();
+    for (const auto& row : report.rows)
+      if (const auto it = by_position.find({row, target}); it != by_position.end())
+        w = std::max(w, cell_label(*it->second, letters).size());
+    widths.push_back(w + 2);
+  }
+
+  out += fmt::format("{:<{}}", "kernel", name_width);
+  for (std::size_t i = 0; i < report.targets.size(); ++i)
+    out += fmt::format("{:<{}}", report.targets[i], i + 1 == report.targets.size() ? 0 : widths[i]);
+  out += "\n";
+  for (const auto& row : report.rows) {
+    std::string line = fmt::format("{:<{}}", row, name_width);
+    for (std::size_t i = 0; i < report.targets.size(); ++i) {
+      const bool last = i + 1 == report.targets.size();
+      const auto it = by_position.find({row, report.targets[i]});
+      std::string label = it == by_position.end() ? (report.interrupted ? "?" : "-") : cell_label(*it->second, letters);
+      const std::string padded = last ? label : fmt::format("{:<{}}", label, widths[i]);
+      if (it == by_position.end()) {
+        line += padded;
+      } else {
+        // Pad first, then colour, so escape codes do not break the columns.
+        const auto trimmed = label.size();
+        line += paint(padded.substr(0, trimmed), colour_for(it->second->status), style) + padded.substr(trimmed);
+      }
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+
+  for (const auto& g : groups) {
+    const auto& first = *g.cells.front();
+    out += fmt::format("[{}] {} {}: {}\n", g.letter, to_string(first.kind), where_failed(first), first.message);
+    std::map<std::string, std::vector<std::string>> targets_by_kernel;
+    std::vector<std::string> kernel_order;
+    for (const auto* c : g.cells) {
+      if (!targets_by_kernel.count(c->kernel)) kernel_order.push_back(c->kernel);
+      targets_by_kernel[c->kernel].push_back(c->target);
+    }
+    for (const auto& k : kernel_order) {
+      std::string targets;
+      for (const auto& t : targets_by_kernel[k]) targets += (targets.empty() ? "" : ", ") + t;
+      out += fmt::format("    {} on {}\n", k, targets);
+    }
+    if (first.error_source && !first.error_source->file.empty())
+      out += fmt::format("    at {}:{}\n", first.error_source->file, first.error_source->line);
+    if (!first.why.empty()) out += fmt::format("    why: {}\n", first.why);
+    if (!first.link.empty()) out += fmt::format("    see: {}\n", first.link);
+  }
+
+  std::size_t ok = 0, failed = 0, fresh = 0, xfail = 0, xpass = 0;
+  const CellResult* slowest = nullptr;
+  for (const auto& c : report.cells) {
+    switch (c.status) {
+      case Status::ok: ++ok; break;
+      case Status::failed: ++failed; break;
+      case Status::xfail: ++xfail; break;
+      case Status::xpass: ++xpass; break;
+    }
+    if (c.is_new) ++fresh;
+    if (slowest == nullptr || c.compile_s > slowest->compile_s) slowest = &c;
+  }
+  std::string summary = fmt::format("{} cells: {} ok, {} failed ({} new)", report.cells.size(), ok + xpass,
+                                    failed + xfail, fresh);
+  if (xfail) summary += fmt::format(", {} expected to fail", xfail);
+  if (xpass) summary += fmt::format(", {} expected to fail but passed", xpass);
+  if (slowest != nullptr)
+    summary += fmt::format(" · slowest compile {:.1f} s ({} on {})", slowest->compile_s, slowest->kernel, slowest->target);
+  summary += fmt::format(" · wall {:.1f} s", report.wall_s);
+  if (report.interrupted) summary += " · INTERRUPTED: unfinished cells are shown as ?";
+  out += summary + "\n";
+  out += "Compile-only check: a passing cell means Triton produced a binary for that target. It does not "
+         "prove the kernel launches on the device (shared memory, registers) or computes correct results.\n";
+  return out;
+}
+
+}  // namespace portcheck

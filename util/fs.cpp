@@ -1,0 +1,100 @@
+#include "util/fs.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "util/unique_fd.hpp"
+
+namespace util {
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::optional<std::string> read_file_bounded(const std::filesystem::path& path,
+                                             std::size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream out;
+  out << in.rdbuf();
+  std::string text = out.str();
+  if (text.size() <= max_bytes) return text;
+  const std::size_t keep = max_bytes / 2;
+  return text.substr(0, keep) +
+         fmt::format("\n[... {} bytes omitted ...]\n", text.size() - 2 * keep) +
+         text.substr(text.size() - keep);
+}
+
+void atomic_write_file(const std::filesystem::path& path, std::string_view contents) {
+  const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  UniqueFd fd(::mkstemp(name.data()));
+  if (!fd.valid())
+    throw std::runtime_error(
+        fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  const std::string tmp_path(name.data());
+  std::size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd.get(), contents.data() + written, contents.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::unlink(tmp_path.c_str());
+      throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  ::fchmod(fd.get(), 0644);
+  fd.reset();
+  if (::rename(tmp_path.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp_path.c_str());
+    throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
+  }
+}
+
+TempDir::TempDir(std::string_view prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = fmt::format("{}/{}-XXXXXX", base && *base ? base : "/tmp", prefix);
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  if (::mkdtemp(name.data()) == nullptr)
+    throw std::runtime_error(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
+  path_ = name.data();
+}
+
+TempDir::TempDir(TempDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+
+TempDir& TempDir::operator=(TempDir&& other) noexcept {
+  if (this != &other) {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+    path_ = std::exchange(other.path_, {});
+  }
+  return *this;
+}
+
+TempDir::~TempDir() {
+  if (path_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+}  // namespace util
