@@ -4,42 +4,66 @@ namespace portcheck {
 
 std::string to_string(Status status) {
   switch (status) {
-    case Status::ok: return "ok";
-    case Status::failed: return "failed";
-    case Status::xfail: return "xfail";
-    case Status::xpass: return "xpass";
+    case Status::ok:
+      return "ok";
+    case Status::failed:
+      return "failed";
+    case Status::xfail:
+      return "xfail";
+    case Status::xpass:
+      return "xpass";
   }
   return "?";
 }
 
 std::string to_string(FailureKind kind) {
   switch (kind) {
-    case FailureKind::none: return "";
-    case FailureKind::frontend_error: return "frontend-error";
-    case FailureKind::mlir_error: return "mlir-error";
-    case FailureKind::llvm_error: return "llvm-error";
-    case FailureKind::assembler_error: return "assembler-error";
-    case FailureKind::timeout: return "timeout";
-    case FailureKind::crash: return "crash";
-    case FailureKind::oom: return "oom";
-    case FailureKind::import_error: return "import-error";
-    case FailureKind::internal_error: return "internal-error";
+    case FailureKind::none:
+      return "";
+    case FailureKind::frontend_error:
+      return "frontend-error";
+    case FailureKind::mlir_error:
+      return "mlir-error";
+    case FailureKind::llvm_error:
+      return "llvm-error";
+    case FailureKind::assembler_error:
+      return "assembler-error";
+    case FailureKind::timeout:
+      return "timeout";
+    case FailureKind::crash:
+      return "crash";
+    case FailureKind::oom:
+      return "oom";
+    case FailureKind::import_error:
+      return "import-error";
+    case FailureKind::internal_error:
+      return "internal-error";
   }
   return "?";
 }
 
 std::string short_label(FailureKind kind) {
   switch (kind) {
-    case FailureKind::none: return "ok";
-    case FailureKind::frontend_error: return "front";
-    case FailureKind::mlir_error: return "mlir";
-    case FailureKind::llvm_error: return "llvm";
-    case FailureKind::assembler_error: return "asm";
-    case FailureKind::timeout: return "timeout";
-    case FailureKind::crash: return "crash";
-    case FailureKind::oom: return "oom";
-    case FailureKind::import_error: return "import";
-    case FailureKind::internal_error: return "internal";
+    case FailureKind::none:
+      return "ok";
+    case FailureKind::frontend_error:
+      return "front";
+    case FailureKind::mlir_error:
+      return "mlir";
+    case FailureKind::llvm_error:
+      return "llvm";
+    case FailureKind::assembler_error:
+      return "asm";
+    case FailureKind::timeout:
+      return "timeout";
+    case FailureKind::crash:
+      return "crash";
+    case FailureKind::oom:
+      return "oom";
+    case FailureKind::import_error:
+      return "import";
+    case FailureKind::internal_error:
+      return "internal";
   }
   return "?";
 }

@@ -36,11 +36,11 @@ struct SourceLocation {
 
 // One kernel row x one target x one Triton: everything a report needs.
 struct CellResult {
-  std::string kernel;   // the row's display name, "dot_small[int8]"
+  std::string kernel;  // the row's display name, "dot_small[int8]"
   std::string base_kernel;
   std::string variant;
   std::string target;
-  std::string triton;   // the label the run uses for this environment: "current" or a version
+  std::string triton;  // the label the run uses for this environment: "current" or a version
   std::string triton_version;
   Status status = Status::ok;
   FailureKind kind = FailureKind::none;
@@ -59,10 +59,12 @@ struct CellResult {
   std::string log;
   std::optional<SourceLocation> kernel_source;  // the def
   std::optional<SourceLocation> error_source;   // the failing line, when the compiler said it
-  std::string why;   // from the known-failure table
+  std::string why;                              // from the known-failure table
   std::string link;
 
-  [[nodiscard]] bool failed_outcome() const { return status == Status::failed || status == Status::xfail; }
+  [[nodiscard]] bool failed_outcome() const {
+    return status == Status::failed || status == Status::xfail;
+  }
 };
 
 }  // namespace portcheck

@@ -71,8 +71,10 @@ std::string host_name() {
 
 nlohmann::json kernel_ref_json(const KernelRef& ref) {
   nlohmann::json j;
-  if (!ref.file.empty()) j["file"] = ref.file.string();
-  else j["module"] = ref.module;
+  if (!ref.file.empty())
+    j["file"] = ref.file.string();
+  else
+    j["module"] = ref.module;
   j["function"] = ref.function;
   j["import_root"] = ref.import_root.string();
   return j;
@@ -101,11 +103,13 @@ void validate_against_triton(const Manifest& manifest, const nlohmann::json& pro
       const auto key = "options." + name;
       const auto where = row.location_of(key).describe(row_key(row, key));
       if (all.count(name) != 0)
-        throw UsageError(fmt::format("{}: '{}' is an option of another backend than the targets this row "
-                                     "is checked on; Triton would drop it silently",
-                                     where, name));
-      throw UsageError(fmt::format("{}: unknown compile option '{}'{}: Triton would drop it silently", where,
-                                   name, suggestion(name, valid)));
+        throw UsageError(
+            fmt::format("{}: '{}' is an option of another backend than the targets this row "
+                        "is checked on; Triton would drop it silently",
+                        where, name));
+      throw UsageError(
+          fmt::format("{}: unknown compile option '{}'{}: Triton would drop it silently", where,
+                      name, suggestion(name, valid)));
     }
     if (row.specialization) continue;
     const auto& info = kernels.at(row.display_name());
@@ -121,8 +125,8 @@ void validate_against_triton(const Manifest& manifest, const nlohmann::json& pro
         const auto key = std::string(field_name) + "." + name;
         if (arg_set.count(name) == 0)
           throw UsageError(fmt::format("{}: {} has no argument '{}' (its arguments: {})",
-                                       row.location_of(key).describe(row_key(row, key)), row.ref.function,
-                                       name, arg_list));
+                                       row.location_of(key).describe(row_key(row, key)),
+                                       row.ref.function, name, arg_list));
         if (std::string(field_name) == "signature" && constexprs.count(name) != 0)
           throw UsageError(fmt::format("{}: '{}' is a tl.constexpr: give its value in constants",
                                        row.location_of(key).describe(row_key(row, key)), name));
@@ -130,10 +134,11 @@ void validate_against_triton(const Manifest& manifest, const nlohmann::json& pro
     }
     for (const auto& arg : args)
       if (!row.signature.contains(arg) && !row.constants.contains(arg))
-        throw UsageError(fmt::format("{}: argument '{}' of {} has no type in signature and no value in "
-                                     "constants",
-                                     row.location_of("signature").describe(row_key(row, "signature")), arg,
-                                     row.ref.function));
+        throw UsageError(
+            fmt::format("{}: argument '{}' of {} has no type in signature and no value in "
+                        "constants",
+                        row.location_of("signature").describe(row_key(row, "signature")), arg,
+                        row.ref.function));
   }
 }
 
@@ -141,11 +146,13 @@ double expected_seconds(const KernelRow& row, const Target& target) {
   // Bigger tiles and deeper pipelines compile longer; AMD's pipeline is the slower one here.
   double product = 1;
   for (const auto& [name, value] : row.constants.items())
-    if (value.is_number_integer() && value.get<long long>() > 1) product *= static_cast<double>(value.get<long long>());
+    if (value.is_number_integer() && value.get<long long>() > 1)
+      product *= static_cast<double>(value.get<long long>());
   const double stages = row.options.contains("num_stages") && row.options["num_stages"].is_number()
                             ? row.options["num_stages"].get<double>()
                             : 3.0;
-  return (1.0 + std::log2(product) / 8.0) * (1.0 + stages / 6.0) * (target.backend == "hip" ? 1.2 : 1.0);
+  return (1.0 + std::log2(product) / 8.0) * (1.0 + stages / 6.0) *
+         (target.backend == "hip" ? 1.2 : 1.0);
 }
 
 struct PlannedCell {
@@ -156,8 +163,8 @@ struct PlannedCell {
   std::uint64_t max_rss;
 };
 
-CellResult interpret(const PlannedCell& plan, const ProcessOutcome& outcome, const std::string& triton_version,
-                     const KnownFailures& known) {
+CellResult interpret(const PlannedCell& plan, const ProcessOutcome& outcome,
+                     const std::string& triton_version, const KnownFailures& known) {
   CellEvidence evidence;
   evidence.outcome = outcome;
   if (const auto text = util::read_file_bounded(plan.dir / "result.json", 1 << 24)) {
@@ -167,7 +174,8 @@ CellResult interpret(const PlannedCell& plan, const ProcessOutcome& outcome, con
       evidence.result.reset();
     }
   }
-  evidence.last_stage = last_stage_from_progress(util::read_file_bounded(plan.dir / "progress", 1 << 16).value_or(""));
+  evidence.last_stage = last_stage_from_progress(
+      util::read_file_bounded(plan.dir / "progress", 1 << 16).value_or(""));
   evidence.stderr_text = util::read_file_bounded(plan.dir / "stderr", kLogLimit).value_or("");
   const auto c = classify(evidence);
 
@@ -186,7 +194,8 @@ CellResult interpret(const PlannedCell& plan, const ProcessOutcome& outcome, con
   cell.fingerprint = c.fingerprint;
   cell.error_source = c.error_source;
   cell.wall_s = outcome.wall_seconds;
-  cell.expected_failure = std::find(row.xfail.begin(), row.xfail.end(), cell.target) != row.xfail.end();
+  cell.expected_failure =
+      std::find(row.xfail.begin(), row.xfail.end(), cell.target) != row.xfail.end();
   const bool failed = c.kind != FailureKind::none;
   cell.status = failed ? (cell.expected_failure ? Status::xfail : Status::failed)
                        : (cell.expected_failure ? Status::xpass : Status::ok);
@@ -201,13 +210,15 @@ CellResult interpret(const PlannedCell& plan, const ProcessOutcome& outcome, con
     if (r.contains("sizes")) cell.sizes = r["sizes"];
     if (r.contains("resources")) cell.resources = r["resources"];
     if (r.contains("source") && r["source"].is_object())
-      cell.kernel_source = SourceLocation{r["source"].value("file", ""), r["source"].value("line", 0)};
+      cell.kernel_source =
+          SourceLocation{r["source"].value("file", ""), r["source"].value("line", 0)};
   }
   if (failed) {
     std::string log;
     if (evidence.result && evidence.result->contains("error"))
       log = (*evidence.result)["error"].value("traceback", "");
-    if (!evidence.stderr_text.empty()) log += (log.empty() ? "" : "\n--- stderr ---\n") + evidence.stderr_text;
+    if (!evidence.stderr_text.empty())
+      log += (log.empty() ? "" : "\n--- stderr ---\n") + evidence.stderr_text;
     cell.log = log.size() > kLogLimit ? log.substr(log.size() - kLogLimit) : log;
     if (const auto* k = known.find(cell.fingerprint)) {
       cell.why = k->why;
@@ -226,16 +237,18 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   const auto manifest_path = options.demo ? share.demo / "portcheck.toml" : options.manifest;
   Manifest manifest = load_manifest(manifest_path);
 
-  std::vector<std::string> target_names = options.targets.empty() ? manifest.targets : options.targets;
+  std::vector<std::string> target_names =
+      options.targets.empty() ? manifest.targets : options.targets;
   for (const auto& t : target_names) {
     std::string error;
     if (!parse_target(t, &error)) throw UsageError("--targets: " + error);
   }
   for (const auto& label : manifest.triton)
     if (label != "current")
-      throw UsageError(fmt::format("{}: defaults.triton: only \"current\" is supported by this version of "
-                                   "triton-portcheck (the Python given by --python, $VIRTUAL_ENV or python3)",
-                                   manifest.file.string()));
+      throw UsageError(
+          fmt::format("{}: defaults.triton: only \"current\" is supported by this version of "
+                      "triton-portcheck (the Python given by --python, $VIRTUAL_ENV or python3)",
+                      manifest.file.string()));
 
   std::map<std::string, std::vector<std::string>> row_targets;
   std::vector<std::string> columns;
@@ -253,17 +266,20 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   probe_request["targets"] = nlohmann::json::array();
   for (const auto& n : columns) {
     const auto t = *parse_target(n);
-    probe_request["targets"].push_back({{"backend", t.backend}, {"arch", t.arch}, {"warp_size", t.warp_size}});
+    probe_request["targets"].push_back(
+        {{"backend", t.backend}, {"arch", t.arch}, {"warp_size", t.warp_size}});
   }
   probe_request["kernels"] = nlohmann::json::array();
   for (const auto& row : manifest.rows)
-    probe_request["kernels"].push_back({{"id", row.display_name()}, {"kernel", kernel_ref_json(row.ref)}});
+    probe_request["kernels"].push_back(
+        {{"id", row.display_name()}, {"kernel", kernel_ref_json(row.ref)}});
   const auto probe = probe_environment(python, share, run_dir.path(), probe_request);
   validate_against_triton(manifest, probe, row_targets);
   const auto triton_version = probe.at("triton").at("version").get<std::string>();
   std::map<std::string, int> warp_sizes;
   for (const auto& t : probe.at("targets"))
-    if (t.contains("warp_size")) warp_sizes[t.at("name").get<std::string>()] = t.at("warp_size").get<int>();
+    if (t.contains("warp_size"))
+      warp_sizes[t.at("name").get<std::string>()] = t.at("warp_size").get<int>();
 
   const auto known = KnownFailures::load(share.data / "known-failures.toml");
   const auto env = worker_environment(share, run_dir.path() / "triton-cache");
@@ -273,7 +289,8 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   for (const auto& row : manifest.rows) {
     for (const auto& name : row_targets[row.display_name()]) {
       Target target = *parse_target(name);
-      if (const auto it = warp_sizes.find(name); it != warp_sizes.end()) target.warp_size = it->second;
+      if (const auto it = warp_sizes.find(name); it != warp_sizes.end())
+        target.warp_size = it->second;
       const auto id = plans.size();
       const auto dir = run_dir.path() / fmt::format("cell-{}", id);
       std::filesystem::create_directories(dir);
@@ -283,17 +300,26 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
       request["signature"] = row.signature;
       request["constants"] = row.constants;
       request["options"] = row.options;
-      if (row.specialization) request["specialization"] = nlohmann::json::parse(*row.specialization);
-      request["target"] = {{"backend", target.backend}, {"arch", target.arch}, {"warp_size", target.warp_size}};
+      if (row.specialization)
+        request["specialization"] = nlohmann::json::parse(*row.specialization);
+      request["target"] = {
+          {"backend", target.backend}, {"arch", target.arch}, {"warp_size", target.warp_size}};
       util::atomic_write_file(dir / "request.json", request.dump());
 
-      const double timeout_s = options.timeout_s.value_or(row.timeout_s.value_or(manifest.timeout_s));
-      const auto max_rss = options.max_rss_bytes.value_or(row.max_rss_bytes.value_or(manifest.max_rss_bytes));
+      const double timeout_s =
+          options.timeout_s.value_or(row.timeout_s.value_or(manifest.timeout_s));
+      const auto max_rss =
+          options.max_rss_bytes.value_or(row.max_rss_bytes.value_or(manifest.max_rss_bytes));
       Task task;
       task.id = id;
       task.expected_seconds = expected_seconds(row, target);
-      task.spec.argv = {python, "-m", "portcheck_worker", "cell", (dir / "request.json").string(),
-                        (dir / "result.json").string(), (dir / "progress").string()};
+      task.spec.argv = {python,
+                        "-m",
+                        "portcheck_worker",
+                        "cell",
+                        (dir / "request.json").string(),
+                        (dir / "result.json").string(),
+                        (dir / "progress").string()};
       task.spec.env = env;
       task.spec.cwd = row.ref.import_root;
       task.spec.stdout_path = dir / "stdout";
@@ -306,7 +332,8 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   }
 
   std::vector<std::optional<CellResult>> results(plans.size());
-  const std::size_t jobs = options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t jobs =
+      options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   Supervisor supervisor;
   Scheduler scheduler(supervisor, jobs);
   const auto on_ended = [&](ProcessRunner::Id id, const ProcessOutcome& outcome) {
@@ -316,8 +343,10 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   Scheduler::OnProgress on_progress;
   if (options.progress) {
     on_progress = [&](const Progress& p) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      std::fprintf(stderr, "\r\033[K[%zu/%zu] %zu running · %.1f s", p.done, p.total, p.running, elapsed);
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      std::fprintf(stderr, "\r\033[K[%zu/%zu] %zu running · %.1f s", p.done, p.total, p.running,
+                   elapsed);
       std::fflush(stderr);
     };
   }
@@ -337,7 +366,8 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     if (r) report.cells.push_back(std::move(*r));
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   report.environment = {
-      {"triton", {{"label", "current"}, {"version", triton_version}, {"path", probe["triton"]["path"]}}},
+      {"triton",
+       {{"label", "current"}, {"version", triton_version}, {"path", probe["triton"]["path"]}}},
       {"python", probe["python"]},
       {"host", host_name()},
       {"started", iso_time_utc(started_wall)},
@@ -346,8 +376,10 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
        {{"manifest", report.manifest},
         {"targets", columns},
         {"jobs", jobs},
-        {"timeout_s", options.timeout_s ? nlohmann::json(*options.timeout_s) : nlohmann::json(manifest.timeout_s)},
-        {"max_rss_bytes", options.max_rss_bytes ? nlohmann::json(*options.max_rss_bytes) : nlohmann::json(manifest.max_rss_bytes)},
+        {"timeout_s", options.timeout_s ? nlohmann::json(*options.timeout_s)
+                                        : nlohmann::json(manifest.timeout_s)},
+        {"max_rss_bytes", options.max_rss_bytes ? nlohmann::json(*options.max_rss_bytes)
+                                                : nlohmann::json(manifest.max_rss_bytes)},
         {"isolation", "process"}}},
   };
   return report;

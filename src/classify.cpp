@@ -23,14 +23,22 @@ std::string string_field(const nlohmann::json& j, const char* key) {
 
 std::string signal_name(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGILL: return "SIGILL";
-    case SIGFPE: return "SIGFPE";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    default: return fmt::format("signal {}", sig);
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGILL:
+      return "SIGILL";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return fmt::format("signal {}", sig);
   }
 }
 
@@ -42,7 +50,9 @@ std::string unwrap_exception_repr(const std::string& line) {
   std::string body = m[3];
   std::string out;
   for (std::size_t i = 0; i < body.size(); ++i) {
-    if (body[i] == '\\' && i + 1 < body.size() && (body[i + 1] == '"' || body[i + 1] == '\'' || body[i + 1] == '\\')) ++i;
+    if (body[i] == '\\' && i + 1 < body.size() &&
+        (body[i + 1] == '"' || body[i + 1] == '\'' || body[i + 1] == '\\'))
+      ++i;
     out += body[i];
   }
   return m[1].str() + ": " + out;
@@ -65,11 +75,14 @@ std::optional<Diagnostic> first_mlir_error(const std::string& stderr_text) {
   static const std::regex located(R"(^(.*?):(\d+):(\d+): error: (.*)$)");
   static const std::regex bare(R"(^(?:loc\(.*\): )?error: (.*)$)");
   for (const auto& line : util::split_lines(stderr_text)) {
-    if (line.find("Failures have been detected while processing an MLIR pass pipeline") != std::string::npos) continue;
+    if (line.find("Failures have been detected while processing an MLIR pass pipeline") !=
+        std::string::npos)
+      continue;
     std::smatch m;
     if (std::regex_match(line, m, located)) {
       Diagnostic d{m[4], SourceLocation{m[1], std::stoi(m[2])}};
-      if (d.where->file.empty() || d.where->file == "-" || d.where->file.starts_with("<")) d.where.reset();
+      if (d.where->file.empty() || d.where->file == "-" || d.where->file.starts_with("<"))
+        d.where.reset();
       return d;
     }
     if (std::regex_match(line, m, bare)) return Diagnostic{m[1], std::nullopt};
@@ -155,7 +168,8 @@ Classification from_worker_error(const nlohmann::json& result, const std::string
 }
 
 std::string crash_detail(const std::string& stderr_text) {
-  static const std::regex interesting(R"(LLVM ERROR: |Assertion .* failed|terminate called|Fatal Python error)");
+  static const std::regex interesting(
+      R"(LLVM ERROR: |Assertion .* failed|terminate called|Fatal Python error)");
   return first_line_matching(stderr_text, interesting);
 }
 
@@ -176,7 +190,8 @@ std::string normalize_message(std::string_view message) {
   static const std::vector<Rule> rules = [] {
     std::vector<Rule> r;
     const auto add = [&r](const char* p, const char* rep) { r.push_back({std::regex(p), rep}); };
-    add(R"((?:/[^\s/:'"`,;()]+)+/([^\s/:'"`,;()]+))", "<path>/$1");  // absolute paths: keep the file name
+    add(R"((?:/[^\s/:'"`,;()]+)+/([^\s/:'"`,;()]+))",
+        "<path>/$1");  // absolute paths: keep the file name
     add(R"(<path>/tmp[A-Za-z0-9_]{4,}(\.\w+)?)", "<tmpfile>");
     add(R"(0x[0-9a-fA-F]+)", "0x?");
     add(R"(%[A-Za-z_]*\d+(#\d+)?)", "%N");
@@ -191,13 +206,21 @@ std::string normalize_message(std::string_view message) {
     return r;
   }();
   std::string out(message);
+  // MLIR layout attributes (#ttg.blocked<{sizePerThread = ...}>) depend on num_warps and the
+  // warp size, so the same failure would read differently on every target; keep only their names.
+  static const std::regex layout_body(R"(<\{[^{}]*\}>)");
+  for (std::string previous; previous != out;) {
+    previous = out;
+    out = std::regex_replace(out, layout_body, "<(layout)>");
+  }
   for (const auto& rule : rules) out = std::regex_replace(out, rule.pattern, rule.replacement);
   return std::string(util::trim(out));
 }
 
 std::string fingerprint(FailureKind kind, std::string_view stage, std::string_view pass,
                         std::string_view message) {
-  const auto key = fmt::format("{}|{}|{}|{}", to_string(kind), stage, pass, normalize_message(message));
+  const auto key =
+      fmt::format("{}|{}|{}|{}", to_string(kind), stage, pass, normalize_message(message));
   return util::sha1_hex(key).substr(0, 12);
 }
 
@@ -210,29 +233,47 @@ Classification classify(const CellEvidence& evidence) {
       c = {FailureKind::internal_error, "start", "", outcome.spawn_error, "", std::nullopt};
       break;
     case Termination::timed_out:
-      c = {FailureKind::timeout, stage, "", fmt::format("still running in stage {} when the time limit ran out", stage), "", std::nullopt};
+      c = {FailureKind::timeout,
+           stage,
+           "",
+           fmt::format("still running in stage {} when the time limit ran out", stage),
+           "",
+           std::nullopt};
       break;
     case Termination::out_of_memory:
-      c = {FailureKind::oom, stage, "", fmt::format("the cell's processes together exceeded the memory limit in stage {}", stage), "", std::nullopt};
+      c = {
+          FailureKind::oom,
+          stage,
+          "",
+          fmt::format("the cell's processes together exceeded the memory limit in stage {}", stage),
+          "",
+          std::nullopt};
       break;
     case Termination::cancelled:
-      c = {FailureKind::internal_error, stage, "", "cancelled: the run was interrupted", "", std::nullopt};
+      c = {FailureKind::internal_error,          stage, "",
+           "cancelled: the run was interrupted", "",    std::nullopt};
       break;
     case Termination::signaled: {
       auto detail = crash_detail(evidence.stderr_text);
-      c = {FailureKind::crash, stage, "",
+      c = {FailureKind::crash,
+           stage,
+           "",
            fmt::format("the compiler died of {} in stage {}{}", signal_name(outcome.signal), stage,
                        detail.empty() ? "" : ": " + detail),
-           "", std::nullopt};
+           "",
+           std::nullopt};
       break;
     }
     case Termination::exited:
       if (!evidence.result || outcome.exit_code != 0) {
         const auto last = last_nonempty_line(evidence.stderr_text);
-        c = {FailureKind::internal_error, stage, "",
+        c = {FailureKind::internal_error,
+             stage,
+             "",
              fmt::format("the worker exited with status {} without a result{}", outcome.exit_code,
                          last.empty() ? "" : ": " + last),
-             "", std::nullopt};
+             "",
+             std::nullopt};
         break;
       }
       if (string_field(*evidence.result, "status") == "ok") return c;

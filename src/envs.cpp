@@ -37,7 +37,8 @@ std::string find_on_path(const std::string& name) {
 
 ShareDirs ShareDirs::locate() {
   std::vector<std::filesystem::path> candidates;
-  if (const char* env = std::getenv("TRITON_PORTCHECK_SHARE"); env && *env) candidates.emplace_back(env);
+  if (const char* env = std::getenv("TRITON_PORTCHECK_SHARE"); env && *env)
+    candidates.emplace_back(env);
   candidates.emplace_back(PORTCHECK_SHARE_DIR);
   if (const auto exe = executable_dir(); !exe.empty()) {
     candidates.push_back(exe / ".." / "share" / "triton-portcheck");
@@ -45,32 +46,40 @@ ShareDirs ShareDirs::locate() {
   }
   for (const auto& root : candidates) {
     if (std::filesystem::exists(root / "python" / "portcheck_worker" / "__main__.py"))
-      return ShareDirs{std::filesystem::canonical(root / "python"), std::filesystem::canonical(root) / "demo",
+      return ShareDirs{std::filesystem::canonical(root / "python"),
+                       std::filesystem::canonical(root) / "demo",
                        std::filesystem::canonical(root) / "data"};
   }
   throw EnvironmentError(
-      "cannot find the portcheck_worker Python package next to the tool: set TRITON_PORTCHECK_SHARE to "
+      "cannot find the portcheck_worker Python package next to the tool: set "
+      "TRITON_PORTCHECK_SHARE to "
       "the folder that holds python/portcheck_worker");
 }
 
 std::string resolve_python(const std::string& explicit_python) {
   if (!explicit_python.empty()) {
-    const auto found = explicit_python.find('/') == std::string::npos ? find_on_path(explicit_python)
-                                                                     : explicit_python;
+    const auto found = explicit_python.find('/') == std::string::npos
+                           ? find_on_path(explicit_python)
+                           : explicit_python;
     if (found.empty() || ::access(found.c_str(), X_OK) != 0)
-      throw EnvironmentError(fmt::format("--python {}: no such executable interpreter", explicit_python));
-    return found;
+      throw EnvironmentError(
+          fmt::format("--python {}: no such executable interpreter", explicit_python));
+    // Cells run in the kernel's folder, so a relative path must be made absolute; symlinks are
+    // kept, since a venv's python finds its site-packages through its own path.
+    return std::filesystem::absolute(found).lexically_normal().string();
   }
   if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
     const auto python = std::filesystem::path(venv) / "bin" / "python";
     if (::access(python.c_str(), X_OK) == 0) return python.string();
-    throw EnvironmentError(fmt::format("$VIRTUAL_ENV is {} but it has no bin/python: activate a working "
-                                       "environment or pass --python",
-                                       venv));
+    throw EnvironmentError(
+        fmt::format("$VIRTUAL_ENV is {} but it has no bin/python: activate a working "
+                    "environment or pass --python",
+                    venv));
   }
   auto python = find_on_path("python3");
   if (python.empty())
-    throw EnvironmentError("no python3 on PATH: install Python 3 with Triton, or pass --python /path/to/python");
+    throw EnvironmentError(
+        "no python3 on PATH: install Python 3 with Triton, or pass --python /path/to/python");
   return python;
 }
 
@@ -100,12 +109,14 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
 }
 
 nlohmann::json probe_environment(const std::string& python, const ShareDirs& share,
-                                 const std::filesystem::path& scratch, const nlohmann::json& request) {
+                                 const std::filesystem::path& scratch,
+                                 const nlohmann::json& request) {
   const auto request_path = scratch / "probe-request.json";
   const auto result_path = scratch / "probe-result.json";
   util::atomic_write_file(request_path, request.dump());
   ProcessSpec spec;
-  spec.argv = {python, "-m", "portcheck_worker", "probe", request_path.string(), result_path.string()};
+  spec.argv = {
+      python, "-m", "portcheck_worker", "probe", request_path.string(), result_path.string()};
   spec.env = worker_environment(share, scratch / "triton-cache");
   spec.cwd = std::filesystem::current_path();
   spec.stdout_path = scratch / "probe.stdout";
@@ -121,16 +132,20 @@ nlohmann::json probe_environment(const std::string& python, const ShareDirs& sha
   for (const auto& line : util::split_lines(err))
     if (!util::trim(line).empty()) last = std::string(util::trim(line));
   if (outcome.how == Termination::spawn_failed)
-    throw EnvironmentError(fmt::format("{} (pass --python with a working interpreter)", outcome.spawn_error));
+    throw EnvironmentError(
+        fmt::format("{} (pass --python with a working interpreter)", outcome.spawn_error));
   if (outcome.how == Termination::exited && outcome.exit_code == 3)
     throw EnvironmentError(fmt::format(
-        "Triton is not usable from {} ({}): install it with `{} -m pip install triton`, or point --python "
+        "Triton is not usable from {} ({}): install it with `{} -m pip install triton`, or point "
+        "--python "
         "or $VIRTUAL_ENV at an environment that has it (`make demo` sets one up in .venv)",
         python, last.starts_with("portcheck-worker: ") ? last.substr(18) : last, python));
-  if (outcome.how != Termination::exited || outcome.exit_code != 0 || !std::filesystem::exists(result_path))
-    throw EnvironmentError(fmt::format("probing the Python environment {} failed{}: check that it runs "
-                                       "and that Triton imports in it",
-                                       python, last.empty() ? "" : ": " + last));
+  if (outcome.how != Termination::exited || outcome.exit_code != 0 ||
+      !std::filesystem::exists(result_path))
+    throw EnvironmentError(
+        fmt::format("probing the Python environment {} failed{}: check that it runs "
+                    "and that Triton imports in it",
+                    python, last.empty() ? "" : ": " + last));
   return nlohmann::json::parse(util::read_file(result_path));
 }
 

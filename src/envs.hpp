@@ -27,6 +27,7 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
 // and the argument names of each kernel. Throws EnvironmentError with the fix when Triton is
 // missing or broken.
 nlohmann::json probe_environment(const std::string& python, const ShareDirs& share,
-                                 const std::filesystem::path& scratch, const nlohmann::json& request);
+                                 const std::filesystem::path& scratch,
+                                 const nlohmann::json& request);
 
 }  // namespace portcheck

@@ -14,8 +14,8 @@ KnownFailures KnownFailures::load(const std::filesystem::path& file) {
   try {
     root = toml::parse_file(file.string());
   } catch (const toml::parse_error& e) {
-    throw EnvironmentError(fmt::format("{}:{}: invalid TOML in the known-failure table: {}", file.string(),
-                                       e.source().begin.line, e.description()));
+    throw EnvironmentError(fmt::format("{}:{}: invalid TOML in the known-failure table: {}",
+                                       file.string(), e.source().begin.line, e.description()));
   }
   const auto* failures = root.get_as<toml::array>("failure");
   if (failures == nullptr) return out;

@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "src/check.hpp"
 #include "src/envs.hpp"
@@ -58,30 +58,37 @@ int run_targets(const std::string& python_flag, const std::vector<std::string>& 
     std::string error;
     const auto t = parse_target(n, &error);
     if (!t) throw UsageError("--targets: " + error);
-    request["targets"].push_back({{"backend", t->backend}, {"arch", t->arch}, {"warp_size", t->warp_size}});
+    request["targets"].push_back(
+        {{"backend", t->backend}, {"arch", t->arch}, {"warp_size", t->warp_size}});
   }
   const auto share = ShareDirs::locate();
   const auto python = resolve_python(python_flag);
   util::TempDir scratch("triton-portcheck-targets");
   const auto probe = probe_environment(python, share, scratch.path(), request);
   fmt::print("triton {} at {}\npython {} ({})\n", probe["triton"]["version"].get<std::string>(),
-             probe["triton"]["path"].get<std::string>(), probe["python"]["version"].get<std::string>(),
+             probe["triton"]["path"].get<std::string>(),
+             probe["python"]["version"].get<std::string>(),
              probe["python"]["executable"].get<std::string>());
   std::string backends;
-  for (const auto& [name, fields] : probe["option_fields"].items()) backends += (backends.empty() ? "" : ", ") + name;
+  for (const auto& [name, fields] : probe["option_fields"].items())
+    backends += (backends.empty() ? "" : ", ") + name;
   fmt::print("backends: {}\n\n", backends);
   fmt::print("{:<14}{:<11}{}\n", "target", "warp size", "assembler");
   for (const auto& t : probe["targets"]) {
     if (t.contains("error")) {
-      fmt::print("{:<14}{:<11}{}\n", t["name"].get<std::string>(), "-", "cannot compile: " + t["error"].get<std::string>());
+      fmt::print("{:<14}{:<11}{}\n", t["name"].get<std::string>(), "-",
+                 "cannot compile: " + t["error"].get<std::string>());
       continue;
     }
     const auto& as = t["assembler"];
-    std::string assembler = as["path"].is_string()
-                                ? fmt::format("{} (CUDA {})", std::filesystem::path(as["path"].get<std::string>()).filename().string(),
-                                              as["version"].get<std::string>())
-                                : as["version"].get<std::string>();
-    fmt::print("{:<14}{:<11}{}\n", t["name"].get<std::string>(), t["warp_size"].get<int>(), assembler);
+    std::string assembler =
+        as["path"].is_string()
+            ? fmt::format("{} (CUDA {})",
+                          std::filesystem::path(as["path"].get<std::string>()).filename().string(),
+                          as["version"].get<std::string>())
+            : as["version"].get<std::string>();
+    fmt::print("{:<14}{:<11}{}\n", t["name"].get<std::string>(), t["warp_size"].get<int>(),
+               assembler);
   }
   return exit_code::ok;
 }
@@ -91,7 +98,8 @@ int run_check_command(portcheck::CheckOptions options, bool quiet) {
   options.progress = !quiet && util::is_terminal(stderr);
   const auto report = run_check(options, g_interrupted);
   // Reports first, atomically, so an interrupted run still leaves whole files behind.
-  if (options.json_path) util::atomic_write_file(*options.json_path, report_to_json(report).dump(2) + "\n");
+  if (options.json_path)
+    util::atomic_write_file(*options.json_path, report_to_json(report).dump(2) + "\n");
   std::fputs(render_terminal(report, TerminalStyle{util::use_colour(stdout)}).c_str(), stdout);
   std::fflush(stdout);
   return exit_code_for(report);
@@ -101,8 +109,9 @@ int run_check_command(portcheck::CheckOptions options, bool quiet) {
 
 int main(int argc, char** argv) {
   using namespace portcheck;
-  CLI::App app{"triton-portcheck: compile Triton kernels for every GPU target, on a machine without a GPU,\n"
-               "and show where each kernel x target breaks and why."};
+  CLI::App app{
+      "triton-portcheck: compile Triton kernels for every GPU target, on a machine without a GPU,\n"
+      "and show where each kernel x target breaks and why."};
   app.footer(kExitCodes);
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(PORTCHECK_VERSION));
@@ -111,23 +120,31 @@ int main(int argc, char** argv) {
   std::vector<std::string> raw_targets;
   std::string timeout_text, max_rss_text;
   bool quiet = false;
-  auto* check = app.add_subcommand("check", "Compile every kernel row of a manifest for every target");
+  auto* check =
+      app.add_subcommand("check", "Compile every kernel row of a manifest for every target");
   check->add_option("-m,--manifest", options.manifest, "Manifest file (default: portcheck.toml)");
   check->add_flag("--demo", options.demo, "Check the bundled demo kernels instead of a manifest");
-  check->add_option("-t,--targets", raw_targets, "Targets, comma-separated (cuda:90,hip:gfx942); overrides the manifest");
-  check->add_option("--python", options.python, "Python interpreter holding Triton (default: $VIRTUAL_ENV, else python3)");
-  check->add_option("--timeout", timeout_text, "Seconds per cell, whole process tree (overrides the manifest)");
-  check->add_option("--max-rss", max_rss_text, "Memory per cell, whole process tree, e.g. 8GiB (overrides the manifest)");
+  check->add_option("-t,--targets", raw_targets,
+                    "Targets, comma-separated (cuda:90,hip:gfx942); overrides the manifest");
+  check->add_option("--python", options.python,
+                    "Python interpreter holding Triton (default: $VIRTUAL_ENV, else python3)");
+  check->add_option("--timeout", timeout_text,
+                    "Seconds per cell, whole process tree (overrides the manifest)");
+  check->add_option("--max-rss", max_rss_text,
+                    "Memory per cell, whole process tree, e.g. 8GiB (overrides the manifest)");
   check->add_option("-j,--jobs", options.jobs, "Cells compiled at once (default: number of cores)");
-  check->add_option("--json", options.json_path, "Write the JSON report (docs/report-schema.md) to FILE");
+  check->add_option("--json", options.json_path,
+                    "Write the JSON report (docs/report-schema.md) to FILE");
   check->add_flag("-q,--quiet", quiet, "No live progress line");
   check->footer(kExitCodes);
 
   std::string targets_python;
   std::vector<std::string> targets_list;
-  auto* targets = app.add_subcommand("targets", "Show the targets the installed Triton can compile for");
+  auto* targets =
+      app.add_subcommand("targets", "Show the targets the installed Triton can compile for");
   targets->add_option("--python", targets_python, "Python interpreter holding Triton");
-  targets->add_option("-t,--targets", targets_list, "Targets to describe (default: the default targets)");
+  targets->add_option("-t,--targets", targets_list,
+                      "Targets to describe (default: the default targets)");
 
   try {
     app.parse(argc, argv);
@@ -159,7 +176,8 @@ int main(int argc, char** argv) {
       if (!options.max_rss_bytes || *options.max_rss_bytes == 0)
         throw UsageError(fmt::format("--max-rss: '{}' is not a size such as 8GiB", max_rss_text));
     }
-    if (options.demo && check->count("--manifest") > 0) throw UsageError("--demo and --manifest exclude each other");
+    if (options.demo && check->count("--manifest") > 0)
+      throw UsageError("--demo and --manifest exclude each other");
     return run_check_command(options, quiet);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "triton-portcheck: %s\n", e.what());

@@ -21,10 +21,10 @@ struct Location {
 
 // The Python function a row compiles: a module path or a file relative to the manifest.
 struct KernelRef {
-  std::string module;             // "mypkg.kernels", empty for a file
-  std::filesystem::path file;     // absolute, empty for a module
-  std::string function;           // "attention"
-  std::filesystem::path import_root;  // the manifest's folder, put on sys.path
+  std::string module;                         // "mypkg.kernels", empty for a file
+  std::filesystem::path file;                 // absolute, empty for a module
+  std::string function;                       // "attention"
+  std::filesystem::path import_root;          // the manifest's folder, put on sys.path
   [[nodiscard]] std::string spelled() const;  // as a user would write it
 };
 
@@ -41,7 +41,7 @@ struct KernelRow {
   std::vector<std::string> xfail;             // target names expected to fail
   std::optional<double> timeout_s;
   std::optional<std::uint64_t> max_rss_bytes;
-  Location where;                              // the [[kernel]] or [[kernel.variant]] header
+  Location where;                                 // the [[kernel]] or [[kernel.variant]] header
   std::map<std::string, Location> key_locations;  // "signature.n", "options.num_warps", ...
 
   [[nodiscard]] std::string display_name() const {

@@ -10,7 +10,9 @@ nlohmann::json location_json(const std::optional<SourceLocation>& loc) {
   return {{"file", loc->file}, {"line", loc->line}};
 }
 
-nlohmann::json or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+nlohmann::json or_null(const std::string& s) {
+  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
+}
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "src/report_terminal.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -12,10 +13,14 @@ const char* kReset = "\033[0m";
 
 const char* colour_for(Status status) {
   switch (status) {
-    case Status::ok: return "\033[32m";
-    case Status::failed: return "\033[31m";
-    case Status::xfail: return "\033[33m";
-    case Status::xpass: return "\033[35m";
+    case Status::ok:
+      return "\033[32m";
+    case Status::failed:
+      return "\033[31m";
+    case Status::xfail:
+      return "\033[33m";
+    case Status::xpass:
+      return "\033[35m";
   }
   return "";
 }
@@ -28,8 +33,44 @@ std::string cell_label(const CellResult& cell, const std::map<std::string, std::
   if (cell.status == Status::ok) return "ok";
   if (cell.status == Status::xpass) return "xpass";
   auto label = short_label(cell.kind);
-  if (const auto it = letters.find(cell.fingerprint); it != letters.end()) label += ":" + it->second;
+  if (const auto it = letters.find(cell.fingerprint); it != letters.end())
+    label += ":" + it->second;
   return cell.status == Status::xfail ? "x" + label : label;
+}
+
+// A path under the current folder reads better, and copies better, relative to it.
+std::string display_path(const std::string& file) {
+  std::error_code ec;
+  const auto cwd = std::filesystem::current_path(ec);
+  if (ec) return file;
+  const auto relative = std::filesystem::path(file).lexically_relative(cwd);
+  if (relative.empty() || relative.begin()->string() == "..") return file;
+  return relative.string();
+}
+
+// Long explanations wrapped under their label, so footnotes stay readable in an 100-column
+// terminal.
+std::string wrapped(const std::string& label, const std::string& text, std::size_t width = 100) {
+  const std::string indent(4 + label.size(), ' ');
+  std::string out = "    " + label;
+  std::size_t column = out.size();
+  std::size_t pos = 0;
+  bool first = true;
+  while (pos < text.size()) {
+    auto end = text.find(' ', pos);
+    if (end == std::string::npos) end = text.size();
+    const auto word = text.substr(pos, end - pos);
+    if (!first && column + 1 + word.size() > width) {
+      out += "\n" + indent + word;
+      column = indent.size() + word.size();
+    } else {
+      out += (first ? "" : " ") + word;
+      column += (first ? 0 : 1) + word.size();
+    }
+    first = false;
+    pos = end + 1;
+  }
+  return out + "\n";
 }
 
 std::string where_failed(const CellResult& cell) {
@@ -44,8 +85,8 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
   const auto& env = report.environment;
   const auto triton = env.contains("triton") ? env["triton"].value("version", "?") : "?";
   const auto python = env.contains("python") ? env["python"].value("version", "?") : "?";
-  out += fmt::format("triton-portcheck {} · triton {} (python {}) · no GPU involved\n", report.tool_version,
-                     triton, python);
+  out += fmt::format("triton-portcheck {} · triton {} (python {}) · no GPU involved\n",
+                     report.tool_version, triton, python);
 
   const auto groups = group_failures(report);
   std::map<std::string, std::string> letters;
@@ -75,14 +116,16 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
     for (std::size_t i = 0; i < report.targets.size(); ++i) {
       const bool last = i + 1 == report.targets.size();
       const auto it = by_position.find({row, report.targets[i]});
-      std::string label = it == by_position.end() ? (report.interrupted ? "?" : "-") : cell_label(*it->second, letters);
+      std::string label = it == by_position.end() ? (report.interrupted ? "?" : "-")
+                                                  : cell_label(*it->second, letters);
       const std::string padded = last ? label : fmt::format("{:<{}}", label, widths[i]);
       if (it == by_position.end()) {
         line += padded;
       } else {
         // Pad first, then colour, so escape codes do not break the columns.
         const auto trimmed = label.size();
-        line += paint(padded.substr(0, trimmed), colour_for(it->second->status), style) + padded.substr(trimmed);
+        line += paint(padded.substr(0, trimmed), colour_for(it->second->status), style) +
+                padded.substr(trimmed);
       }
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -91,7 +134,8 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
 
   for (const auto& g : groups) {
     const auto& first = *g.cells.front();
-    out += fmt::format("[{}] {} {}: {}\n", g.letter, to_string(first.kind), where_failed(first), first.message);
+    out += fmt::format("[{}] {} {}: {}\n", g.letter, to_string(first.kind), where_failed(first),
+                       first.message);
     std::map<std::string, std::vector<std::string>> targets_by_kernel;
     std::vector<std::string> kernel_order;
     for (const auto* c : g.cells) {
@@ -104,8 +148,9 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
       out += fmt::format("    {} on {}\n", k, targets);
     }
     if (first.error_source && !first.error_source->file.empty())
-      out += fmt::format("    at {}:{}\n", first.error_source->file, first.error_source->line);
-    if (!first.why.empty()) out += fmt::format("    why: {}\n", first.why);
+      out += fmt::format("    at {}:{}\n", display_path(first.error_source->file),
+                         first.error_source->line);
+    if (!first.why.empty()) out += wrapped("why: ", first.why);
     if (!first.link.empty()) out += fmt::format("    see: {}\n", first.link);
   }
 
@@ -113,25 +158,37 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
   const CellResult* slowest = nullptr;
   for (const auto& c : report.cells) {
     switch (c.status) {
-      case Status::ok: ++ok; break;
-      case Status::failed: ++failed; break;
-      case Status::xfail: ++xfail; break;
-      case Status::xpass: ++xpass; break;
+      case Status::ok:
+        ++ok;
+        break;
+      case Status::failed:
+        ++failed;
+        break;
+      case Status::xfail:
+        ++xfail;
+        break;
+      case Status::xpass:
+        ++xpass;
+        break;
     }
     if (c.is_new) ++fresh;
     if (slowest == nullptr || c.compile_s > slowest->compile_s) slowest = &c;
   }
-  std::string summary = fmt::format("{} cells: {} ok, {} failed ({} new)", report.cells.size(), ok + xpass,
-                                    failed + xfail, fresh);
+  std::string summary = fmt::format("{} cells: {} ok, {} failed ({} new)", report.cells.size(),
+                                    ok + xpass, failed + xfail, fresh);
   if (xfail) summary += fmt::format(", {} expected to fail", xfail);
   if (xpass) summary += fmt::format(", {} expected to fail but passed", xpass);
   if (slowest != nullptr)
-    summary += fmt::format(" · slowest compile {:.1f} s ({} on {})", slowest->compile_s, slowest->kernel, slowest->target);
+    summary += fmt::format(" · slowest compile {:.1f} s ({} on {})", slowest->compile_s,
+                           slowest->kernel, slowest->target);
   summary += fmt::format(" · wall {:.1f} s", report.wall_s);
   if (report.interrupted) summary += " · INTERRUPTED: unfinished cells are shown as ?";
   out += summary + "\n";
-  out += "Compile-only check: a passing cell means Triton produced a binary for that target. It does not "
-         "prove the kernel launches on the device (shared memory, registers) or computes correct results.\n";
+  out +=
+      "Compile-only check: a passing cell means Triton produced a binary for that target. It does "
+      "not "
+      "prove the kernel launches on the device (shared memory, registers) or computes correct "
+      "results.\n";
   return out;
 }
 

@@ -80,7 +80,8 @@ void Supervisor::start(Id id, const ProcessSpec& spec) {
   auto envp = c_strings(spec.env);
   pid_t pid = 0;
   const auto now = Clock::now();
-  const int rc = ::posix_spawnp(&pid, argv[0], setup.actions(), setup.attr(), argv.data(), envp.data());
+  const int rc =
+      ::posix_spawnp(&pid, argv[0], setup.actions(), setup.attr(), argv.data(), envp.data());
   if (rc != 0) {
     ProcessOutcome outcome;
     outcome.how = Termination::spawn_failed;
@@ -88,8 +89,7 @@ void Supervisor::start(Id id, const ProcessSpec& spec) {
     pending_.emplace_back(id, std::move(outcome));
     return;
   }
-  Child child{id, now,
-              spec.timeout.count() > 0 ? now + spec.timeout : Clock::time_point::max(),
+  Child child{id, now, spec.timeout.count() > 0 ? now + spec.timeout : Clock::time_point::max(),
               spec.max_rss_bytes};
   children_.emplace(pid, child);
 }
@@ -136,7 +136,8 @@ void Supervisor::enforce_limits(std::vector<std::pair<Id, ProcessOutcome>>& ende
       }
       const auto rss = rss_by_session[pid];
       child.peak_rss_bytes = std::max(child.peak_rss_bytes, rss);
-      if (child.max_rss_bytes > 0 && rss > child.max_rss_bytes) verdict = Termination::out_of_memory;
+      if (child.max_rss_bytes > 0 && rss > child.max_rss_bytes)
+        verdict = Termination::out_of_memory;
     }
     if (verdict == Termination::exited) {
       ++it;

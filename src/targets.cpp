@@ -21,17 +21,20 @@ std::optional<Target> parse_target(std::string_view text, std::string* error) {
   };
   const auto colon = text.find(':');
   if (colon == std::string_view::npos)
-    return fail(fmt::format("'{}' is not a target: expected cuda:<capability> (cuda:90) or "
-                            "hip:<gfx arch> (hip:gfx942)",
-                            text));
+    return fail(
+        fmt::format("'{}' is not a target: expected cuda:<capability> (cuda:90) or "
+                    "hip:<gfx arch> (hip:gfx942)",
+                    text));
   const auto backend = text.substr(0, colon);
   const auto arch = text.substr(colon + 1);
   if (backend == "cuda") {
-    if (arch.empty() || arch.size() > 3 ||
-        !std::all_of(arch.begin(), arch.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
-      return fail(fmt::format("'{}': a CUDA target is a compute capability without the dot, such as "
-                              "cuda:80 or cuda:90",
-                              text));
+    if (arch.empty() || arch.size() > 3 || !std::all_of(arch.begin(), arch.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        }))
+      return fail(
+          fmt::format("'{}': a CUDA target is a compute capability without the dot, such as "
+                      "cuda:80 or cuda:90",
+                      text));
     return Target{"cuda", std::string(arch), 32};
   }
   if (backend == "hip") {
@@ -39,15 +42,17 @@ std::optional<Target> parse_target(std::string_view text, std::string* error) {
                     std::all_of(arch.begin() + 3, arch.end(), [](char c) {
                       return std::isalnum(static_cast<unsigned char>(c)) != 0;
                     });
-    if (!ok) return fail(fmt::format("'{}': a HIP target is an AMD gfx architecture, such as hip:gfx942", text));
+    if (!ok)
+      return fail(
+          fmt::format("'{}': a HIP target is an AMD gfx architecture, such as hip:gfx942", text));
     return Target{"hip", std::string(arch), warp_size_for("hip", arch)};
   }
   return fail(fmt::format("'{}': unknown backend '{}' (expected cuda or hip)", text, backend));
 }
 
 const std::vector<std::string>& default_target_names() {
-  static const std::vector<std::string> names{"cuda:75",    "cuda:80",    "cuda:90",
-                                              "cuda:100",   "cuda:120",   "hip:gfx942",
+  static const std::vector<std::string> names{"cuda:75",    "cuda:80",     "cuda:90",
+                                              "cuda:100",   "cuda:120",    "hip:gfx942",
                                               "hip:gfx950", "hip:gfx1100", "hip:gfx1250"};
   return names;
 }

@@ -20,7 +20,9 @@ namespace util {
 
 std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+  if (!in)
+    throw std::runtime_error(
+        fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
@@ -57,7 +59,8 @@ void atomic_write_file(const std::filesystem::path& path, std::string_view conte
       if (errno == EINTR) continue;
       const int err = errno;
       ::unlink(tmp_path.c_str());
-      throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
+      throw std::runtime_error(
+          fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
     }
     written += static_cast<std::size_t>(n);
   }
@@ -76,7 +79,8 @@ TempDir::TempDir(std::string_view prefix) {
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
   if (::mkdtemp(name.data()) == nullptr)
-    throw std::runtime_error(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
   path_ = name.data();
 }
 

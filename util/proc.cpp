@@ -37,7 +37,8 @@ bool read_stat(pid_t pid, ProcessInfo& info) {
   std::size_t pos = 0;
   while (index < 22 && pos < text.size()) {
     const auto end = text.find(' ', pos);
-    const auto token = text.substr(pos, end == std::string_view::npos ? text.size() - pos : end - pos);
+    const auto token =
+        text.substr(pos, end == std::string_view::npos ? text.size() - pos : end - pos);
     if (index > 0) std::from_chars(token.data(), token.data() + token.size(), fields[index]);
     ++index;
     if (end == std::string_view::npos) break;

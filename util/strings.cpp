@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -20,7 +21,8 @@ std::vector<std::string> split(std::string_view s, char sep) {
   std::size_t start = 0;
   while (true) {
     const auto pos = s.find(sep, start);
-    out.emplace_back(s.substr(start, pos == std::string_view::npos ? s.size() - start : pos - start));
+    out.emplace_back(
+        s.substr(start, pos == std::string_view::npos ? s.size() - start : pos - start));
     if (pos == std::string_view::npos) break;
     start = pos + 1;
   }
@@ -58,25 +60,31 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
     std::uint64_t factor;
   };
   static constexpr std::array<Unit, 11> units{{{"", 1},
-                                              {"b", 1},
-                                              {"k", 1ULL << 10},
-                                              {"kib", 1ULL << 10},
-                                              {"kb", 1000},
-                                              {"m", 1ULL << 20},
-                                              {"mib", 1ULL << 20},
-                                              {"mb", 1000 * 1000},
-                                              {"g", 1ULL << 30},
-                                              {"gib", 1ULL << 30},
-                                              {"gb", 1000ULL * 1000 * 1000}}};
-  for (const auto& u : units)
-    if (unit == u.name) return value * u.factor;
+                                               {"b", 1},
+                                               {"k", 1ULL << 10},
+                                               {"kib", 1ULL << 10},
+                                               {"kb", 1000},
+                                               {"m", 1ULL << 20},
+                                               {"mib", 1ULL << 20},
+                                               {"mb", 1000 * 1000},
+                                               {"g", 1ULL << 30},
+                                               {"gib", 1ULL << 30},
+                                               {"gb", 1000ULL * 1000 * 1000}}};
+  for (const auto& u : units) {
+    if (unit != u.name) continue;
+    if (value > std::numeric_limits<std::uint64_t>::max() / u.factor) return std::nullopt;
+    return value * u.factor;
+  }
   return std::nullopt;
 }
 
 std::string format_bytes(std::uint64_t bytes) {
-  if (bytes >= (1ULL << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1ULL << 30));
-  if (bytes >= (1ULL << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1ULL << 20));
-  if (bytes >= (1ULL << 10)) return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / (1ULL << 10));
+  if (bytes >= (1ULL << 30))
+    return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1ULL << 30));
+  if (bytes >= (1ULL << 20))
+    return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1ULL << 20));
+  if (bytes >= (1ULL << 10))
+    return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / (1ULL << 10));
   return fmt::format("{} B", bytes);
 }
 
@@ -95,20 +103,38 @@ std::string sha1_hex(std::string_view data) {
     std::uint32_t w[80];
     for (int i = 0; i < 16; ++i) {
       const auto* p = reinterpret_cast<const unsigned char*>(msg.data() + chunk + 4 * i);
-      w[i] = (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
+      w[i] = (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) |
+             (std::uint32_t(p[2]) << 8) | p[3];
     }
     for (int i = 16; i < 80; ++i) w[i] = rotl(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
     std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
     for (int i = 0; i < 80; ++i) {
       std::uint32_t f, k;
-      if (i < 20) { f = (b & c) | (~b & d); k = 0x5A827999; }
-      else if (i < 40) { f = b ^ c ^ d; k = 0x6ED9EBA1; }
-      else if (i < 60) { f = (b & c) | (b & d) | (c & d); k = 0x8F1BBCDC; }
-      else { f = b ^ c ^ d; k = 0xCA62C1D6; }
+      if (i < 20) {
+        f = (b & c) | (~b & d);
+        k = 0x5A827999;
+      } else if (i < 40) {
+        f = b ^ c ^ d;
+        k = 0x6ED9EBA1;
+      } else if (i < 60) {
+        f = (b & c) | (b & d) | (c & d);
+        k = 0x8F1BBCDC;
+      } else {
+        f = b ^ c ^ d;
+        k = 0xCA62C1D6;
+      }
       const std::uint32_t temp = rotl(a, 5) + f + e + k + w[i];
-      e = d; d = c; c = rotl(b, 30); b = a; a = temp;
+      e = d;
+      d = c;
+      c = rotl(b, 30);
+      b = a;
+      a = temp;
     }
-    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e;
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
   }
   return fmt::format("{:08x}{:08x}{:08x}{:08x}{:08x}", h[0], h[1], h[2], h[3], h[4]);
 }

@@ -1,0 +1,58 @@
+# triton-portcheck: `make demo` sets everything up and runs the demo matrix; `make test` sets up
+# and runs every test. Both install only what is missing.
+
+TRITON_VERSION ?= 3.9.0
+VENV           ?= .venv
+BUILD          ?= build
+JOBS           ?= $(shell nproc)
+PYTHON_FOR_VENV ?= python3
+VENV_PY        := $(VENV)/bin/python
+VENV_STAMP     := $(VENV)/.portcheck-triton-$(TRITON_VERSION)
+APT_PACKAGES   := cmake g++ make libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
+                  libgtest-dev libgmock-dev libbenchmark-dev
+SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: demo test deps venv build unit integration readme-examples format clean
+
+demo: deps venv build
+	@# Exit code 1 only says the demo has failing cells, which is what it is there to show.
+	$(BUILD)/triton-portcheck check --demo --python $(VENV_PY) --json $(BUILD)/demo-report.json || [ $$? -eq 1 ]
+	@echo "JSON report: $(BUILD)/demo-report.json"
+
+test: deps venv build unit integration
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if ! $(PYTHON_FOR_VENV) -c 'import venv, ensurepip' >/dev/null 2>&1; then missing="$$missing python3-venv"; fi; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+venv: $(VENV_STAMP)
+
+$(VENV_STAMP):
+	$(PYTHON_FOR_VENV) -m venv $(VENV)
+	$(VENV_PY) -m pip install --quiet --upgrade pip
+	$(VENV_PY) -m pip install --quiet "triton==$(TRITON_VERSION)" pytest
+	touch $@
+
+build:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+unit: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+integration: build venv
+	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck PORTCHECK_PYTHON=$(abspath $(VENV_PY)) \
+	  $(VENV_PY) -m pytest tests/integration -q
+
+readme-examples: deps venv build
+	scripts/update-readme-examples
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
+
+clean:
+	rm -rf $(BUILD)

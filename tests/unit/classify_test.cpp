@@ -1,0 +1,181 @@
+// Classification and fingerprints, on messages captured from real Triton 3.9.0 compiles
+// (tests/unit/data/*.result.json and *.stderr, written by the worker for demo cells).
+#include "src/classify.hpp"
+
+#include <csignal>
+#include <regex>
+
+#include <gtest/gtest.h>
+
+#include "util/fs.hpp"
+
+namespace portcheck {
+namespace {
+
+const std::filesystem::path kData = PORTCHECK_TEST_DATA;
+
+CellEvidence captured(const std::string& name) {
+  CellEvidence e;
+  e.outcome.how = Termination::exited;
+  e.result = nlohmann::json::parse(util::read_file(kData / (name + ".result.json")));
+  e.stderr_text = util::read_file(kData / (name + ".stderr"));
+  e.last_stage = e.result->value("stage", "");
+  return e;
+}
+
+// The same evidence as if produced on another machine, from another checkout and temp dir.
+CellEvidence moved(CellEvidence e) {
+  const auto relocate = [](std::string s) {
+    s = std::regex_replace(s, std::regex("/work/main/demo"), "/home/alice/src/my-kernels");
+    s = std::regex_replace(s, std::regex("/tmp/tmp[a-z0-9_]+"), "/var/tmp/tmpQQQQ1234");
+    s = std::regex_replace(s, std::regex("line (\\d+);"), "line 9$1;");
+    return s;
+  };
+  e.stderr_text = relocate(e.stderr_text);
+  (*e.result)["error"]["message"] = relocate((*e.result)["error"]["message"].get<std::string>());
+  return e;
+}
+
+TEST(Classify, FrontendLibdeviceGapOnHip) {
+  const auto c = classify(captured("gamma_ratio_gfx942"));
+  EXPECT_EQ(c.kind, FailureKind::frontend_error);
+  EXPECT_EQ(c.stage, "frontend");
+  EXPECT_EQ(
+      c.message,
+      "AttributeError: module 'triton.language.extra.hip.libdevice' has no attribute 'tgamma'");
+  ASSERT_TRUE(c.error_source.has_value());
+  EXPECT_EQ(c.error_source->line, 32);  // the tl.store line in demo/kernels.py
+}
+
+TEST(Classify, FrontendFp8Unsupported) {
+  const auto c = classify(captured("quantize_fp8_cuda75"));
+  EXPECT_EQ(c.kind, FailureKind::frontend_error);
+  EXPECT_NE(c.message.find("ValueError: type fp8e4nv not supported in this architecture"),
+            std::string::npos);
+}
+
+TEST(Classify, PtxasErrorIsAssemblerError) {
+  const auto c = classify(captured("scatter_rows_cuda90"));
+  EXPECT_EQ(c.kind, FailureKind::assembler_error);
+  EXPECT_EQ(c.stage, "cubin");
+  EXPECT_EQ(c.message,
+            "ptxas-blackwell: Feature '.tile::scatter4' not supported on .target 'sm_90a'");
+}
+
+TEST(Classify, MlirPassFailureNamesThePassAndTheLine) {
+  const auto c = classify(captured("dot_int8_cuda75"));
+  EXPECT_EQ(c.kind, FailureKind::mlir_error);
+  EXPECT_EQ(c.stage, "ttgir");
+  EXPECT_EQ(c.pass, "TritonGPUAccelerateMatmul");
+  EXPECT_TRUE(c.message.starts_with("'arith.extf' op operand #0 must be floating-point-like"))
+      << c.message;
+  ASSERT_TRUE(c.error_source.has_value());
+  EXPECT_EQ(c.error_source->line, 93);
+}
+
+TEST(Classify, ApiRemovalIsFrontend) {
+  const auto c = classify(captured("blockptr_cuda90"));
+  EXPECT_EQ(c.kind, FailureKind::frontend_error);
+  EXPECT_EQ(c.message, "Block pointers have been removed in favor of the tensor descriptor API");
+}
+
+TEST(Fingerprint, StableAcrossPathsTempFilesAndMachines) {
+  for (const auto* name : {"gamma_ratio_gfx942", "quantize_fp8_cuda75", "scatter_rows_cuda90",
+                           "dot_int8_cuda75", "blockptr_cuda90"}) {
+    const auto here = classify(captured(name));
+    const auto there = classify(moved(captured(name)));
+    EXPECT_EQ(here.fingerprint, there.fingerprint) << name;
+    EXPECT_EQ(here.fingerprint.size(), 12u);
+  }
+}
+
+TEST(Fingerprint, SameFailureOnTwoArchitecturesGroupsTogether) {
+  EXPECT_EQ(classify(captured("scatter_rows_cuda90")).fingerprint,
+            classify(captured("scatter_rows_cuda120")).fingerprint);
+}
+
+TEST(Fingerprint, DifferentFailuresDiffer) {
+  std::set<std::string> seen;
+  for (const auto* name : {"gamma_ratio_gfx942", "quantize_fp8_cuda75", "scatter_rows_cuda90",
+                           "dot_int8_cuda75", "blockptr_cuda90"})
+    EXPECT_TRUE(seen.insert(classify(captured(name)).fingerprint).second) << name;
+}
+
+TEST(Normalize, ReplacesWhatVariesAndKeepsWhatMatters) {
+  EXPECT_EQ(normalize_message("%arg12 and %23 at /tmp/tmpab12cd.ptx:45:7"),
+            "%N and %N at <tmpfile>:L:C");
+  EXPECT_EQ(normalize_message("loc(#loc3) 0xdeadbeef"), "loc(?) 0x?");
+  EXPECT_EQ(normalize_message("needs  sm_90a\n and gfx942"), "needs sm_N and gfxN");
+  EXPECT_EQ(normalize_message("fp8e4nv not supported"), "fp8e4nv not supported");
+}
+
+TEST(Classify, ProcessOutcomes) {
+  CellEvidence e;
+  e.last_stage = "llir";
+  e.outcome.how = Termination::signaled;
+  e.outcome.signal = SIGSEGV;
+  e.stderr_text = "Stack dump:\nLLVM ERROR: Cannot select: intrinsic %llvm.foo\n";
+  auto c = classify(e);
+  EXPECT_EQ(c.kind, FailureKind::crash);
+  EXPECT_EQ(c.stage, "llir");
+  EXPECT_NE(c.message.find("SIGSEGV"), std::string::npos);
+  EXPECT_NE(c.message.find("LLVM ERROR: Cannot select"), std::string::npos);
+
+  e.outcome.how = Termination::timed_out;
+  c = classify(e);
+  EXPECT_EQ(c.kind, FailureKind::timeout);
+  EXPECT_EQ(c.stage, "llir");
+
+  e.outcome.how = Termination::out_of_memory;
+  EXPECT_EQ(classify(e).kind, FailureKind::oom);
+
+  e.outcome.how = Termination::exited;
+  e.outcome.exit_code = 1;
+  e.stderr_text = "Traceback (most recent call last):\nKeyError: 'signature'\n";
+  c = classify(e);
+  EXPECT_EQ(c.kind, FailureKind::internal_error);
+  EXPECT_NE(c.message.find("KeyError: 'signature'"), std::string::npos);
+}
+
+TEST(Classify, ImportErrorIsTheUsersModule) {
+  CellEvidence e;
+  e.outcome.how = Termination::exited;
+  e.result =
+      nlohmann::json{{"status", "error"},
+                     {"stage", "import"},
+                     {"error",
+                      {{"type", "import"},
+                       {"message", "importing x.py failed: NameError: name 'q' is not defined"}}}};
+  const auto c = classify(e);
+  EXPECT_EQ(c.kind, FailureKind::import_error);
+  EXPECT_EQ(c.stage, "import");
+}
+
+TEST(Classify, OkResultIsNoFailure) {
+  CellEvidence e;
+  e.outcome.how = Termination::exited;
+  e.result = nlohmann::json{{"status", "ok"}};
+  EXPECT_EQ(classify(e).kind, FailureKind::none);
+}
+
+TEST(Progress, LastStageWins) {
+  EXPECT_EQ(last_stage_from_progress("stage import\nstage frontend\nstage ttir\n"), "ttir");
+  EXPECT_EQ(last_stage_from_progress(""), "");
+}
+
+}  // namespace
+}  // namespace portcheck
+
+namespace portcheck {
+namespace {
+
+TEST(Normalize, LayoutAttributesKeepOnlyTheirNames) {
+  EXPECT_EQ(
+      normalize_message(
+          "got 'tensor<32x32xi8, #ttg.dot_op<{opIdx = 0, parent = #ttg.blocked<{sizePerThread = "
+          "[2, 2], threadsPerWarp = [2, 16]}>}>>'"),
+      "got 'tensor<32x32xi8, #ttg.dot_op<(layout)>>'");
+}
+
+}  // namespace
+}  // namespace portcheck

@@ -1,0 +1,193 @@
+#include "src/manifest.hpp"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "src/errors.hpp"
+#include "util/fs.hpp"
+
+namespace portcheck {
+namespace {
+
+class ManifestTest : public ::testing::Test {
+ protected:
+  util::TempDir dir{"portcheck-manifest-test"};
+
+  std::filesystem::path write(const std::string& text) {
+    std::ofstream(dir.path() / "kernels.py") << "# kernels\n";
+    const auto path = dir.path() / "portcheck.toml";
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  // The one-line error load_manifest throws for `text`.
+  std::string error_for(const std::string& text) {
+    try {
+      load_manifest(write(text));
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "no error for:\n" << text;
+    return {};
+  }
+};
+
+const char* kGood = R"(
+[defaults]
+targets = ["cuda:80", "cuda:90", "hip:gfx942"]
+timeout = 120
+max_rss = "2GiB"
+
+[[kernel]]
+name      = "attention-fp16"
+target    = "kernels.py:attention"
+signature = { q_ptr = "*fp16:16", out_ptr = "*fp16:16", seq_len = "i32" }
+constants = { BLOCK = 64, HEAD_DIM = 128 }
+options   = { num_warps = 8, num_stages = 3 }
+xfail     = ["hip:gfx942"]
+  [[kernel.variant]]
+  name      = "bf16"
+  signature = { q_ptr = "*bf16:16", out_ptr = "*bf16:16" }
+  [[kernel.variant]]
+  name      = "small"
+  constants = { BLOCK = 16 }
+
+[[kernel]]
+name   = "mod"
+target = "mypkg.kernels:axpy"
+signature = { x = "*fp32" }
+)";
+
+TEST_F(ManifestTest, ParsesDefaultsRowsAndVariants) {
+  const auto m = load_manifest(write(kGood));
+  EXPECT_EQ(m.targets, (std::vector<std::string>{"cuda:80", "cuda:90", "hip:gfx942"}));
+  EXPECT_DOUBLE_EQ(m.timeout_s, 120);
+  EXPECT_EQ(m.max_rss_bytes, 2ULL << 30);
+  ASSERT_EQ(m.rows.size(), 3u);
+  EXPECT_EQ(m.rows[0].display_name(), "attention-fp16[bf16]");
+  EXPECT_EQ(m.rows[0].signature["q_ptr"], "*bf16:16");
+  EXPECT_EQ(m.rows[0].signature["seq_len"], "i32");  // inherited from the kernel
+  EXPECT_EQ(m.rows[1].display_name(), "attention-fp16[small]");
+  EXPECT_EQ(m.rows[1].constants["BLOCK"], 16);
+  EXPECT_EQ(m.rows[1].constants["HEAD_DIM"], 128);
+  EXPECT_EQ(m.rows[1].xfail, std::vector<std::string>{"hip:gfx942"});
+  EXPECT_EQ(m.rows[0].ref.file, dir.path() / "kernels.py");
+  EXPECT_EQ(m.rows[2].ref.module, "mypkg.kernels");
+  EXPECT_EQ(m.rows[2].ref.function, "axpy");
+  EXPECT_EQ(m.rows[0].location_of("options.num_warps").line, 12);
+}
+
+TEST_F(ManifestTest, DefaultTargetsWhenNoneGiven) {
+  const auto m = load_manifest(write("[[kernel]]\nname = \"k\"\ntarget = \"kernels.py:k\"\n"));
+  EXPECT_EQ(m.targets, default_target_names());
+}
+
+TEST_F(ManifestTest, InvalidTomlNamesTheLine) {
+  const auto e = error_for("[[kernel]]\nname = \"k\"\ntarget = \"kernels.py:k\n");
+  EXPECT_NE(e.find("portcheck.toml:3:"), std::string::npos) << e;
+  EXPECT_NE(e.find("invalid TOML"), std::string::npos) << e;
+}
+
+TEST_F(ManifestTest, UnknownKeyNamesLineAndKey) {
+  const auto e = error_for(
+      "[[kernel]]\nname = \"k\"\ntarget = \"kernels.py:k\"\nsignatur = { x = \"i32\" }\n");
+  EXPECT_NE(e.find("portcheck.toml:4: kernel 'k'.signatur: unknown key"), std::string::npos) << e;
+}
+
+TEST_F(ManifestTest, BadTargetNamesLineAndIndex) {
+  const auto e = error_for(
+      "[defaults]\ntargets = [\"cuda:90\", "
+      "\"cuda:abc\"]\n[[kernel]]\nname=\"k\"\ntarget=\"kernels.py:k\"\n");
+  EXPECT_NE(e.find("portcheck.toml:2: defaults.targets[1]"), std::string::npos) << e;
+  EXPECT_NE(e.find("cuda:abc"), std::string::npos) << e;
+}
+
+TEST_F(ManifestTest, BadTypeStringNamesTheArgument) {
+  const auto e = error_for(
+      "[[kernel]]\nname = \"k\"\ntarget = \"kernels.py:k\"\n\nsignature = { x = \"*fp17\" }\n");
+  EXPECT_NE(e.find("portcheck.toml:5: kernel 'k'.signature.x"), std::string::npos) << e;
+  EXPECT_NE(e.find("'*fp17' is not a Triton type"), std::string::npos) << e;
+}
+
+TEST_F(ManifestTest, BadSuffix) {
+  const auto e = error_for(
+      "[[kernel]]\nname = \"k\"\ntarget = \"kernels.py:k\"\nsignature = { n = \"i32:1\" }\n");
+  EXPECT_NE(e.find("only attribute suffix is ':16'"), std::string::npos) << e;
+}
+
+TEST_F(ManifestTest, MissingKernelFile) {
+  const auto e = error_for("[[kernel]]\nname = \"k\"\ntarget = \"nope.py:k\"\n");
+  EXPECT_NE(e.find("portcheck.toml:3: kernel 'k'.target"), std::string::npos) << e;
+  EXPECT_NE(e.find("does not exist"), std::string::npos) << e;
+}
+
+TEST_F(ManifestTest, MissingNameAndTarget) {
+  EXPECT_NE(error_for("[[kernel]]\ntarget = \"kernels.py:k\"\n").find("missing key 'name'"),
+            std::string::npos);
+  EXPECT_NE(error_for("[[kernel]]\nname = \"k\"\n").find("missing key 'target'"),
+            std::string::npos);
+}
+
+TEST_F(ManifestTest, BadSizeAndTimeout) {
+  EXPECT_NE(
+      error_for("[defaults]\nmax_rss = \"lots\"\n[[kernel]]\nname=\"k\"\ntarget=\"kernels.py:k\"\n")
+          .find("portcheck.toml:2: defaults.max_rss"),
+      std::string::npos);
+  EXPECT_NE(error_for("[defaults]\ntimeout = -1\n[[kernel]]\nname=\"k\"\ntarget=\"kernels.py:k\"\n")
+                .find("portcheck.toml:2: defaults.timeout: must be greater than 0"),
+            std::string::npos);
+}
+
+TEST_F(ManifestTest, DuplicateRowNames) {
+  const auto e = error_for(
+      "[[kernel]]\nname=\"k\"\ntarget=\"kernels.py:k\"\n[[kernel]]\nname=\"k\"\ntarget=\"kernels."
+      "py:k\"\n");
+  EXPECT_NE(e.find("appears twice"), std::string::npos) << e;
+}
+
+TEST_F(ManifestTest, TypeAndConstantForTheSameArgument) {
+  const auto e = error_for(
+      "[[kernel]]\nname=\"k\"\ntarget=\"kernels.py:k\"\nsignature={ B = \"i32\" }\nconstants={ B = "
+      "4 }\n");
+  EXPECT_NE(e.find("both a type and a constant"), std::string::npos) << e;
+}
+
+TEST_F(ManifestTest, SpecializationMustBeJson) {
+  const auto e = error_for(
+      "[[kernel]]\nname=\"k\"\ntarget=\"kernels.py:k\"\nspecialization = \"{not json\"\n");
+  EXPECT_NE(e.find("portcheck.toml:4: kernel 'k'.specialization"), std::string::npos) << e;
+}
+
+TEST_F(ManifestTest, MissingFile) {
+  try {
+    load_manifest(dir.path() / "absent.toml");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("no such manifest"), std::string::npos);
+  }
+}
+
+TEST(TypeStrings, AcceptsTritonTypes) {
+  for (const auto* t : {"*fp16", "*fp16:16", "*kbf16", "i32", "i32:16", "i64:16", "fp32", "u1",
+                        "*fp8e4nv:16", "tensordesc<fp16[64, 64]>"})
+    EXPECT_TRUE(is_valid_type_string(t)) << t;
+  for (const auto* t : {"fp16:16", "*float", "int", "i32:8", ""})
+    EXPECT_FALSE(is_valid_type_string(t)) << t;
+}
+
+TEST(Targets, ParseAndWarpSize) {
+  EXPECT_EQ(parse_target("cuda:90")->warp_size, 32);
+  EXPECT_EQ(parse_target("hip:gfx942")->warp_size, 64);
+  EXPECT_EQ(parse_target("hip:gfx950")->warp_size, 64);
+  EXPECT_EQ(parse_target("hip:gfx1100")->warp_size, 32);
+  EXPECT_EQ(parse_target("hip:gfx1250")->warp_size, 32);
+  std::string error;
+  EXPECT_FALSE(parse_target("cuda:9.0", &error));
+  EXPECT_FALSE(parse_target("rocm:gfx942", &error));
+  EXPECT_NE(error.find("unknown backend"), std::string::npos);
+  EXPECT_FALSE(parse_target("hip:942", &error));
+}
+
+}  // namespace
+}  // namespace portcheck

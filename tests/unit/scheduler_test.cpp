@@ -1,0 +1,365 @@
+// Tests of the Scheduler against a scripted fake ProcessRunner: no processes are started.
+#include "src/scheduler.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using portcheck::ProcessOutcome;
+using portcheck::ProcessRunner;
+using portcheck::ProcessSpec;
+using portcheck::Progress;
+using portcheck::Scheduler;
+using portcheck::Task;
+using portcheck::Termination;
+using Id = ProcessRunner::Id;
+
+// Each task "runs" for a scripted number of wait() calls; scripted spawn failures never run.
+class FakeRunner final : public ProcessRunner {
+ public:
+  // How many wait() calls task `id` stays running (default 1).
+  std::map<Id, int> ticks;
+  // Tasks whose start() fails, as Supervisor reports it: pending until the next wait().
+  std::set<Id> spawn_fails;
+  // Exit code reported for each task (default: the id).
+  std::map<Id, int> exit_codes;
+
+  std::vector<Id> start_order;
+  std::vector<std::string> start_argv0;
+  std::size_t max_running = 0;
+  std::size_t wait_calls = 0;
+  std::size_t cancel_calls = 0;
+  std::vector<Id> cancelled;
+  // Called at the start of every wait(), after the fake's own bookkeeping checks.
+  std::function<void(FakeRunner&)> on_wait;
+
+  void start(Id id, const ProcessSpec& spec) override {
+    EXPECT_EQ(std::count(start_order.begin(), start_order.end(), id), 0)
+        << "task " << id << " started twice";
+    EXPECT_EQ(cancel_calls, 0u) << "start() after cancel_all()";
+    start_order.push_back(id);
+    start_argv0.push_back(spec.argv.empty() ? "" : spec.argv.front());
+    if (spawn_fails.count(id)) {
+      ProcessOutcome o;
+      o.how = Termination::spawn_failed;
+      o.spawn_error = "cannot start task " + std::to_string(id);
+      pending_.emplace_back(id, o);
+      return;
+    }
+    const auto t = ticks.find(id);
+    running_[id] = t == ticks.end() ? 1 : t->second;
+    max_running = std::max(max_running, running_.size());
+  }
+
+  std::vector<std::pair<Id, ProcessOutcome>> wait(std::chrono::milliseconds) override {
+    ++wait_calls;
+    EXPECT_LT(wait_calls, 10000u) << "the scheduler seems to spin forever";
+    if (wait_calls >= 10000u) throw std::runtime_error("runaway scheduler");
+    if (on_wait) on_wait(*this);
+    auto ended = std::move(pending_);
+    pending_.clear();
+    for (auto it = running_.begin(); it != running_.end();) {
+      if (--it->second <= 0) {
+        ProcessOutcome o;
+        o.how = Termination::exited;
+        const auto code = exit_codes.find(it->first);
+        o.exit_code = code == exit_codes.end() ? static_cast<int>(it->first) : code->second;
+        ended.emplace_back(it->first, o);
+        it = running_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return ended;
+  }
+
+  std::vector<std::pair<Id, ProcessOutcome>> cancel_all() override {
+    ++cancel_calls;
+    auto ended = std::move(pending_);
+    pending_.clear();
+    for (const auto& [id, left] : running_) {
+      ProcessOutcome o;
+      o.how = Termination::cancelled;
+      o.signal = 9;
+      ended.emplace_back(id, o);
+      cancelled.push_back(id);
+    }
+    running_.clear();
+    return ended;
+  }
+
+  [[nodiscard]] std::size_t running() const override { return running_.size(); }
+
+  [[nodiscard]] std::set<Id> running_ids() const {
+    std::set<Id> out;
+    for (const auto& [id, left] : running_) out.insert(id);
+    return out;
+  }
+
+ private:
+  std::map<Id, int> running_;
+  std::vector<std::pair<Id, ProcessOutcome>> pending_;
+};
+
+Task make_task(Id id, double expected_seconds) {
+  Task t;
+  t.id = id;
+  t.expected_seconds = expected_seconds;
+  t.spec.argv = {"task-" + std::to_string(id)};
+  return t;
+}
+
+struct Recorder {
+  std::vector<std::pair<Id, ProcessOutcome>> ended;
+  std::vector<Progress> progress;
+
+  Scheduler::OnEnded on_ended() {
+    return [this](Id id, const ProcessOutcome& o) { ended.emplace_back(id, o); };
+  }
+  Scheduler::OnProgress on_progress() {
+    return [this](const Progress& p) { progress.push_back(p); };
+  }
+  [[nodiscard]] std::map<Id, int> counts() const {
+    std::map<Id, int> out;
+    for (const auto& [id, o] : ended) ++out[id];
+    return out;
+  }
+};
+
+TEST(Scheduler, NeverRunsMoreThanJobsAtOnce) {
+  FakeRunner runner;
+  std::vector<Task> tasks;
+  for (Id id = 1; id <= 12; ++id) {
+    tasks.push_back(make_task(id, 1.0));
+    runner.ticks[id] = 1 + static_cast<int>(id % 4);  // uneven durations
+  }
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  Scheduler scheduler(runner, 3);
+  EXPECT_TRUE(scheduler.run(tasks, rec.on_ended(), interrupted, rec.on_progress()));
+  EXPECT_EQ(runner.max_running, 3u) << "the limit should be reached but never exceeded";
+  for (const auto& p : rec.progress) {
+    EXPECT_LE(p.running, 3u);
+    EXPECT_EQ(p.total, 12u);
+  }
+  EXPECT_EQ(rec.ended.size(), 12u);
+}
+
+TEST(Scheduler, RefillsSlotsAsSoonAsTasksEnd) {
+  // One long task and many short ones with two jobs: the short ones must flow through the
+  // second slot while the long one runs, instead of waiting for a whole "batch" to end.
+  FakeRunner runner;
+  std::vector<Task> tasks{make_task(1, 100.0)};
+  runner.ticks[1] = 6;
+  for (Id id = 2; id <= 6; ++id) tasks.push_back(make_task(id, 1.0));
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  Scheduler scheduler(runner, 2);
+  EXPECT_TRUE(scheduler.run(tasks, rec.on_ended(), interrupted));
+  EXPECT_EQ(runner.wait_calls, 6u) << "the long task bounds the whole run";
+  ASSERT_EQ(rec.ended.size(), 6u);
+  EXPECT_EQ(rec.ended.back().first, 1u);
+}
+
+TEST(Scheduler, StartsLongestExpectedFirst) {
+  FakeRunner runner;
+  std::vector<Task> tasks{make_task(1, 1.0), make_task(2, 5.0), make_task(3, 3.0),
+                          make_task(4, 5.0), make_task(5, 0.0), make_task(6, 30.0)};
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  Scheduler scheduler(runner, 2);
+  EXPECT_TRUE(scheduler.run(tasks, rec.on_ended(), interrupted));
+  // Equal estimates keep their given order (2 before 4).
+  EXPECT_EQ(runner.start_order, (std::vector<Id>{6, 2, 4, 3, 1, 5}));
+  // The spec travels with its task.
+  ASSERT_EQ(runner.start_argv0.size(), 6u);
+  for (std::size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(runner.start_argv0[i], "task-" + std::to_string(runner.start_order[i]));
+}
+
+TEST(Scheduler, ReportsEveryTaskExactlyOnce) {
+  FakeRunner runner;
+  std::vector<Task> tasks;
+  for (Id id = 100; id < 120; ++id) {
+    tasks.push_back(make_task(id, static_cast<double>(id % 7)));
+    runner.ticks[id] = static_cast<int>(id % 3) + 1;
+  }
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  Scheduler scheduler(runner, 4);
+  EXPECT_TRUE(scheduler.run(tasks, rec.on_ended(), interrupted, rec.on_progress()));
+  const auto counts = rec.counts();
+  ASSERT_EQ(counts.size(), 20u);
+  for (Id id = 100; id < 120; ++id) {
+    ASSERT_EQ(counts.count(id), 1u) << id;
+    EXPECT_EQ(counts.at(id), 1) << id;
+  }
+  for (const auto& [id, o] : rec.ended) {
+    EXPECT_EQ(o.how, Termination::exited);
+    EXPECT_EQ(o.exit_code, static_cast<int>(id)) << "the outcome must be the one of that task";
+  }
+  EXPECT_EQ(runner.cancel_calls, 0u);
+  EXPECT_EQ(runner.running(), 0u);
+  ASSERT_FALSE(rec.progress.empty());
+  std::size_t last_done = 0;
+  for (const auto& p : rec.progress) {
+    EXPECT_GE(p.done, last_done) << "progress must not go backwards";
+    last_done = p.done;
+  }
+  EXPECT_EQ(rec.progress.back().done, 20u);
+  EXPECT_EQ(rec.progress.back().running, 0u);
+  EXPECT_EQ(rec.progress.back().total, 20u);
+}
+
+TEST(Scheduler, InterruptionCancelsRunningTasksAndReturnsFalse) {
+  FakeRunner runner;
+  std::vector<Task> tasks;
+  for (Id id = 1; id <= 10; ++id) {
+    tasks.push_back(make_task(id, 0.0));
+    runner.ticks[id] = static_cast<int>(id);  // task k ends at the k-th wait(), one at a time
+  }
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  const std::size_t k = 3;
+  Scheduler scheduler(runner, 4);
+  const auto on_ended = [&](Id id, const ProcessOutcome& o) {
+    rec.ended.emplace_back(id, o);
+    if (rec.ended.size() == k) interrupted = true;
+  };
+  EXPECT_FALSE(scheduler.run(tasks, on_ended, interrupted, rec.on_progress()));
+  EXPECT_EQ(runner.cancel_calls, 1u);
+  EXPECT_EQ(runner.running(), 0u);
+
+  // Tasks 1..3 ended normally; 4..6 (started to refill slots) were cancelled; 7..10 never started
+  // and are not reported.
+  std::set<Id> exited, cancelled;
+  for (const auto& [id, o] : rec.ended) {
+    if (o.how == Termination::exited)
+      exited.insert(id);
+    else if (o.how == Termination::cancelled)
+      cancelled.insert(id);
+    else
+      ADD_FAILURE() << "unexpected outcome for " << id;
+  }
+  EXPECT_EQ(exited, (std::set<Id>{1, 2, 3}));
+  EXPECT_EQ(cancelled, (std::set<Id>{4, 5, 6}));
+  EXPECT_EQ(std::set<Id>(runner.cancelled.begin(), runner.cancelled.end()), cancelled);
+  EXPECT_EQ(rec.ended.size(), 6u) << "each started task is reported exactly once";
+  EXPECT_EQ(runner.start_order, (std::vector<Id>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(Scheduler, InterruptionBeforeRunStartsNothing) {
+  FakeRunner runner;
+  std::vector<Task> tasks{make_task(1, 1.0), make_task(2, 2.0)};
+  Recorder rec;
+  std::atomic<bool> interrupted{true};
+  Scheduler scheduler(runner, 2);
+  EXPECT_FALSE(scheduler.run(tasks, rec.on_ended(), interrupted));
+  EXPECT_TRUE(runner.start_order.empty());
+  EXPECT_TRUE(rec.ended.empty());
+}
+
+TEST(Scheduler, InterruptionFromAnotherSourceDuringWait) {
+  // The flag is set while wait() runs (as a signal handler would), not from on_ended.
+  FakeRunner runner;
+  std::vector<Task> tasks;
+  for (Id id = 1; id <= 4; ++id) {
+    tasks.push_back(make_task(id, 0.0));
+    runner.ticks[id] = 1000;  // would run "forever"
+  }
+  std::atomic<bool> interrupted{false};
+  runner.on_wait = [&](FakeRunner& r) {
+    if (r.wait_calls == 5) interrupted = true;
+  };
+  Recorder rec;
+  Scheduler scheduler(runner, 2);
+  EXPECT_FALSE(scheduler.run(tasks, rec.on_ended(), interrupted));
+  EXPECT_EQ(runner.wait_calls, 5u)
+      << "the flag must be honoured right after the wait it was set in";
+  ASSERT_EQ(rec.ended.size(), 2u);
+  for (const auto& [id, o] : rec.ended) EXPECT_EQ(o.how, Termination::cancelled);
+  EXPECT_EQ(runner.start_order, (std::vector<Id>{1, 2}));
+}
+
+TEST(Scheduler, SpawnFailuresAreReportedAndDoNotHoldSlots) {
+  FakeRunner runner;
+  std::vector<Task> tasks;
+  for (Id id = 1; id <= 6; ++id) tasks.push_back(make_task(id, static_cast<double>(10 - id)));
+  runner.spawn_fails = {2, 3, 5};
+  for (Id id = 1; id <= 6; ++id) runner.ticks[id] = 2;
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  Scheduler scheduler(runner, 1);
+  EXPECT_TRUE(scheduler.run(tasks, rec.on_ended(), interrupted, rec.on_progress()));
+  const auto counts = rec.counts();
+  EXPECT_EQ(counts, (std::map<Id, int>{{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}));
+  for (const auto& [id, o] : rec.ended) {
+    if (runner.spawn_fails.count(id)) {
+      EXPECT_EQ(o.how, Termination::spawn_failed) << id;
+      EXPECT_EQ(o.spawn_error, "cannot start task " + std::to_string(id));
+    } else {
+      EXPECT_EQ(o.how, Termination::exited) << id;
+    }
+  }
+  EXPECT_EQ(runner.max_running, 1u);
+  EXPECT_EQ(rec.progress.back().done, 6u);
+}
+
+TEST(Scheduler, AllSpawnsFailing) {
+  FakeRunner runner;
+  std::vector<Task> tasks{make_task(1, 0), make_task(2, 0), make_task(3, 0)};
+  runner.spawn_fails = {1, 2, 3};
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  Scheduler scheduler(runner, 2);
+  EXPECT_TRUE(scheduler.run(tasks, rec.on_ended(), interrupted));
+  EXPECT_EQ(rec.counts(), (std::map<Id, int>{{1, 1}, {2, 1}, {3, 1}}));
+  for (const auto& [id, o] : rec.ended) EXPECT_EQ(o.how, Termination::spawn_failed);
+}
+
+TEST(Scheduler, ZeroJobsMeansOne) {
+  FakeRunner runner;
+  std::vector<Task> tasks;
+  for (Id id = 1; id <= 4; ++id) tasks.push_back(make_task(id, 0));
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  Scheduler scheduler(runner, 0);
+  EXPECT_TRUE(scheduler.run(tasks, rec.on_ended(), interrupted));
+  EXPECT_EQ(runner.max_running, 1u);
+  EXPECT_EQ(rec.ended.size(), 4u);
+}
+
+TEST(Scheduler, MoreJobsThanTasksStartsAllAtOnce) {
+  FakeRunner runner;
+  std::vector<Task> tasks{make_task(1, 0), make_task(2, 0), make_task(3, 0)};
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  Scheduler scheduler(runner, 16);
+  EXPECT_TRUE(scheduler.run(tasks, rec.on_ended(), interrupted));
+  EXPECT_EQ(runner.max_running, 3u);
+  EXPECT_EQ(runner.wait_calls, 1u);
+  EXPECT_EQ(rec.ended.size(), 3u);
+}
+
+TEST(Scheduler, EmptyTaskListSucceedsWithoutWaiting) {
+  FakeRunner runner;
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  Scheduler scheduler(runner, 4);
+  EXPECT_TRUE(scheduler.run({}, rec.on_ended(), interrupted, rec.on_progress()));
+  EXPECT_TRUE(runner.start_order.empty());
+  EXPECT_EQ(runner.wait_calls, 0u);
+  EXPECT_TRUE(rec.ended.empty());
+  ASSERT_FALSE(rec.progress.empty());
+  EXPECT_EQ(rec.progress.back().total, 0u);
+}
+
+}  // namespace

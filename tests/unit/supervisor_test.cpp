@@ -1,0 +1,521 @@
+// Tests of the real Supervisor: it spawns /bin/sh and python3 children, each in its own session,
+// and must leave no process of those sessions behind.
+#include "src/supervisor.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "util/fs.hpp"
+#include "util/proc.hpp"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using portcheck::ProcessOutcome;
+using portcheck::ProcessRunner;
+using portcheck::ProcessSpec;
+using portcheck::Supervisor;
+using portcheck::Termination;
+
+namespace {
+
+using Ended = std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>>;
+
+const char* name_of(Termination how) {
+  switch (how) {
+    case Termination::exited:
+      return "exited";
+    case Termination::signaled:
+      return "signaled";
+    case Termination::timed_out:
+      return "timed_out";
+    case Termination::out_of_memory:
+      return "out_of_memory";
+    case Termination::cancelled:
+      return "cancelled";
+    case Termination::spawn_failed:
+      return "spawn_failed";
+  }
+  return "?";
+}
+
+std::string describe(const ProcessOutcome& o) {
+  return std::string(name_of(o.how)) + " exit=" + std::to_string(o.exit_code) +
+         " signal=" + std::to_string(o.signal) + " wall=" + std::to_string(o.wall_seconds) +
+         " error='" + o.spawn_error + "'";
+}
+
+// The state of `pid` in /proc: nullopt when it is gone.
+std::optional<util::ProcessInfo> find_process(pid_t pid) {
+  for (const auto& p : util::snapshot_processes())
+    if (p.pid == pid) return p;
+  return std::nullopt;
+}
+
+bool is_live(pid_t pid) {
+  const auto p = find_process(pid);
+  return p.has_value() && p->state != 'Z';
+}
+
+std::vector<util::ProcessInfo> live_session_members(pid_t sid) {
+  std::vector<util::ProcessInfo> out;
+  for (const auto& p : util::session_members(util::snapshot_processes(), sid))
+    if (p.state != 'Z') out.push_back(p);
+  return out;
+}
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* path = std::getenv("PATH");
+    env_ = {"PATH=" + std::string(path && *path ? path : "/usr/local/bin:/usr/bin:/bin"),
+            "PORTCHECK_UNIT=1"};
+  }
+
+  // Whatever a test did, no live process may remain in any session that a child led. This runs
+  // before the fixture's Supervisor is destroyed, so its destructor's cancel_all cannot hide a
+  // leak.
+  void TearDown() override {
+    for (const pid_t sid : sessions_) {
+      const auto left = live_session_members(sid);
+      EXPECT_TRUE(left.empty()) << left.size() << " live process(es) left in session " << sid
+                                << ", first pid " << (left.empty() ? 0 : left.front().pid);
+    }
+    for (const pid_t pid : grandchildren_) EXPECT_FALSE(is_live(pid)) << "grandchild " << pid;
+  }
+
+  ProcessSpec shell(const std::string& name, const std::string& script,
+                    std::chrono::milliseconds timeout = 0ms, std::uint64_t max_rss = 0) {
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", script};
+    spec.env = env_;
+    spec.cwd = dir_.path();
+    spec.stdout_path = dir_.path() / (name + ".out");
+    spec.stderr_path = dir_.path() / (name + ".err");
+    spec.timeout = timeout;
+    spec.max_rss_bytes = max_rss;
+    return spec;
+  }
+
+  fs::path file(const std::string& name) const { return dir_.path() / name; }
+
+  // Reads a pid that a child wrote (with a trailing newline, so a complete write is recognisable).
+  std::optional<pid_t> read_pid(const std::string& name) const {
+    std::ifstream in(file(name));
+    std::string text;
+    if (!std::getline(in, text) || in.eof()) return std::nullopt;  // not (fully) written yet
+    try {
+      return static_cast<pid_t>(std::stoi(text));
+    } catch (...) {
+      return std::nullopt;
+    }
+  }
+
+  // Calls wait() until `n` outcomes arrived or `limit` passed.
+  Ended wait_for(std::size_t n, std::chrono::milliseconds limit = 5000ms) {
+    Ended all;
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (all.size() < n && std::chrono::steady_clock::now() < until) {
+      for (auto& e : sup_.wait(50ms)) all.push_back(std::move(e));
+    }
+    return all;
+  }
+
+  // Keeps the supervisor turning (so limits are enforced) until the child wrote `name`.
+  pid_t wait_for_pid_file(const std::string& name, Ended& ended_meanwhile,
+                          std::chrono::milliseconds limit = 3000ms) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < until) {
+      if (const auto pid = read_pid(name)) return *pid;
+      for (auto& e : sup_.wait(10ms)) ended_meanwhile.push_back(std::move(e));
+    }
+    ADD_FAILURE() << "the child never wrote " << name;
+    return 0;
+  }
+
+  void remember_session(pid_t sid) {
+    if (sid > 0) sessions_.insert(sid);
+  }
+  void remember_grandchild(pid_t pid) {
+    if (pid > 0) grandchildren_.insert(pid);
+  }
+
+  util::TempDir dir_{"portcheck-supervisor-test"};
+  std::vector<std::string> env_;
+  std::set<pid_t> sessions_;
+  std::set<pid_t> grandchildren_;
+  Supervisor sup_{5ms};
+};
+
+TEST_F(SupervisorTest, NormalExitReportsCodeAndCapturesOutput) {
+  sup_.start(7, shell("normal",
+                      "echo $$ > sid; echo to-stdout; echo to-stderr >&2; "
+                      "echo \"cwd=$(pwd) var=$PORTCHECK_UNIT home=${HOME:-unset}\"; exit 3"));
+  EXPECT_EQ(sup_.running(), 1u);
+  const auto ended = wait_for(1);
+  remember_session(read_pid("sid").value_or(0));
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].first, 7u);
+  const ProcessOutcome& o = ended[0].second;
+  EXPECT_EQ(o.how, Termination::exited) << describe(o);
+  EXPECT_EQ(o.exit_code, 3);
+  EXPECT_EQ(o.signal, 0);
+  EXPECT_GT(o.wall_seconds, 0.0);
+  EXPECT_LT(o.wall_seconds, 3.0);
+  EXPECT_TRUE(o.spawn_error.empty());
+  EXPECT_EQ(sup_.running(), 0u);
+
+  // The environment is exactly the one given (HOME is not inherited); cwd is applied.
+  EXPECT_EQ(util::read_file(file("normal.out")),
+            "to-stdout\ncwd=" + fs::canonical(dir_.path()).string() + " var=1 home=unset\n");
+  EXPECT_EQ(util::read_file(file("normal.err")), "to-stderr\n");
+  EXPECT_TRUE(sup_.wait(0ms).empty()) << "an outcome must be reported only once";
+}
+
+TEST_F(SupervisorTest, ZeroExitAndOutputFilesAreTruncated) {
+  std::ofstream(file("zero.out")) << "stale contents that must disappear\n";
+  sup_.start(1, shell("zero", "echo $$ > sid; printf fresh"));
+  const auto ended = wait_for(1);
+  remember_session(read_pid("sid").value_or(0));
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].second.how, Termination::exited) << describe(ended[0].second);
+  EXPECT_EQ(ended[0].second.exit_code, 0);
+  EXPECT_EQ(util::read_file(file("zero.out")), "fresh");
+  EXPECT_EQ(util::read_file(file("zero.err")), "");
+}
+
+TEST_F(SupervisorTest, SeveralChildrenAreReportedByTheirIds) {
+  for (ProcessRunner::Id id = 1; id <= 4; ++id) {
+    const std::string n = std::to_string(id);
+    sup_.start(id, shell("c" + n, "echo $$ > sid" + n + "; sleep 0.0" + n + "; exit " + n));
+  }
+  EXPECT_EQ(sup_.running(), 4u);
+  const auto ended = wait_for(4);
+  for (int i = 1; i <= 4; ++i) remember_session(read_pid("sid" + std::to_string(i)).value_or(0));
+  ASSERT_EQ(ended.size(), 4u);
+  std::map<ProcessRunner::Id, int> codes;
+  for (const auto& [id, o] : ended) {
+    EXPECT_EQ(o.how, Termination::exited) << describe(o);
+    codes[id] = o.exit_code;
+  }
+  EXPECT_EQ(codes, (std::map<ProcessRunner::Id, int>{{1, 1}, {2, 2}, {3, 3}, {4, 4}}));
+  EXPECT_EQ(sup_.running(), 0u);
+}
+
+TEST_F(SupervisorTest, EachChildLeadsItsOwnSession) {
+  sup_.start(1, shell("s", "echo $$ > sid; sleep 1000 & echo $! > gc; wait", 2000ms));
+  Ended early;
+  const pid_t sid = wait_for_pid_file("sid", early);
+  const pid_t gc = wait_for_pid_file("gc", early);
+  remember_session(sid);
+  remember_grandchild(gc);
+  ASSERT_TRUE(early.empty()) << describe(early.front().second);
+  EXPECT_NE(sid, ::getsid(0));
+  const auto info = find_process(gc);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->session, sid) << "the grandchild must be in the child's session";
+  const auto leader = find_process(sid);
+  ASSERT_TRUE(leader.has_value());
+  EXPECT_EQ(leader->session, sid) << "the child must be a session leader";
+  EXPECT_EQ(leader->ppid, ::getpid());
+  const auto cancelled = sup_.cancel_all();
+  ASSERT_EQ(cancelled.size(), 1u);
+}
+
+TEST_F(SupervisorTest, TimeoutKillsChildAndGrandchild) {
+  const auto started = std::chrono::steady_clock::now();
+  sup_.start(5, shell("slow", "sleep 1000 & echo $! > gc; echo $$ > sid; wait; echo never", 600ms));
+  Ended ended;
+  const pid_t gc = wait_for_pid_file("gc", ended);
+  const pid_t sid = wait_for_pid_file("sid", ended);
+  remember_grandchild(gc);
+  remember_session(sid);
+  ASSERT_TRUE(ended.empty()) << "ended before the timeout: " << describe(ended.front().second);
+  ASSERT_TRUE(is_live(gc)) << "the grandchild should be running before the timeout";
+
+  for (auto& e : wait_for(1, 3000ms)) ended.push_back(std::move(e));
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].first, 5u);
+  const ProcessOutcome& o = ended[0].second;
+  EXPECT_EQ(o.how, Termination::timed_out) << describe(o);
+  EXPECT_EQ(o.signal, SIGKILL);
+  EXPECT_GE(o.wall_seconds, 0.6);
+  EXPECT_LT(o.wall_seconds, 2.0);
+  EXPECT_LT(elapsed, 2.5);
+  EXPECT_EQ(sup_.running(), 0u);
+  EXPECT_FALSE(is_live(gc)) << "grandchild " << gc << " survived the timeout";
+  EXPECT_FALSE(is_live(sid));
+  EXPECT_TRUE(live_session_members(sid).empty());
+  EXPECT_EQ(util::read_file(file("slow.out")), "");
+}
+
+TEST_F(SupervisorTest, TimeoutOfZeroMeansNoLimit) {
+  sup_.start(1, shell("nolimit", "echo $$ > sid; sleep 0.3; exit 4", 0ms));
+  const auto ended = wait_for(1);
+  remember_session(read_pid("sid").value_or(0));
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].second.how, Termination::exited) << describe(ended[0].second);
+  EXPECT_EQ(ended[0].second.exit_code, 4);
+}
+
+TEST_F(SupervisorTest, MemoryLimitKillsAllocatingGrandchild) {
+  // The shell does not exec python (a command follows it), so the allocation is a grandchild's.
+  const std::string script =
+      "echo $$ > sid; python3 -c 'import os, time\n"
+      "open(\"py\", \"w\").write(str(os.getpid()) + \"\\n\")\n"
+      "b = b\"x\" * (400 << 20)\n"
+      "time.sleep(30)'; echo after-python";
+  const auto started = std::chrono::steady_clock::now();
+  sup_.start(9, shell("mem", script, 10000ms, 200ULL << 20));
+  Ended ended;
+  const pid_t sid = wait_for_pid_file("sid", ended);
+  remember_session(sid);
+  const auto until = started + 5s;
+  while (ended.empty() && std::chrono::steady_clock::now() < until) {
+    for (auto& e : sup_.wait(50ms)) ended.push_back(std::move(e));
+  }
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const auto py = read_pid("py");
+  if (py) remember_grandchild(*py);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].first, 9u);
+  const ProcessOutcome& o = ended[0].second;
+  EXPECT_EQ(o.how, Termination::out_of_memory) << describe(o);
+  EXPECT_EQ(o.signal, SIGKILL);
+  EXPECT_GT(o.peak_rss_bytes, 200ULL << 20);
+  EXPECT_LT(o.wall_seconds, 3.0) << "the limit should act within a few samples";
+  EXPECT_LT(elapsed, 3.5);
+  ASSERT_TRUE(py.has_value()) << "python never started";
+  EXPECT_NE(*py, sid) << "python should be a grandchild, not the session leader";
+  EXPECT_FALSE(is_live(*py));
+  EXPECT_TRUE(live_session_members(sid).empty());
+  EXPECT_EQ(util::read_file(file("mem.out")), "") << "the shell must not outlive python";
+}
+
+TEST_F(SupervisorTest, SmallProcessUnderTheMemoryLimitExitsNormally) {
+  sup_.start(1, shell("small", "echo $$ > sid; sleep 0.2; exit 0", 0ms, 200ULL << 20));
+  const auto ended = wait_for(1);
+  remember_session(read_pid("sid").value_or(0));
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].second.how, Termination::exited) << describe(ended[0].second);
+  EXPECT_GT(ended[0].second.peak_rss_bytes, 0u) << "the session's RSS should have been sampled";
+  EXPECT_LT(ended[0].second.peak_rss_bytes, 200ULL << 20);
+}
+
+TEST_F(SupervisorTest, SegfaultIsReportedAsSignaled) {
+  sup_.start(3, shell("segv", "echo $$ > sid; ulimit -c 0; kill -SEGV $$"));
+  const auto ended = wait_for(1);
+  remember_session(read_pid("sid").value_or(0));
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].first, 3u);
+  EXPECT_EQ(ended[0].second.how, Termination::signaled) << describe(ended[0].second);
+  EXPECT_EQ(ended[0].second.signal, SIGSEGV);
+}
+
+TEST_F(SupervisorTest, PythonSegfaultAsDirectChildIsReportedAsSignaled) {
+  ProcessSpec spec = shell("pysegv", "");
+  spec.argv = {"python3", "-c",
+               "import os, resource, signal\n"
+               "resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+               "open('sid', 'w').write(str(os.getpid()) + '\\n')\n"
+               "os.kill(os.getpid(), signal.SIGSEGV)"};
+  sup_.start(4, spec);
+  const auto ended = wait_for(1);
+  remember_session(read_pid("sid").value_or(0));
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].second.how, Termination::signaled) << describe(ended[0].second);
+  EXPECT_EQ(ended[0].second.signal, SIGSEGV);
+}
+
+TEST_F(SupervisorTest, GrandchildOutlivingItsParentIsKilledOnExit) {
+  sup_.start(2, shell("orphan", "sleep 1000 & echo $! > gc; echo $$ > sid; exit 0"));
+  const auto ended = wait_for(1);
+  const pid_t gc = read_pid("gc").value_or(0);
+  const pid_t sid = read_pid("sid").value_or(0);
+  remember_grandchild(gc);
+  remember_session(sid);
+  ASSERT_GT(gc, 0);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].second.how, Termination::exited) << describe(ended[0].second);
+  EXPECT_EQ(ended[0].second.exit_code, 0);
+  // Immediately after wait() reported the exit: nothing of the session is alive.
+  EXPECT_FALSE(is_live(gc)) << "orphaned grandchild " << gc << " still runs";
+  EXPECT_TRUE(live_session_members(sid).empty());
+  // And it was re-parented to us (subreaper) and reaped, not left as a zombie of ours.
+  const auto info = find_process(gc);
+  EXPECT_FALSE(info.has_value()) << "grandchild left as a zombie, state " << info->state << " ppid "
+                                 << info->ppid;
+}
+
+TEST_F(SupervisorTest, CancelAllKillsEverythingAndReportsCancelled) {
+  for (int i = 1; i <= 3; ++i) {
+    const std::string n = std::to_string(i);
+    sup_.start(
+        static_cast<ProcessRunner::Id>(10 + i),
+        shell("cancel" + n, "sleep 1000 & echo $! > gc" + n + "; echo $$ > sid" + n + "; wait"));
+  }
+  Ended early;
+  std::vector<pid_t> gcs;
+  std::vector<pid_t> sids;
+  for (int i = 1; i <= 3; ++i) {
+    gcs.push_back(wait_for_pid_file("gc" + std::to_string(i), early));
+    sids.push_back(wait_for_pid_file("sid" + std::to_string(i), early));
+    remember_grandchild(gcs.back());
+    remember_session(sids.back());
+  }
+  ASSERT_TRUE(early.empty());
+  for (const pid_t gc : gcs) ASSERT_TRUE(is_live(gc));
+  ASSERT_EQ(sup_.running(), 3u);
+
+  const auto cancelled = sup_.cancel_all();
+  ASSERT_EQ(cancelled.size(), 3u);
+  std::set<ProcessRunner::Id> ids;
+  for (const auto& [id, o] : cancelled) {
+    ids.insert(id);
+    EXPECT_EQ(o.how, Termination::cancelled) << describe(o);
+    EXPECT_EQ(o.signal, SIGKILL);
+  }
+  EXPECT_EQ(ids, (std::set<ProcessRunner::Id>{11, 12, 13}));
+  EXPECT_EQ(sup_.running(), 0u);
+  for (const pid_t gc : gcs) EXPECT_FALSE(find_process(gc).has_value()) << "grandchild " << gc;
+  for (const pid_t sid : sids) EXPECT_FALSE(find_process(sid).has_value()) << "leader " << sid;
+  EXPECT_TRUE(sup_.wait(0ms).empty());
+  EXPECT_TRUE(sup_.cancel_all().empty());
+}
+
+TEST_F(SupervisorTest, CancelAllAlsoReportsPendingSpawnFailures) {
+  ProcessSpec bad = shell("bad", "");
+  bad.argv = {"/nonexistent/portcheck-no-such-program"};
+  sup_.start(1, bad);
+  const auto cancelled = sup_.cancel_all();
+  ASSERT_EQ(cancelled.size(), 1u);
+  EXPECT_EQ(cancelled[0].first, 1u);
+  EXPECT_EQ(cancelled[0].second.how, Termination::spawn_failed);
+}
+
+TEST_F(SupervisorTest, NonexistentProgramIsSpawnFailed) {
+  ProcessSpec spec = shell("missing", "");
+  spec.argv = {"/nonexistent/portcheck-no-such-program", "--flag"};
+  sup_.start(6, spec);
+  EXPECT_EQ(sup_.running(), 0u);
+  const auto ended = sup_.wait(0ms);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].first, 6u);
+  const ProcessOutcome& o = ended[0].second;
+  EXPECT_EQ(o.how, Termination::spawn_failed) << describe(o);
+  EXPECT_NE(o.spawn_error.find("/nonexistent/portcheck-no-such-program"), std::string::npos)
+      << o.spawn_error;
+  EXPECT_NE(o.spawn_error.find("No such file"), std::string::npos) << o.spawn_error;
+  EXPECT_TRUE(sup_.wait(0ms).empty()) << "reported only once";
+}
+
+TEST_F(SupervisorTest, ProgramNotOnPathIsSpawnFailed) {
+  ProcessSpec spec = shell("notonpath", "");
+  spec.argv = {"portcheck-no-such-program-on-path"};
+  sup_.start(2, spec);
+  const auto ended = sup_.wait(0ms);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].second.how, Termination::spawn_failed) << describe(ended[0].second);
+  EXPECT_NE(ended[0].second.spawn_error.find("portcheck-no-such-program-on-path"),
+            std::string::npos);
+}
+
+TEST_F(SupervisorTest, UnwritableOutputPathIsSpawnFailed) {
+  ProcessSpec spec = shell("x", "echo hi");
+  spec.stdout_path = dir_.path() / "no-such-dir" / "out";
+  sup_.start(3, spec);
+  EXPECT_EQ(sup_.running(), 0u);
+  const auto ended = sup_.wait(0ms);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].second.how, Termination::spawn_failed) << describe(ended[0].second);
+  EXPECT_FALSE(ended[0].second.spawn_error.empty());
+}
+
+TEST_F(SupervisorTest, SpawnFailureDoesNotDisturbRunningChildren) {
+  sup_.start(1, shell("ok", "echo $$ > sid; sleep 0.2; exit 5"));
+  ProcessSpec bad = shell("bad", "");
+  bad.argv = {"/nonexistent/portcheck-no-such-program"};
+  sup_.start(2, bad);
+  EXPECT_EQ(sup_.running(), 1u);
+  const auto ended = wait_for(2);
+  remember_session(read_pid("sid").value_or(0));
+  ASSERT_EQ(ended.size(), 2u);
+  // The failure was known first, so it is reported first.
+  EXPECT_EQ(ended[0].first, 2u);
+  EXPECT_EQ(ended[0].second.how, Termination::spawn_failed);
+  EXPECT_EQ(ended[1].first, 1u);
+  EXPECT_EQ(ended[1].second.how, Termination::exited);
+  EXPECT_EQ(ended[1].second.exit_code, 5);
+}
+
+TEST_F(SupervisorTest, WaitReturnsAfterMaxWaitWhenNothingEnds) {
+  sup_.start(1, shell("idle", "echo $$ > sid; sleep 1000 & wait"));
+  const auto before = std::chrono::steady_clock::now();
+  const auto ended = sup_.wait(200ms);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count();
+  EXPECT_TRUE(ended.empty());
+  EXPECT_GE(waited, 0.19);
+  EXPECT_LT(waited, 1.5);
+  Ended early;
+  remember_session(wait_for_pid_file("sid", early));
+  EXPECT_TRUE(early.empty());
+  EXPECT_EQ(sup_.cancel_all().size(), 1u);
+}
+
+TEST_F(SupervisorTest, WaitWithNoChildrenReturnsImmediately) {
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_TRUE(sup_.wait(2000ms).empty());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - before).count(), 0.5);
+}
+
+TEST(SupervisorDestructor, KillsWhatIsStillRunning) {
+  util::TempDir dir("portcheck-supervisor-test");
+  pid_t gc = 0;
+  pid_t sid = 0;
+  {
+    Supervisor sup(5ms);
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", "sleep 1000 & echo $! > gc; echo $$ > sid; wait"};
+    spec.env = {"PATH=/usr/bin:/bin"};
+    spec.cwd = dir.path();
+    spec.stdout_path = dir.path() / "out";
+    spec.stderr_path = dir.path() / "err";
+    sup.start(1, spec);
+    const auto until = std::chrono::steady_clock::now() + 3s;
+    while (std::chrono::steady_clock::now() < until) {
+      std::ifstream g(dir.path() / "gc"), s(dir.path() / "sid");
+      std::string a, b;
+      if (std::getline(g, a) && !g.eof() && std::getline(s, b) && !s.eof()) {
+        gc = std::stoi(a);
+        sid = std::stoi(b);
+        break;
+      }
+      ASSERT_TRUE(sup.wait(10ms).empty());
+    }
+    ASSERT_GT(gc, 0);
+    ASSERT_TRUE(is_live(gc));
+  }
+  EXPECT_FALSE(is_live(gc));
+  EXPECT_FALSE(is_live(sid));
+  EXPECT_TRUE(live_session_members(sid).empty());
+}
+
+}  // namespace
