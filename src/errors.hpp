@@ -21,6 +21,7 @@ inline constexpr int ok = 0;
 inline constexpr int new_failures = 1;
 inline constexpr int usage = 2;
 inline constexpr int environment = 3;
+inline constexpr int internal = 4;
 inline constexpr int interrupted = 130;
 }  // namespace exit_code
 

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -37,6 +39,7 @@ const char* kExitCodes =
     "  1  new failures (cells that failed and are not marked xfail)\n"
     "  2  bad arguments or manifest (nothing was compiled)\n"
     "  3  Triton missing or the Python environment is broken\n"
+    "  4  internal error of triton-portcheck (please report it)\n"
     "  130  interrupted (Ctrl-C); the finished cells are still reported\n";
 
 // "-t cuda:80,cuda:90 -t hip:gfx942" -> three names
@@ -93,16 +96,40 @@ int run_targets(const std::string& python_flag, const std::vector<std::string>& 
   return exit_code::ok;
 }
 
-int run_check_command(portcheck::CheckOptions options, bool quiet) {
-  using namespace portcheck;
+// A report that cannot be written is known before anything compiles, not after.
+void check_writable_destination(const std::filesystem::path& file, const char* flag) {
+  const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError(
+        fmt::format("{} {}: the folder {} does not exist", flag, file.string(), dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw UsageError(
+        fmt::format("{} {}: the folder {} is not writable", flag, file.string(), dir.string()));
+  if (std::filesystem::is_directory(file, ec))
+    throw UsageError(fmt::format("{} {}: is a folder, not a file", flag, file.string()));
+}
+
+int run_check_command(CheckOptions options, bool quiet) {
   options.progress = !quiet && util::is_terminal(stderr);
+  if (options.json_path) check_writable_destination(*options.json_path, "--json");
   const auto report = run_check(options, g_interrupted);
+  int code = exit_code_for(report);
   // Reports first, atomically, so an interrupted run still leaves whole files behind.
-  if (options.json_path)
-    util::atomic_write_file(*options.json_path, report_to_json(report).dump(2) + "\n");
+  std::string write_error;
+  try {
+    if (options.json_path)
+      util::atomic_write_file(*options.json_path, report_to_json(report).dump(2) + "\n");
+  } catch (const std::exception& e) {
+    write_error = e.what();
+  }
   std::fputs(render_terminal(report, TerminalStyle{util::use_colour(stdout)}).c_str(), stdout);
   std::fflush(stdout);
-  return exit_code_for(report);
+  if (!write_error.empty()) {
+    std::fprintf(stderr, "triton-portcheck: %s\n", write_error.c_str());
+    code = exit_code::environment;
+  }
+  return code;
 }
 
 }  // namespace
@@ -187,6 +214,6 @@ int main(int argc, char** argv) {
     return exit_code::environment;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "triton-portcheck: internal error: %s\n", e.what());
-    return 4;
+    return exit_code::internal;
   }
 }

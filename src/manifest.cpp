@@ -149,7 +149,9 @@ class Parser {
       fail(node, row_key(row, field), "expected an inline table such as { name = value }");
     for (const auto& [k, v] : *table) {
       const std::string name(k.str());
-      const std::string key = field + "." + name;
+      std::string key = field;
+      key += ".";
+      key += name;
       into[name] = to_json(v, row_key(row, key));
       row.key_locations[key] = where(v);
     }

@@ -61,7 +61,9 @@ std::string wrapped(const std::string& label, const std::string& text, std::size
     if (end == std::string::npos) end = text.size();
     const auto word = text.substr(pos, end - pos);
     if (!first && column + 1 + word.size() > width) {
-      out += "\n" + indent + word;
+      out += "\n";
+      out += indent;
+      out += word;
       column = indent.size() + word.size();
     } else {
       out += (first ? "" : " ") + word;

@@ -11,6 +11,7 @@ namespace portcheck {
 // The real ProcessRunner. Each child starts a new session (setsid) so that its whole tree can be
 // found through /proc and killed together; this process becomes a subreaper so no grandchild is
 // left to init. Memory is the summed RSS of the session, sampled every `sample_period`.
+// It reaps with waitpid(-1), so only one Supervisor may have children at a time in a process.
 class Supervisor final : public ProcessRunner {
  public:
   explicit Supervisor(std::chrono::milliseconds sample_period = std::chrono::milliseconds(20));

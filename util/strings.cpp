@@ -66,7 +66,7 @@ std::optional<std::uint64_t> parse_byte_size(std::string_view text) {
                                                {"kb", 1000},
                                                {"m", 1ULL << 20},
                                                {"mib", 1ULL << 20},
-                                               {"mb", 1000 * 1000},
+                                               {"mb", 1000ULL * 1000},
                                                {"g", 1ULL << 30},
                                                {"gib", 1ULL << 30},
                                                {"gb", 1000ULL * 1000 * 1000}}};
@@ -102,7 +102,8 @@ std::string sha1_hex(std::string_view data) {
   for (std::size_t chunk = 0; chunk < msg.size(); chunk += 64) {
     std::uint32_t w[80];
     for (int i = 0; i < 16; ++i) {
-      const auto* p = reinterpret_cast<const unsigned char*>(msg.data() + chunk + 4 * i);
+      const auto* p = reinterpret_cast<const unsigned char*>(msg.data() + chunk +
+                                                             4 * static_cast<std::size_t>(i));
       w[i] = (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) |
              (std::uint32_t(p[2]) << 8) | p[3];
     }

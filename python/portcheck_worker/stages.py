@@ -31,12 +31,13 @@ LOG_LIMIT = 8000
 class StageError(Exception):
     """A compiler failure, with the stage that raised and the times of the stages before it."""
 
-    def __init__(self, stage, cause, times, source=None):
+    def __init__(self, stage, cause, times, source, compile_s):
         super().__init__(str(cause))
         self.stage = stage
         self.cause = cause
         self.times = times
         self.source = source
+        self.compile_s = compile_s
 
 
 def make_target(spec):
@@ -110,6 +111,11 @@ class StageRecorder:
         faults.maybe_inject("frontend", self.kernel_name)
         self._frontend_start = time.perf_counter()
 
+    def finish_frontend(self):
+        """The frontend ends where the first backend stage starts, or where it raised."""
+        if self._frontend_start is not None and "frontend" not in self.times:
+            self.times["frontend"] = time.perf_counter() - self._frontend_start
+
     def hook(self, *args):
         if not args:  # compile() asks for a cache-key contribution
             return "portcheck-stage-timer", "0"
@@ -121,8 +127,7 @@ class StageRecorder:
     def _wrap(self, name, run):
 
         def timed(src, metadata):
-            if self._frontend_start is not None and "frontend" not in self.times:
-                self.times["frontend"] = time.perf_counter() - self._frontend_start
+            self.finish_frontend()
             self.current = name
             self.progress.mark(name)
             faults.maybe_inject(name, self.kernel_name)
@@ -156,12 +161,12 @@ def compile_cell(request, progress):
     try:
         compiled = triton.compile(src, target=target, options=options)
     except Exception as e:  # every compiler failure, whatever its class, is reported
-        raise StageError(recorder.current, e, recorder.times, _error_location(fn, e)) from e
+        recorder.finish_frontend()
+        raise StageError(recorder.current, e, recorder.times, _error_location(fn, e),
+                         time.perf_counter() - started) from e
     finally:
         knobs.runtime.add_stages_inspection_hook = None
     compile_s = time.perf_counter() - started
-    if "frontend" not in recorder.times:
-        recorder.times["frontend"] = compile_s - sum(recorder.times.values())
 
     result = {
         "status": "ok",
@@ -187,6 +192,7 @@ def failure_result(error):
             "traceback": _bounded("".join(traceback.format_exception(type(cause), cause, cause.__traceback__))),
         },
         "stages": error.times,
+        "compile_s": error.compile_s,
         "error_source": error.source,
     }
 

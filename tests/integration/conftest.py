@@ -1,0 +1,223 @@
+"""Shared fixtures for the triton-portcheck integration tests.
+
+Everything here drives the real binary (build/triton-portcheck) and the real Python worker in the
+project's .venv (real Triton, no GPU). The full demo matrix is compiled once per session.
+"""
+import json
+import os
+import shutil
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+# `make integration` passes both; the defaults are the repository's build and .venv.
+BINARY = Path(os.environ.get("PORTCHECK_BIN") or REPO / "build" / "triton-portcheck")
+VENV_PYTHON = Path(os.environ.get("PORTCHECK_PYTHON") or REPO / ".venv" / "bin" / "python")
+DEMO_DIR = REPO / "demo"
+WORKER_DIR = REPO / "python"
+HELPERS = Path(__file__).resolve().parent / "helpers"
+
+# Environment variable carried by every process a test run starts, so leaked workers can be found
+# in /proc without confusing them with anybody else's triton-portcheck run.
+TAG_VAR = "PORTCHECK_ITEST_TAG"
+
+AXPY_SIGNATURE = ('{ x_ptr = "*fp32:16", y_ptr = "*fp32:16", out_ptr = "*fp32:16", n = "i32:16", '
+                  'a = "fp32" }')
+
+KERNELS_PY = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def axpy(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, a * x + y, mask=mask)
+'''
+
+
+def pytest_configure(config):
+    # Also registered in pytest.ini; repeated here so running from another rootdir does not warn.
+    config.addinivalue_line("markers", "slow: multi-second real compiles (the demo matrix and friends)")
+
+
+def require_binary():
+    if not (BINARY.is_file() and os.access(BINARY, os.X_OK)):
+        pytest.fail(f"{BINARY} is missing: build it first (make build)")
+    return BINARY
+
+
+def tool_env(tag=None, **extra):
+    env = dict(os.environ)
+    for name in ("TRITON_PORTCHECK_INJECT", "VIRTUAL_ENV", "TRITON_PORTCHECK_SHARE", "PYTHONPATH",
+                 "PORTCHECK_BIN", "PORTCHECK_PYTHON"):
+        env.pop(name, None)
+    env[TAG_VAR] = tag or f"itest-{uuid.uuid4().hex}"
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def popen_tool(args, *, cwd, env, **kwargs):
+    return subprocess.Popen([str(require_binary()), *map(str, args)], cwd=str(cwd), env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+@dataclass
+class ToolRun:
+    args: list
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    tag: str
+
+    def json(self, path):
+        return json.loads(Path(path).read_text())
+
+
+def run_tool(args, *, cwd, timeout=600, env=None, tag=None, **env_extra):
+    tag = tag or f"itest-{uuid.uuid4().hex}"
+    env = env or tool_env(tag, **env_extra)
+    started = time.monotonic()
+    proc = popen_tool(args, cwd=cwd, env=env)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        pytest.fail(f"triton-portcheck {' '.join(map(str, args))} ran past {timeout} s\n{out}\n{err}")
+    return ToolRun(list(args), proc.returncode, out, err, time.monotonic() - started, env[TAG_VAR])
+
+
+def tagged_processes(tag):
+    """(pid, cmdline) of every live process whose environment carries TAG_VAR=tag."""
+    needle = f"{TAG_VAR}={tag}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state == b"Z":
+            continue
+        if needle in environ.split(b"\0"):
+            found.append((int(entry), cmdline))
+    return found
+
+
+def worker_processes_anywhere():
+    """Live processes whose command line names the worker or the injected sleeping grandchild."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "portcheck_worker" in cmdline or "time.sleep(3600)" in cmdline:
+            found.append((int(entry), cmdline.strip()))
+    return found
+
+
+def assert_no_leftovers(tag, grace_s=3.0):
+    """Nothing started by the run tagged `tag` may be alive once the tool has exited."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        left = tagged_processes(tag)
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert not left, f"processes left behind by the run: {left}"
+
+
+def write_manifest(directory, body, kernels_py=KERNELS_PY, name="portcheck.toml"):
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    if kernels_py is not None:
+        (directory / "kernels.py").write_text(kernels_py)
+    path = directory / name
+    path.write_text(body)
+    return path
+
+
+def axpy_manifest(targets, rows=(("axpy", 1024), )):
+    text = "[defaults]\ntargets = [" + ", ".join(f'"{t}"' for t in targets) + "]\n"
+    for name, block in rows:
+        text += (f'\n[[kernel]]\nname = "{name}"\ntarget = "kernels.py:axpy"\n'
+                 f"signature = {AXPY_SIGNATURE}\nconstants = {{ BLOCK = {block} }}\n"
+                 "options = { num_warps = 4 }\n")
+    return text
+
+
+def cells_by_position(report):
+    return {(c["row"], c["target"]): c for c in report["cells"]}
+
+
+@pytest.fixture(scope="session")
+def binary():
+    return require_binary()
+
+
+@pytest.fixture(scope="session")
+def venv_python():
+    if not VENV_PYTHON.exists():
+        pytest.fail(f"{VENV_PYTHON} is missing: create the .venv with Triton first")
+    return VENV_PYTHON
+
+
+@dataclass
+class DemoRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    report: dict
+    seconds: float
+    json_path: Path
+
+
+@pytest.fixture(scope="session")
+def demo_run(binary, venv_python, tmp_path_factory):
+    """`check --demo --json` once per session: (exit code, stdout, parsed JSON) and friends."""
+    workdir = tmp_path_factory.mktemp("demo-run")
+    json_path = workdir / "demo.json"
+    run = run_tool(["check", "--demo", "--python", venv_python, "--json", json_path], cwd=workdir, timeout=900)
+    assert json_path.exists(), f"no JSON report written\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+    report = json.loads(json_path.read_text())
+    assert_no_leftovers(run.tag)
+    return DemoRun(run.returncode, run.stdout, run.stderr, report, run.seconds, json_path)
+
+
+@pytest.fixture
+def demo_result(demo_run):
+    """The brief's spelling: (exit code, stdout, parsed json)."""
+    return demo_run.returncode, demo_run.stdout, demo_run.report
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    return tmp_path
+
+
+@pytest.fixture
+def copy_demo(tmp_path):
+    """A copy of demo/ in a directory unrelated to the repository."""
+    dst = tmp_path / "elsewhere" / "demo-copy"
+    shutil.copytree(DEMO_DIR, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
