@@ -59,7 +59,8 @@ struct CellResult {
   std::string log;
   std::optional<SourceLocation> kernel_source;  // the def
   std::optional<SourceLocation> error_source;   // the failing line, when the compiler said it
-  std::string why;                              // from the known-failure table
+  bool cached = false;  // served from the result cache, not compiled in this run
+  std::string why;      // from the known-failure table
   std::string link;
 
   [[nodiscard]] bool failed_outcome() const {

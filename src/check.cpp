@@ -1,16 +1,19 @@
 #include "src/check.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "src/cache.hpp"
 #include "src/classify.hpp"
 #include "src/envs.hpp"
 #include "src/errors.hpp"
@@ -18,6 +21,7 @@
 #include "src/manifest.hpp"
 #include "src/scheduler.hpp"
 #include "src/supervisor.hpp"
+#include "src/worker_pool.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -159,26 +163,77 @@ struct PlannedCell {
   const KernelRow* row;
   Target target;
   std::filesystem::path dir;
+  nlohmann::json request;
   double timeout_s;
   std::uint64_t max_rss;
+  std::string key;  // result-cache key, empty when the worker could not compute one
 };
 
-CellResult interpret(const PlannedCell& plan, const ProcessOutcome& outcome,
-                     const std::string& triton_version, const KnownFailures& known) {
+CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome) {
   CellEvidence evidence;
   evidence.outcome = outcome;
-  if (const auto text = util::read_file_bounded(plan.dir / "result.json", 1 << 24)) {
+  if (const auto text = util::read_file_bounded(dir / "result.json", 1 << 24)) {
     try {
       evidence.result = nlohmann::json::parse(*text);
     } catch (const nlohmann::json::exception&) {
       evidence.result.reset();
     }
   }
-  evidence.last_stage = last_stage_from_progress(
-      util::read_file_bounded(plan.dir / "progress", 1 << 16).value_or(""));
-  evidence.stderr_text = util::read_file_bounded(plan.dir / "stderr", kLogLimit).value_or("");
-  const auto c = classify(evidence);
+  evidence.last_stage =
+      last_stage_from_progress(util::read_file_bounded(dir / "progress", 1 << 16).value_or(""));
+  evidence.stderr_text = util::read_file_bounded(dir / "stderr", kLogLimit).value_or("");
+  return evidence;
+}
 
+// What a cache entry keeps of a cell: enough to classify it again exactly as the first time.
+nlohmann::json cache_entry(const std::string& key, const CellEvidence& evidence,
+                           const std::filesystem::path& origin) {
+  return {{"key", key},
+          {"origin", origin.string()},
+          {"result", *evidence.result},
+          {"stderr", evidence.stderr_text},
+          {"last_stage", evidence.last_stage},
+          {"wall_s", evidence.outcome.wall_seconds}};
+}
+
+// The same kernel checked out elsewhere (another CI runner, a moved project) has the same key;
+// paths in its cached messages are moved to where the kernel lives now.
+nlohmann::json rebased(const nlohmann::json& entry, const std::filesystem::path& origin) {
+  const auto old_origin = entry.value("origin", "");
+  if (old_origin.empty() || old_origin == origin.string()) return entry;
+  std::string text = entry.dump();
+  const auto from = nlohmann::json(old_origin).dump();  // escaped as it appears in JSON
+  const auto to = nlohmann::json(origin.string()).dump();
+  const auto inner_from = from.substr(1, from.size() - 2);
+  const auto inner_to = to.substr(1, to.size() - 2);
+  for (std::size_t pos = 0; (pos = text.find(inner_from, pos)) != std::string::npos;
+       pos += inner_to.size())
+    text.replace(pos, inner_from.size(), inner_to);
+  return nlohmann::json::parse(text);
+}
+
+CellEvidence evidence_from_cache(const nlohmann::json& entry) {
+  CellEvidence evidence;
+  evidence.outcome.how = Termination::exited;
+  evidence.outcome.wall_seconds = entry.value("wall_s", 0.0);
+  evidence.result = entry.at("result");
+  evidence.stderr_text = entry.value("stderr", "");
+  evidence.last_stage = entry.value("last_stage", "");
+  return evidence;
+}
+
+// Timeouts, crashes and memory kills depend on the machine and the moment; internal errors are
+// ours. Only a worker's own verdict on the compile is worth keeping.
+bool cacheable(const CellEvidence& evidence, const CellResult& cell) {
+  return evidence.outcome.how == Termination::exited && evidence.outcome.exit_code == 0 &&
+         evidence.result.has_value() && cell.kind != FailureKind::internal_error &&
+         cell.kind != FailureKind::timeout && cell.kind != FailureKind::crash &&
+         cell.kind != FailureKind::oom;
+}
+
+CellResult interpret(const PlannedCell& plan, const CellEvidence& evidence,
+                     const std::string& triton_version, const KnownFailures& known) {
+  const auto c = classify(evidence);
   CellResult cell;
   const auto& row = *plan.row;
   cell.kernel = row.display_name();
@@ -193,7 +248,7 @@ CellResult interpret(const PlannedCell& plan, const ProcessOutcome& outcome,
   cell.message = c.message;
   cell.fingerprint = c.fingerprint;
   cell.error_source = c.error_source;
-  cell.wall_s = outcome.wall_seconds;
+  cell.wall_s = evidence.outcome.wall_seconds;
   cell.expected_failure =
       std::find(row.xfail.begin(), row.xfail.end(), cell.target) != row.xfail.end();
   const bool failed = c.kind != FailureKind::none;
@@ -226,6 +281,16 @@ CellResult interpret(const PlannedCell& plan, const ProcessOutcome& outcome,
     }
   }
   return cell;
+}
+
+nlohmann::json target_json(const Target& t) {
+  return {{"backend", t.backend}, {"arch", t.arch}, {"warp_size", t.warp_size}};
+}
+
+std::uint64_t own_peak_rss_bytes() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
 }
 
 }  // namespace
@@ -262,37 +327,14 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
 
   const auto python = resolve_python(options.python);
   util::TempDir run_dir("triton-portcheck");
-  nlohmann::json probe_request;
-  probe_request["targets"] = nlohmann::json::array();
-  for (const auto& n : columns) {
-    const auto t = *parse_target(n);
-    probe_request["targets"].push_back(
-        {{"backend", t.backend}, {"arch", t.arch}, {"warp_size", t.warp_size}});
-  }
-  probe_request["kernels"] = nlohmann::json::array();
-  for (const auto& row : manifest.rows)
-    probe_request["kernels"].push_back(
-        {{"id", row.display_name()}, {"kernel", kernel_ref_json(row.ref)}});
-  const auto probe = probe_environment(python, share, run_dir.path(), probe_request);
-  validate_against_triton(manifest, probe, row_targets);
-  const auto triton_version = probe.at("triton").at("version").get<std::string>();
-  std::map<std::string, int> warp_sizes;
-  for (const auto& t : probe.at("targets"))
-    if (t.contains("warp_size"))
-      warp_sizes[t.at("name").get<std::string>()] = t.at("warp_size").get<int>();
-
-  const auto known = KnownFailures::load(share.data / "known-failures.toml");
   const auto env = worker_environment(share, run_dir.path() / "triton-cache");
 
+  // Every cell's request, written before anything runs: the probe hashes them for the cache.
   std::vector<PlannedCell> plans;
-  std::vector<Task> tasks;
   for (const auto& row : manifest.rows) {
     for (const auto& name : row_targets[row.display_name()]) {
-      Target target = *parse_target(name);
-      if (const auto it = warp_sizes.find(name); it != warp_sizes.end())
-        target.warp_size = it->second;
-      const auto id = plans.size();
-      const auto dir = run_dir.path() / fmt::format("cell-{}", id);
+      const Target target = *parse_target(name);
+      const auto dir = run_dir.path() / fmt::format("cell-{}", plans.size());
       std::filesystem::create_directories(dir);
       nlohmann::json request;
       request["kernel"] = kernel_ref_json(row.ref);
@@ -302,51 +344,139 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
       request["options"] = row.options;
       if (row.specialization)
         request["specialization"] = nlohmann::json::parse(*row.specialization);
-      request["target"] = {
-          {"backend", target.backend}, {"arch", target.arch}, {"warp_size", target.warp_size}};
-      util::atomic_write_file(dir / "request.json", request.dump());
-
+      request["target"] = target_json(target);
       const double timeout_s =
           options.timeout_s.value_or(row.timeout_s.value_or(manifest.timeout_s));
       const auto max_rss =
           options.max_rss_bytes.value_or(row.max_rss_bytes.value_or(manifest.max_rss_bytes));
-      Task task;
-      task.id = id;
-      task.expected_seconds = expected_seconds(row, target);
-      task.spec.argv = {python,
-                        "-m",
-                        "portcheck_worker",
-                        "cell",
-                        (dir / "request.json").string(),
-                        (dir / "result.json").string(),
-                        (dir / "progress").string()};
-      task.spec.env = env;
-      task.spec.cwd = row.ref.import_root;
-      task.spec.stdout_path = dir / "stdout";
-      task.spec.stderr_path = dir / "stderr";
-      task.spec.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
-      task.spec.max_rss_bytes = max_rss;
-      tasks.push_back(std::move(task));
-      plans.push_back({&row, target, dir, timeout_s, max_rss});
+      plans.push_back({&row, target, dir, std::move(request), timeout_s, max_rss, ""});
     }
   }
 
+  nlohmann::json probe_request;
+  probe_request["tool_version"] = PORTCHECK_VERSION;
+  probe_request["targets"] = nlohmann::json::array();
+  for (const auto& n : columns) probe_request["targets"].push_back(target_json(*parse_target(n)));
+  probe_request["kernels"] = nlohmann::json::array();
+  for (const auto& row : manifest.rows)
+    probe_request["kernels"].push_back(
+        {{"id", row.display_name()}, {"kernel", kernel_ref_json(row.ref)}});
+  probe_request["cells"] = nlohmann::json::array();
+  if (options.use_cache)
+    for (std::size_t i = 0; i < plans.size(); ++i)
+      probe_request["cells"].push_back({{"id", i}, {"request", plans[i].request}});
+
+  // Backends the run compiles for, one target each, for the fork server's warm-up.
+  nlohmann::json warm_targets = nlohmann::json::array();
+  std::set<std::string> warm_backends;
+  for (const auto& n : columns) {
+    const auto t = *parse_target(n);
+    if (warm_backends.insert(t.backend).second) warm_targets.push_back(target_json(t));
+  }
+
+  std::unique_ptr<ProcessRunner> runner;
+  ForkServerRunner* fork_runner = nullptr;
+  nlohmann::json probe;
+  if (options.isolation == Isolation::fork) {
+    ForkServerConfig config;
+    config.argv = {python, "-m", "portcheck_worker", "serve"};
+    config.env = env;
+    config.cwd = std::filesystem::current_path();
+    config.log_dir = run_dir.path();
+    config.warm_targets = warm_targets;
+    config.max_server_rss_bytes = options.worker_max_rss_bytes;
+    auto pool = std::make_unique<ForkServerRunner>(config);
+    probe = pool->probe(probe_request, std::chrono::seconds(300));
+    fork_runner = pool.get();
+    runner = std::move(pool);
+  } else {
+    probe = probe_environment(python, share, run_dir.path(), probe_request);
+    runner = std::make_unique<Supervisor>();
+  }
+  validate_against_triton(manifest, probe, row_targets);
+  const auto triton_version = probe.at("triton").at("version").get<std::string>();
+  std::map<std::string, int> warp_sizes;
+  for (const auto& t : probe.at("targets"))
+    if (t.contains("warp_size"))
+      warp_sizes[t.at("name").get<std::string>()] = t.at("warp_size").get<int>();
+  const auto known = KnownFailures::load(share.data / "known-failures.toml");
+  const auto home = portcheck_home();
+  ResultCache cache(home / "cache", options.cache_max_bytes);
+  CellTimings timings(home / "timings.json");
+
   std::vector<std::optional<CellResult>> results(plans.size());
+  std::vector<Task> tasks;
+  std::size_t from_cache = 0;
+  for (std::size_t id = 0; id < plans.size(); ++id) {
+    auto& plan = plans[id];
+    if (const auto it = warp_sizes.find(plan.target.name()); it != warp_sizes.end()) {
+      plan.target.warp_size = it->second;
+      plan.request["target"] = target_json(plan.target);
+    }
+    if (probe.contains("keys")) {
+      const auto& k = probe["keys"].value(std::to_string(id), nlohmann::json());
+      if (k.is_string()) plan.key = k.get<std::string>();
+    }
+    if (options.use_cache && !plan.key.empty()) {
+      if (const auto entry = cache.load(plan.key)) {
+        results[id] =
+            interpret(plan, evidence_from_cache(rebased(*entry, plan.row->ref.import_root)),
+                      triton_version, known);
+        results[id]->cached = true;
+        ++from_cache;
+        continue;
+      }
+    }
+    util::atomic_write_file(plan.dir / "request.json", plan.request.dump());
+    Task task;
+    task.id = id;
+    const auto timing_key =
+        fmt::format("{}|{}|{}", plan.row->display_name(), plan.target.name(), triton_version);
+    task.expected_seconds =
+        timings.get(timing_key).value_or(expected_seconds(*plan.row, plan.target));
+    task.spec.argv = {python,
+                      "-m",
+                      "portcheck_worker",
+                      "cell",
+                      (plan.dir / "request.json").string(),
+                      (plan.dir / "result.json").string(),
+                      (plan.dir / "progress").string()};
+    task.spec.env = env;
+    task.spec.cwd = plan.row->ref.import_root;
+    task.spec.stdout_path = plan.dir / "stdout";
+    task.spec.stderr_path = plan.dir / "stderr";
+    task.spec.request_path = plan.dir / "request.json";
+    task.spec.result_path = plan.dir / "result.json";
+    task.spec.progress_path = plan.dir / "progress";
+    task.spec.timeout = std::chrono::milliseconds(static_cast<long long>(plan.timeout_s * 1000));
+    task.spec.max_rss_bytes = plan.max_rss;
+    tasks.push_back(std::move(task));
+  }
+
   const std::size_t jobs =
       options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  Supervisor supervisor;
-  Scheduler scheduler(supervisor, jobs);
+  Scheduler scheduler(*runner, jobs);
+  std::size_t stored = 0;
   const auto on_ended = [&](ProcessRunner::Id id, const ProcessOutcome& outcome) {
     if (outcome.how == Termination::cancelled) return;  // never finished: not a result
-    results[id] = interpret(plans[id], outcome, triton_version, known);
+    const auto& plan = plans[id];
+    const auto evidence = evidence_from_files(plan.dir, outcome);
+    results[id] = interpret(plan, evidence, triton_version, known);
+    timings.set(
+        fmt::format("{}|{}|{}", plan.row->display_name(), plan.target.name(), triton_version),
+        outcome.wall_seconds);
+    if (options.use_cache && !plan.key.empty() && cacheable(evidence, *results[id])) {
+      cache.store(plan.key, cache_entry(plan.key, evidence, plan.row->ref.import_root));
+      ++stored;
+    }
   };
   Scheduler::OnProgress on_progress;
   if (options.progress) {
     on_progress = [&](const Progress& p) {
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      std::fprintf(stderr, "\r\033[K[%zu/%zu] %zu running · %.1f s", p.done, p.total, p.running,
-                   elapsed);
+      std::fprintf(stderr, "\r\033[K[%zu/%zu] %zu running · %.1f s", p.done + from_cache,
+                   plans.size(), p.running, elapsed);
       std::fflush(stderr);
     };
   }
@@ -355,6 +485,11 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     std::fprintf(stderr, "\r\033[K");
     std::fflush(stderr);
   }
+  const auto peak_workers = runner->peak_tree_rss_bytes();
+  const auto fork_stats = fork_runner ? fork_runner->stats() : ForkServerRunner::Stats{};
+  runner.reset();  // no worker outlives the matrix
+  timings.save();
+  if (stored > 0) cache.evict_to_fit();
 
   Report report;
   report.tool_version = PORTCHECK_VERSION;
@@ -380,7 +515,15 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
                                         : nlohmann::json(manifest.timeout_s)},
         {"max_rss_bytes", options.max_rss_bytes ? nlohmann::json(*options.max_rss_bytes)
                                                 : nlohmann::json(manifest.max_rss_bytes)},
-        {"isolation", "process"}}},
+        {"isolation", options.isolation == Isolation::fork ? "fork" : "process"},
+        {"cache",
+         options.use_cache ? nlohmann::json(cache.root().string()) : nlohmann::json(nullptr)}}},
+      {"resources",
+       {{"tool_peak_rss_bytes", own_peak_rss_bytes()},
+        {"workers_peak_rss_bytes", peak_workers},
+        {"fork_servers_started", fork_stats.servers_started},
+        {"cells_retried", fork_stats.cells_retried},
+        {"warm_up_s", fork_stats.warm_up_seconds}}},
   };
   return report;
 }

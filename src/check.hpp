@@ -10,6 +10,8 @@
 
 namespace portcheck {
 
+enum class Isolation { fork, process };
+
 struct CheckOptions {
   std::filesystem::path manifest = "portcheck.toml";
   bool demo = false;
@@ -20,6 +22,10 @@ struct CheckOptions {
   std::size_t jobs = 0;  // 0: one per core
   std::optional<std::filesystem::path> json_path;
   bool progress = false;  // a live progress line on stderr
+  Isolation isolation = Isolation::fork;
+  bool use_cache = true;
+  std::uint64_t cache_max_bytes = 512ULL << 20;
+  std::uint64_t worker_max_rss_bytes = 4ULL << 30;
 };
 
 // Runs the matrix and returns the report; throws UsageError or EnvironmentError before anything

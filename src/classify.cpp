@@ -249,6 +249,14 @@ Classification classify(const CellEvidence& evidence) {
           "",
           std::nullopt};
       break;
+    case Termination::worker_lost:
+      c = {FailureKind::internal_error,
+           stage,
+           "",
+           "the fork server died twice while holding this cell (see the worker log)",
+           "",
+           std::nullopt};
+      break;
     case Termination::cancelled:
       c = {FailureKind::internal_error,          stage, "",
            "cancelled: the run was interrupted", "",    std::nullopt};

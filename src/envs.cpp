@@ -108,6 +108,26 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
   return env;
 }
 
+void throw_probe_failure(const std::string& python, const ProcessOutcome& outcome,
+                         const std::string& stderr_text) {
+  std::string last;
+  for (const auto& line : util::split_lines(stderr_text))
+    if (!util::trim(line).empty()) last = std::string(util::trim(line));
+  if (outcome.how == Termination::spawn_failed)
+    throw EnvironmentError(
+        fmt::format("{} (pass --python with a working interpreter)", outcome.spawn_error));
+  if (outcome.how == Termination::exited && outcome.exit_code == 3)
+    throw EnvironmentError(fmt::format(
+        "Triton is not usable from {} ({}): install it with `{} -m pip install triton`, or point "
+        "--python "
+        "or $VIRTUAL_ENV at an environment that has it (`make demo` sets one up in .venv)",
+        python, last.starts_with("portcheck-worker: ") ? last.substr(18) : last, python));
+  throw EnvironmentError(
+      fmt::format("probing the Python environment {} failed{}: check that it runs "
+                  "and that Triton imports in it",
+                  python, last.empty() ? "" : ": " + last));
+}
+
 nlohmann::json probe_environment(const std::string& python, const ShareDirs& share,
                                  const std::filesystem::path& scratch,
                                  const nlohmann::json& request) {
@@ -127,25 +147,10 @@ nlohmann::json probe_environment(const std::string& python, const ShareDirs& sha
   std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ended;
   while (ended.empty()) ended = supervisor.wait(std::chrono::milliseconds(200));
   const auto& outcome = ended.front().second;
-  const auto err = util::read_file_bounded(spec.stderr_path, 4000).value_or("");
-  std::string last;
-  for (const auto& line : util::split_lines(err))
-    if (!util::trim(line).empty()) last = std::string(util::trim(line));
-  if (outcome.how == Termination::spawn_failed)
-    throw EnvironmentError(
-        fmt::format("{} (pass --python with a working interpreter)", outcome.spawn_error));
-  if (outcome.how == Termination::exited && outcome.exit_code == 3)
-    throw EnvironmentError(fmt::format(
-        "Triton is not usable from {} ({}): install it with `{} -m pip install triton`, or point "
-        "--python "
-        "or $VIRTUAL_ENV at an environment that has it (`make demo` sets one up in .venv)",
-        python, last.starts_with("portcheck-worker: ") ? last.substr(18) : last, python));
   if (outcome.how != Termination::exited || outcome.exit_code != 0 ||
       !std::filesystem::exists(result_path))
-    throw EnvironmentError(
-        fmt::format("probing the Python environment {} failed{}: check that it runs "
-                    "and that Triton imports in it",
-                    python, last.empty() ? "" : ": " + last));
+    throw_probe_failure(python, outcome,
+                        util::read_file_bounded(spec.stderr_path, 4000).value_or(""));
   return nlohmann::json::parse(util::read_file(result_path));
 }
 

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/process_runner.hpp"
+
 namespace portcheck {
 
 // Where the tool's own files live: the Python worker, the demo, the data tables.
@@ -26,6 +28,11 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
 // Runs the worker's probe: Python and Triton versions, backend option fields, target details,
 // and the argument names of each kernel. Throws EnvironmentError with the fix when Triton is
 // missing or broken.
+// The EnvironmentError for a probe that did not answer: Triton missing (the worker exits 3), an
+// interpreter that cannot start, or a worker that died.
+[[noreturn]] void throw_probe_failure(const std::string& python, const ProcessOutcome& outcome,
+                                      const std::string& stderr_text);
+
 nlohmann::json probe_environment(const std::string& python, const ShareDirs& share,
                                  const std::filesystem::path& scratch,
                                  const nlohmann::json& request);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "src/cache.hpp"
 #include "src/check.hpp"
 #include "src/envs.hpp"
 #include "src/errors.hpp"
@@ -110,6 +111,33 @@ void check_writable_destination(const std::filesystem::path& file, const char* f
     throw UsageError(fmt::format("{} {}: is a folder, not a file", flag, file.string()));
 }
 
+// TRITON_PORTCHECK_CACHE_MAX bounds the result cache (default 512MiB).
+std::uint64_t cache_bound() {
+  const char* text = std::getenv("TRITON_PORTCHECK_CACHE_MAX");
+  if (text == nullptr || *text == '\0') return kDefaultCacheBytes;
+  const auto bytes = util::parse_byte_size(text);
+  if (!bytes || *bytes == 0)
+    throw UsageError(
+        fmt::format("TRITON_PORTCHECK_CACHE_MAX: '{}' is not a size such as 512MiB", text));
+  return *bytes;
+}
+
+int run_cache(const std::string& action) {
+  ResultCache cache(portcheck_home() / "cache", cache_bound());
+  if (action == "clean") {
+    const auto removed = cache.clean();
+    fmt::print("removed {} cached results from {}\n", removed, cache.root().string());
+    return exit_code::ok;
+  }
+  const auto stats = cache.stats();
+  fmt::print(
+      "cache:   {}\nentries: {}\nsize:    {} of {} (least recently used entries are evicted beyond "
+      "it)\n",
+      cache.root().string(), stats.entries, util::format_bytes(stats.bytes),
+      util::format_bytes(cache.max_bytes()));
+  return exit_code::ok;
+}
+
 int run_check_command(CheckOptions options, bool quiet) {
   options.progress = !quiet && util::is_terminal(stderr);
   if (options.json_path) check_writable_destination(*options.json_path, "--json");
@@ -163,7 +191,25 @@ int main(int argc, char** argv) {
   check->add_option("--json", options.json_path,
                     "Write the JSON report (docs/report-schema.md) to FILE");
   check->add_flag("-q,--quiet", quiet, "No live progress line");
+  std::string isolation = "fork";
+  check
+      ->add_option("--isolation", isolation,
+                   "fork: one warm worker forks a child per cell (default); process: a fresh "
+                   "interpreter per cell")
+      ->check(CLI::IsMember({"fork", "process"}));
+  bool no_cache = false;
+  check->add_flag("--no-cache", no_cache,
+                  "Compile every cell, neither reading nor writing the result cache");
+  std::string worker_max_rss_text;
+  check->add_option("--worker-max-rss", worker_max_rss_text,
+                    "Replace the fork server when it grows beyond this (default 4GiB)");
   check->footer(kExitCodes);
+
+  auto* cache_cmd = app.add_subcommand("cache", "Inspect or empty the result cache");
+  cache_cmd->require_subcommand(1);
+  auto* cache_stats =
+      cache_cmd->add_subcommand("stats", "Entries, size and location of the result cache");
+  auto* cache_clean = cache_cmd->add_subcommand("clean", "Remove every cached result");
 
   std::string targets_python;
   std::vector<std::string> targets_list;
@@ -189,6 +235,18 @@ int main(int argc, char** argv) {
   install_interrupt_handler();
   try {
     if (*targets) return run_targets(targets_python, targets_list);
+    if (*cache_cmd) return run_cache(*cache_stats ? "stats" : "clean");
+    (void)cache_clean;
+    options.isolation = isolation == "process" ? Isolation::process : Isolation::fork;
+    options.use_cache = !no_cache;
+    options.cache_max_bytes = cache_bound();
+    if (!worker_max_rss_text.empty()) {
+      const auto bytes = util::parse_byte_size(worker_max_rss_text);
+      if (!bytes || *bytes == 0)
+        throw UsageError(
+            fmt::format("--worker-max-rss: '{}' is not a size such as 4GiB", worker_max_rss_text));
+      options.worker_max_rss_bytes = *bytes;
+    }
     options.targets = split_targets(raw_targets);
     if (!timeout_text.empty()) {
       try {

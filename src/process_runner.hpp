@@ -18,6 +18,10 @@ struct ProcessSpec {
   std::filesystem::path stderr_path;
   std::chrono::milliseconds timeout{0};  // 0: none
   std::uint64_t max_rss_bytes = 0;       // 0: none
+  // The cell's files, for a runner that hands cells to a fork server instead of running argv.
+  std::filesystem::path request_path;
+  std::filesystem::path result_path;
+  std::filesystem::path progress_path;
 };
 
 enum class Termination {
@@ -27,6 +31,7 @@ enum class Termination {
   out_of_memory,  // killed by us at the memory limit
   cancelled,      // killed by us because the run was interrupted
   spawn_failed,   // the program could not be started
+  worker_lost,    // the fork server holding it died twice
 };
 
 struct ProcessOutcome {
@@ -49,6 +54,8 @@ class ProcessRunner {
   // Kills every running process tree and reports each as cancelled.
   virtual std::vector<std::pair<Id, ProcessOutcome>> cancel_all() = 0;
   [[nodiscard]] virtual std::size_t running() const = 0;
+  // The largest summed RSS seen of every process this runner started, for reports.
+  [[nodiscard]] virtual std::uint64_t peak_tree_rss_bytes() const { return 0; }
 };
 
 }  // namespace portcheck

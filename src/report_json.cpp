@@ -37,6 +37,7 @@ nlohmann::json report_to_json(const Report& report) {
         {"fingerprint", failed ? nlohmann::json(c.fingerprint) : nlohmann::json(nullptr)},
         {"group", failed ? nlohmann::json(letters[c.fingerprint]) : nlohmann::json(nullptr)},
         {"new", c.is_new},
+        {"cached", c.cached},
         {"why", or_null(c.why)},
         {"link", or_null(c.link)},
         {"compile_s", c.compile_s},
@@ -53,12 +54,15 @@ nlohmann::json report_to_json(const Report& report) {
   nlohmann::json summary = {{"cells", report.cells.size()}};
   std::map<std::string, int> counts{{"ok", 0}, {"failed", 0}, {"xfail", 0}, {"xpass", 0}};
   int fresh = 0;
+  int cached = 0;
   for (const auto& c : report.cells) {
     ++counts[to_string(c.status)];
     fresh += c.is_new ? 1 : 0;
+    cached += c.cached ? 1 : 0;
   }
   for (const auto& [k, v] : counts) summary[k] = v;
   summary["new"] = fresh;
+  summary["from_cache"] = cached;
   return {
       {"schema_version", kReportSchemaVersion},
       {"tool", {{"name", "triton-portcheck"}, {"version", report.tool_version}}},

@@ -156,7 +156,7 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
     if (!first.link.empty()) out += fmt::format("    see: {}\n", first.link);
   }
 
-  std::size_t ok = 0, failed = 0, fresh = 0, xfail = 0, xpass = 0;
+  std::size_t ok = 0, failed = 0, fresh = 0, xfail = 0, xpass = 0, cached = 0;
   const CellResult* slowest = nullptr;
   for (const auto& c : report.cells) {
     switch (c.status) {
@@ -174,9 +174,11 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
         break;
     }
     if (c.is_new) ++fresh;
+    if (c.cached) ++cached;
     if (slowest == nullptr || c.compile_s > slowest->compile_s) slowest = &c;
   }
-  std::string summary = fmt::format("{} cells: {} ok, {} failed ({} new)", report.cells.size(),
+  std::string summary = fmt::format("{} cells{}: {} ok, {} failed ({} new)", report.cells.size(),
+                                    cached ? fmt::format(" ({} from cache)", cached) : "",
                                     ok + xpass, failed + xfail, fresh);
   if (xfail) summary += fmt::format(", {} expected to fail", xfail);
   if (xpass) summary += fmt::format(", {} expected to fail but passed", xpass);

@@ -82,6 +82,8 @@ std::vector<ProcessInfo> session_members(const std::vector<ProcessInfo>& all, pi
 }
 
 void kill_session(pid_t sid) {
+  // kill(-0) and kill(-1) would reach our own group or every process we may signal.
+  if (sid <= 1) return;
   ::kill(-sid, SIGKILL);  // the process group led by the session leader, in one call
   for (int attempt = 0; attempt < 50; ++attempt) {
     bool any = false;

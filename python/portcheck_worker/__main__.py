@@ -22,7 +22,7 @@ def _import_triton():
 
 def probe(request):
     triton = _import_triton()
-    from . import tables
+    from . import keys, tables
     return {
         "protocol": PROTOCOL_VERSION,
         "python": {"version": sys.version.split()[0], "executable": sys.executable},
@@ -30,6 +30,7 @@ def probe(request):
         "option_fields": tables.option_fields(),
         "targets": [tables.describe_target(t) for t in request.get("targets", [])],
         "kernels": {k["id"]: tables.kernel_arguments(k["kernel"]) for k in request.get("kernels", [])},
+        "keys": keys.keys_for(request.get("cells", []), request.get("tool_version", "")),
     }
 
 
@@ -46,21 +47,29 @@ def cell(request, progress):
         return stages.failure_result(e)
 
 
+def run_cell_files(request_path, result_path, progress_path):
+    request = protocol.read_request(request_path)
+    progress = protocol.ProgressLog(progress_path)
+    try:
+        result = cell(request, progress)
+    finally:
+        progress.close()
+    protocol.write_result(result_path, result)
+
+
 def main(argv):
+    if argv[:1] == ["serve"]:
+        _import_triton()
+        from . import server
+        return server.main()
     if len(argv) < 3 or argv[0] not in ("probe", "cell"):
-        sys.stderr.write("usage: python -m portcheck_worker probe|cell REQUEST RESULT [PROGRESS]\n")
+        sys.stderr.write("usage: python -m portcheck_worker probe|cell REQUEST RESULT [PROGRESS] | serve\n")
         return 2
     command, request_path, result_path = argv[:3]
-    request = protocol.read_request(request_path)
     if command == "probe":
-        result = probe(request)
+        protocol.write_result(result_path, probe(protocol.read_request(request_path)))
     else:
-        progress = protocol.ProgressLog(argv[3] if len(argv) > 3 else None)
-        try:
-            result = cell(request, progress)
-        finally:
-            progress.close()
-    protocol.write_result(result_path, result)
+        run_cell_files(request_path, result_path, argv[3] if len(argv) > 3 else None)
     return 0
 
 

@@ -55,3 +55,10 @@ class StandInDriver:
 def install(target):
     from triton.runtime import driver
     driver.set_active(StandInDriver(target))
+
+
+def uninstall():
+    """Back to no active driver, so module-level driver queries fail as they would without a GPU
+    rather than seeing whichever target was compiled last."""
+    from triton.runtime import driver
+    driver._active = None

@@ -41,7 +41,13 @@ def _import_file(path):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        # As the import system does for a failed import: a later attempt (a forked child under
+        # its target's driver) must run the module again, not see a half-initialised one.
+        del sys.modules[name]
+        raise
     return module
 
 

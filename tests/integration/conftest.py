@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -55,8 +56,13 @@ def require_binary():
     return BINARY
 
 
+# One result cache and timings file per test session, never the user's.
+SESSION_HOME = tempfile.mkdtemp(prefix="portcheck-itest-home-")
+
+
 def tool_env(tag=None, **extra):
     env = dict(os.environ)
+    env["TRITON_PORTCHECK_HOME"] = SESSION_HOME
     for name in ("TRITON_PORTCHECK_INJECT", "VIRTUAL_ENV", "TRITON_PORTCHECK_SHARE", "PYTHONPATH",
                  "PORTCHECK_BIN", "PORTCHECK_PYTHON"):
         env.pop(name, None)

@@ -253,7 +253,9 @@ def test_fingerprints_are_stable_from_another_directory(demo_run, binary, venv_p
     manifest.write_text(_subset_manifest(copy_demo, fail_targets))
 
     json_path = tmp_path / "subset.json"
-    run = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--json", json_path, "-j", "2"],
+    # --no-cache: the copy must really be compiled, not served from the demo run's results.
+    run = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--json", json_path, "-j", "2",
+                    "--no-cache"],
                    cwd=tmp_path, timeout=600)
     assert run.returncode == 1, run.stdout + run.stderr
     report = json.loads(json_path.read_text())

@@ -12,7 +12,8 @@ pytestmark = pytest.mark.slow
 
 def start_demo(tmp_path, venv_python, *extra):
     env = tool_env()
-    proc = popen_tool(["check", "--demo", "--python", venv_python, *extra], cwd=tmp_path, env=env)
+    # --no-cache: a cached demo would finish before it could be interrupted.
+    proc = popen_tool(["check", "--demo", "--no-cache", "--python", venv_python, *extra], cwd=tmp_path, env=env)
     return proc, env["PORTCHECK_ITEST_TAG"]
 
 
@@ -21,7 +22,9 @@ def interrupt_after_workers_start(proc, tag, delay_s=3.0):
     started = time.monotonic()
     saw_worker = False
     while time.monotonic() - started < 60 and proc.poll() is None:
-        if any(" cell " in cmd and "portcheck_worker" in cmd for _, cmd in tagged_processes(tag)):
+        # A cell is a `portcheck_worker cell` process, or a child forked by `portcheck_worker serve`.
+        workers = [cmd for _, cmd in tagged_processes(tag) if "portcheck_worker" in cmd]
+        if len(workers) >= 2 or any(" cell " in cmd for cmd in workers):
             saw_worker = True
             if time.monotonic() - started >= delay_s:
                 break
@@ -32,10 +35,11 @@ def interrupt_after_workers_start(proc, tag, delay_s=3.0):
     return time.monotonic()
 
 
-def test_sigint_exits_130_with_a_partial_json_report(tmp_path, venv_python):
+@pytest.mark.parametrize("isolation", ["fork", "process"])
+def test_sigint_exits_130_with_a_partial_json_report(tmp_path, venv_python, isolation):
     json_path = tmp_path / "report.json"
-    proc, tag = start_demo(tmp_path, venv_python, "--json", json_path)
-    sent = interrupt_after_workers_start(proc, tag)
+    proc, tag = start_demo(tmp_path, venv_python, "--json", json_path, "--isolation", isolation)
+    sent = interrupt_after_workers_start(proc, tag, delay_s=3.0 if isolation == "process" else 2.0)
     try:
         out, err = proc.communicate(timeout=15)
     except Exception:

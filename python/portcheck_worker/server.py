@@ -1,0 +1,208 @@
+"""The fork server: import Triton once, warm each backend up, then fork one child per cell.
+
+Protocol: JSON lines. Commands arrive on file descriptor 3, events leave on file descriptor 4,
+so that whatever Triton or a user's module prints on stdout cannot corrupt the channel.
+
+  {"op": "probe", "request": {...}}          -> {"event": "probe", "result": {...}}
+  {"op": "warm", "targets": [target, ...]}   -> {"event": "warm", "seconds": s, "errors": [...]}
+  {"op": "fork", "id": N, "request": path, "result": path, "progress": path,
+   "stdout": path, "stderr": path}           -> {"event": "forked", "id": N, "pid": P}
+                                                 ... later {"event": "exited", "id": N, "pid": P,
+                                                            "code": c, "signal": s}
+  {"op": "quit"} or end of input             -> the server exits
+
+Each child starts its own session (so the supervisor can find and kill its whole tree, ptxas
+included), points fds 0-2 at the cell's files, and compiles exactly as a fresh worker process
+would. The C++ side enforces time and memory limits on that session; this process only forks and
+reaps. It must stay single-threaded: fork() copies only the calling thread.
+"""
+import json
+import os
+import select
+import signal
+import sys
+import threading
+import time
+
+from . import protocol
+
+COMMAND_FD = 3
+EVENT_FD = 4
+
+
+class Server:
+
+    def __init__(self):
+        self.events = EVENT_FD
+        self.children = {}  # pid -> cell id
+        self._pending = b""
+        # SIGCHLD writes a byte here, so a finished child wakes select() at once instead of
+        # waiting out its timeout: with many short cells that latency would add up.
+        self._wake_read, wake_write = os.pipe()
+        os.set_blocking(wake_write, False)
+        signal.set_wakeup_fd(wake_write)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def send(self, event):
+        data = (json.dumps(event, default=protocol._jsonable) + "\n").encode()
+        while data:
+            written = os.write(self.events, data)
+            data = data[written:]
+
+    def commands(self):
+        """Complete command lines available now; None at end of input. Raw reads, because a
+        buffered reader would hide lines it has read ahead from select()."""
+        readable, _, _ = select.select([COMMAND_FD, self._wake_read], [], [], 0.5)
+        if self._wake_read in readable:
+            os.read(self._wake_read, 4096)
+        if COMMAND_FD not in readable:
+            return []
+        chunk = os.read(COMMAND_FD, 1 << 16)
+        if not chunk:
+            return None
+        self._pending += chunk
+        *lines, self._pending = self._pending.split(b"\n")
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def run(self):
+        running = True
+        while running:
+            batch = self.commands()
+            if batch is None:
+                break
+            for command in batch:
+                if not self.handle(command):
+                    running = False
+                    break
+            self.reap()
+        self.shutdown()
+
+    def handle(self, command):
+        op = command.get("op")
+        if op == "probe":
+            from .__main__ import probe
+            self.send({"event": "probe", "result": probe(command["request"])})
+        elif op == "warm":
+            self.send({"event": "warm", **warm_up(command.get("targets", []))})
+        elif op == "fork":
+            self.fork(command)
+        elif op == "quit":
+            return False
+        else:
+            self.send({"event": "error", "message": f"unknown op {op!r}"})
+        return True
+
+    def fork(self, command):
+        if threading.active_count() > 1:
+            # Nothing we import starts threads (the warm-up reports the count); say so loudly if
+            # a user's module does, since only the forking thread survives in the child.
+            sys.stderr.write(f"portcheck-worker: forking with {threading.active_count()} threads\n")
+        pid = os.fork()
+        if pid == 0:
+            run_child(command)  # never returns
+        self.children[pid] = command["id"]
+        self.send({"event": "forked", "id": command["id"], "pid": pid})
+
+    def reap(self):
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            cell = self.children.pop(pid, None)
+            if cell is None:
+                continue
+            event = {"event": "exited", "id": cell, "pid": pid, "code": None, "signal": None}
+            if os.WIFEXITED(status):
+                event["code"] = os.WEXITSTATUS(status)
+            elif os.WIFSIGNALED(status):
+                event["signal"] = os.WTERMSIG(status)
+            self.send(event)
+
+    def shutdown(self):
+        for pid in list(self.children):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        deadline = time.monotonic() + 5
+        while self.children and time.monotonic() < deadline:
+            self.reap()
+            time.sleep(0.01)
+
+
+def warm_up(targets):
+    """Compile one tiny kernel per backend, so LLVM and each backend are initialised once here
+    instead of in every child (the first compile in a process costs ~0.5 s)."""
+    import triton
+    import triton.language as tl
+    from triton.compiler import ASTSource
+    from . import driver
+    from .stages import make_target
+
+    @triton.jit
+    def _portcheck_warm_up(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1.0)
+
+    started = time.perf_counter()
+    errors = []
+    seen = set()
+    for spec in targets:
+        if spec["backend"] in seen:
+            continue
+        seen.add(spec["backend"])
+        target = make_target(spec)
+        try:
+            driver.install(target)
+            src = ASTSource(_portcheck_warm_up, {"x_ptr": "*fp32", "BLOCK": "constexpr"}, {(1, ): 64})
+            triton.compile(src, target=target, options={"num_warps": 1})
+        except Exception as e:  # a broken backend shows up in the cells themselves
+            errors.append(f"{spec['backend']}: {type(e).__name__}: {e}")
+        finally:
+            driver.uninstall()
+    return {"seconds": time.perf_counter() - started, "errors": errors,
+            "threads": threading.active_count()}
+
+
+def run_child(command):
+    """In the forked child: become a session leader, take the cell's files, compile, exit."""
+    code = 70
+    try:
+        os.setsid()
+        signal.set_wakeup_fd(-1)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        null = os.open(os.devnull, os.O_RDONLY)
+        out = os.open(command["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        err = os.open(command["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(null, 0)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        for fd in (null, out, err, COMMAND_FD, EVENT_FD):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        sys.stdout = os.fdopen(1, "w", buffering=1)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+        from .__main__ import run_cell_files
+        run_cell_files(command["request"], command["result"], command["progress"])
+        code = 0
+    except BaseException:  # report on the cell's stderr; the supervisor sees the exit status
+        import traceback
+        try:
+            traceback.print_exc()
+            sys.stderr.flush()
+        except Exception:
+            pass
+    finally:
+        os._exit(code)
+
+
+def main():
+    # The supervisor started us in our own session; children make their own.
+    Server().run()
+    return 0

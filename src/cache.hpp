@@ -1,0 +1,59 @@
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace portcheck {
+
+// $TRITON_PORTCHECK_HOME, else $XDG_CACHE_HOME/triton-portcheck, else ~/.cache/triton-portcheck.
+std::filesystem::path portcheck_home();
+
+// Content-addressed results: one JSON file per cell key under <home>/results/<k[0:2]>/<k>.json.
+// Writes go to a temporary file and are renamed, so concurrent runs sharing the cache only ever
+// see whole entries; a hit refreshes the file's mtime, and eviction removes the least recently
+// used entries once the total size passes the bound.
+class ResultCache {
+ public:
+  ResultCache(std::filesystem::path root, std::uint64_t max_bytes);
+
+  std::optional<nlohmann::json> load(const std::string& key);
+  void store(const std::string& key, const nlohmann::json& entry);
+  // Removes least-recently-used entries until the cache fits in 90% of its bound.
+  void evict_to_fit();
+
+  struct Stats {
+    std::size_t entries = 0;
+    std::uint64_t bytes = 0;
+  };
+  [[nodiscard]] Stats stats() const;
+  std::size_t clean();  // removes every entry; returns how many
+  [[nodiscard]] const std::filesystem::path& root() const { return root_; }
+  [[nodiscard]] std::uint64_t max_bytes() const { return max_bytes_; }
+
+ private:
+  [[nodiscard]] std::filesystem::path path_for(const std::string& key) const;
+  std::filesystem::path root_;
+  std::uint64_t max_bytes_;
+};
+
+// Past wall times per (row, target, Triton version), so the slowest cells start first.
+class CellTimings {
+ public:
+  explicit CellTimings(std::filesystem::path file);
+  [[nodiscard]] std::optional<double> get(const std::string& key) const;
+  void set(const std::string& key, double seconds) { updates_[key] = seconds; }
+  void save();  // merges with what other runs wrote meanwhile
+
+ private:
+  std::filesystem::path file_;
+  std::map<std::string, double> known_;
+  std::map<std::string, double> updates_;
+};
+
+inline constexpr std::uint64_t kDefaultCacheBytes = 512ULL << 20;
+
+}  // namespace portcheck
