@@ -12,7 +12,7 @@ APT_PACKAGES   := cmake g++ make libtomlplusplus-dev nlohmann-json3-dev libcli11
                   libgtest-dev libgmock-dev libbenchmark-dev
 SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test deps venv build unit integration readme-examples format clean
+.PHONY: demo test deps venv build unit integration bench readme-examples format clean
 
 demo: deps venv build
 	@# Exit code 1 only says the demo has failing cells, which is what it is there to show.
@@ -47,6 +47,9 @@ unit: build
 integration: build venv
 	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck PORTCHECK_PYTHON=$(abspath $(VENV_PY)) \
 	  $(VENV_PY) -m pytest tests/integration -q
+
+bench: deps venv build
+	bench/run
 
 readme-examples: deps venv build
 	scripts/update-readme-examples

@@ -292,7 +292,12 @@ nlohmann::json ForkServerRunner::probe(const nlohmann::json& request,
   }
   send({{"op", "probe"}, {"request", request}});
   auto reply = await_event("probe", timeout);
-  if (!reply.is_null()) return std::move(reply["result"]);
+  if (!reply.is_null()) {
+    std::uint64_t total = 0;
+    limits_.enforce({server_.pid}, &total);  // the server's size once Triton and the kernels are in
+    peak_tree_rss_ = std::max(peak_tree_rss_, total);
+    return std::move(reply["result"]);
+  }
   if (!server_.dead) stop_server();
   const int status = server_.exit_status;
   outcome.how = WIFSIGNALED(status) ? Termination::signaled : Termination::exited;

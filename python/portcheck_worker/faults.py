@@ -3,6 +3,9 @@
 TRITON_PORTCHECK_INJECT="<stage>:<crash|hang|memory|exit>[@<kernel name>]" makes the worker misbehave
 when it is about to run that stage. `hang` and `memory` do it in a grandchild process, the way a
 runaway ptxas would, so the supervisor's whole-tree limits are what stops them.
+
+TRITON_PORTCHECK_INJECT="server:<exit|grow>@<N>" makes the first fork server die, or grow by
+1 GiB, when it receives its N-th cell, so that replacing it and retrying its cells is tested.
 """
 import os
 import signal
@@ -22,6 +25,25 @@ def parse():
         spec, kernel = spec.split("@", 1)
     stage, _, kind = spec.partition(":")
     return stage, kind, kernel
+
+
+_server_ballast = []
+
+
+def maybe_inject_server(forks_received):
+    fault = parse()
+    if fault is None or fault[0] != "server" or os.environ.get("PORTCHECK_SERVER_GENERATION") != "1":
+        return
+    _, kind, count = fault
+    if str(forks_received) != count:
+        return
+    if kind == "exit":
+        os._exit(75)
+    elif kind == "grow":
+        ballast = bytearray(1 << 30)
+        for i in range(0, len(ballast), 4096):  # touch every page so it counts as resident
+            ballast[i] = 1
+        _server_ballast.append(ballast)
 
 
 def maybe_inject(stage, kernel_name):

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from . import protocol
+from . import faults, protocol
 
 COMMAND_FD = 3
 EVENT_FD = 4
@@ -35,6 +35,7 @@ class Server:
     def __init__(self):
         self.events = EVENT_FD
         self.children = {}  # pid -> cell id
+        self.forks_received = 0
         self._pending = b""
         # SIGCHLD writes a byte here, so a finished child wakes select() at once instead of
         # waiting out its timeout: with many short cells that latency would add up.
@@ -93,6 +94,8 @@ class Server:
         return True
 
     def fork(self, command):
+        self.forks_received += 1
+        faults.maybe_inject_server(self.forks_received)
         if threading.active_count() > 1:
             # Nothing we import starts threads (the warm-up reports the count); say so loudly if
             # a user's module does, since only the forking thread survives in the child.

@@ -203,7 +203,9 @@ def demo_run(binary, venv_python, tmp_path_factory):
     """`check --demo --json` once per session: (exit code, stdout, parsed JSON) and friends."""
     workdir = tmp_path_factory.mktemp("demo-run")
     json_path = workdir / "demo.json"
-    run = run_tool(["check", "--demo", "--python", venv_python, "--json", json_path], cwd=workdir, timeout=900)
+    # --no-cache: every cell really compiled (fork isolation, the default), whatever ran before.
+    run = run_tool(["check", "--demo", "--no-cache", "--python", venv_python, "--json", json_path], cwd=workdir,
+                   timeout=900)
     assert json_path.exists(), f"no JSON report written\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
     report = json.loads(json_path.read_text())
     assert_no_leftovers(run.tag)

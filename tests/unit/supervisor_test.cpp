@@ -47,6 +47,8 @@ const char* name_of(Termination how) {
       return "out_of_memory";
     case Termination::cancelled:
       return "cancelled";
+    case Termination::worker_lost:
+      return "worker_lost";
     case Termination::spawn_failed:
       return "spawn_failed";
   }
