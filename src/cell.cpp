@@ -42,6 +42,21 @@ std::string to_string(FailureKind kind) {
   return "?";
 }
 
+std::optional<Status> status_from_string(const std::string& text) {
+  for (const auto s : {Status::ok, Status::failed, Status::xfail, Status::xpass})
+    if (to_string(s) == text) return s;
+  return std::nullopt;
+}
+
+std::optional<FailureKind> kind_from_string(const std::string& text) {
+  for (const auto k : {FailureKind::none, FailureKind::frontend_error, FailureKind::mlir_error,
+                       FailureKind::llvm_error, FailureKind::assembler_error, FailureKind::timeout,
+                       FailureKind::crash, FailureKind::oom, FailureKind::import_error,
+                       FailureKind::internal_error})
+    if (to_string(k) == text) return k;
+  return std::nullopt;
+}
+
 std::string short_label(FailureKind kind) {
   switch (kind) {
     case FailureKind::none:

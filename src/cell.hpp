@@ -26,6 +26,8 @@ enum class FailureKind {
 
 std::string to_string(Status status);
 std::string to_string(FailureKind kind);
+std::optional<Status> status_from_string(const std::string& text);
+std::optional<FailureKind> kind_from_string(const std::string& text);
 // The short label a matrix cell shows: "front", "mlir", "asm", ...
 std::string short_label(FailureKind kind);
 
@@ -59,8 +61,10 @@ struct CellResult {
   std::string log;
   std::optional<SourceLocation> kernel_source;  // the def
   std::optional<SourceLocation> error_source;   // the failing line, when the compiler said it
-  bool cached = false;  // served from the result cache, not compiled in this run
-  std::string why;      // from the known-failure table
+  bool cached = false;
+  bool in_baseline = false;  // failed as the baseline says it did: not new  // served from the
+                             // result cache, not compiled in this run
+  std::string why;           // from the known-failure table
   std::string link;
 
   [[nodiscard]] bool failed_outcome() const {

@@ -20,6 +20,7 @@
 #include "src/known_failures.hpp"
 #include "src/manifest.hpp"
 #include "src/scheduler.hpp"
+#include "src/shard.hpp"
 #include "src/supervisor.hpp"
 #include "src/worker_pool.hpp"
 #include "util/fs.hpp"
@@ -353,6 +354,25 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     }
   }
 
+  // The matrix's identity, for merging shard reports: the manifest's text, the columns and rows.
+  const auto manifest_digest =
+      util::sha1_hex(fmt::format("{}\n{}\n{}", util::read_file(manifest.file),
+                                 util::join(columns, ","), util::join(target_names, ",")))
+          .substr(0, 16);
+  if (options.shard) {
+    // Costs from the manifest alone (never local timings), so every runner draws the same parts.
+    std::vector<double> costs;
+    std::vector<std::string> keys;
+    for (const auto& plan : plans) {
+      costs.push_back(expected_seconds(*plan.row, plan.target));
+      keys.push_back(plan.row->display_name() + "|" + plan.target.name());
+    }
+    std::vector<PlannedCell> mine;
+    for (const auto index : select_shard(costs, keys, *options.shard))
+      mine.push_back(std::move(plans[index]));
+    plans = std::move(mine);
+  }
+
   nlohmann::json probe_request;
   probe_request["tool_version"] = PORTCHECK_VERSION;
   probe_request["targets"] = nlohmann::json::array();
@@ -493,6 +513,8 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
 
   Report report;
   report.tool_version = PORTCHECK_VERSION;
+  report.manifest_digest = manifest_digest;
+  if (options.shard) report.shard = *options.shard;
   report.interrupted = !completed;
   report.manifest = options.demo ? "--demo" : manifest.file.string();
   report.targets = columns;

@@ -19,13 +19,13 @@ struct CheckOptions {
   std::string python;
   std::optional<double> timeout_s;
   std::optional<std::uint64_t> max_rss_bytes;
-  std::size_t jobs = 0;  // 0: one per core
-  std::optional<std::filesystem::path> json_path;
+  std::size_t jobs = 0;   // 0: one per core
   bool progress = false;  // a live progress line on stderr
   Isolation isolation = Isolation::fork;
   bool use_cache = true;
   std::uint64_t cache_max_bytes = 512ULL << 20;
   std::uint64_t worker_max_rss_bytes = 4ULL << 30;
+  std::optional<ShardInfo> shard;
 };
 
 // Runs the matrix and returns the report; throws UsageError or EnvironmentError before anything

@@ -7,12 +7,15 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "src/baseline.hpp"
 #include "src/cache.hpp"
 #include "src/check.hpp"
 #include "src/envs.hpp"
 #include "src/errors.hpp"
 #include "src/report_json.hpp"
 #include "src/report_terminal.hpp"
+#include "src/reports.hpp"
+#include "src/shard.hpp"
 #include "src/targets.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -97,20 +100,6 @@ int run_targets(const std::string& python_flag, const std::vector<std::string>& 
   return exit_code::ok;
 }
 
-// A report that cannot be written is known before anything compiles, not after.
-void check_writable_destination(const std::filesystem::path& file, const char* flag) {
-  const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec))
-    throw UsageError(
-        fmt::format("{} {}: the folder {} does not exist", flag, file.string(), dir.string()));
-  if (::access(dir.c_str(), W_OK) != 0)
-    throw UsageError(
-        fmt::format("{} {}: the folder {} is not writable", flag, file.string(), dir.string()));
-  if (std::filesystem::is_directory(file, ec))
-    throw UsageError(fmt::format("{} {}: is a folder, not a file", flag, file.string()));
-}
-
 // TRITON_PORTCHECK_CACHE_MAX bounds the result cache (default 512MiB).
 std::uint64_t cache_bound() {
   const char* text = std::getenv("TRITON_PORTCHECK_CACHE_MAX");
@@ -138,26 +127,69 @@ int run_cache(const std::string& action) {
   return exit_code::ok;
 }
 
-int run_check_command(CheckOptions options, bool quiet) {
-  options.progress = !quiet && util::is_terminal(stderr);
-  if (options.json_path) check_writable_destination(*options.json_path, "--json");
-  const auto report = run_check(options, g_interrupted);
-  int code = exit_code_for(report);
-  // Reports first, atomically, so an interrupted run still leaves whole files behind.
-  std::string write_error;
-  try {
-    if (options.json_path)
-      util::atomic_write_file(*options.json_path, report_to_json(report).dump(2) + "\n");
-  } catch (const std::exception& e) {
-    write_error = e.what();
-  }
+// Flags every command that produces a report shares: the formats, and the baseline.
+struct OutputFlags {
+  ReportOutputs outputs;
+  std::optional<std::filesystem::path> baseline;
+};
+
+void add_output_flags(CLI::App* command, OutputFlags& flags) {
+  command->add_option("--json", flags.outputs.json,
+                      "Write the JSON report (docs/report-schema.md) to FILE");
+  command->add_option("--junit", flags.outputs.junit,
+                      "Write JUnit XML (one testcase per cell) to FILE");
+  command->add_option("--sarif", flags.outputs.sarif,
+                      "Write SARIF 2.1.0 (one result per failing cell) to FILE");
+  command->add_option("--html", flags.outputs.html, "Write a self-contained HTML report to FILE");
+  command->add_option("--markdown", flags.outputs.markdown, "Write the matrix as Markdown to FILE");
+  command->add_flag("--github", flags.outputs.github,
+                    "GitHub Actions: ::error annotations for new failures, the matrix appended to "
+                    "$GITHUB_STEP_SUMMARY");
+  command->add_option(
+      "--baseline", flags.baseline,
+      "Only failures absent from FILE (a --write-baseline file or any JSON report) are new");
+  command->add_option("--write-baseline", flags.outputs.write_baseline,
+                      "Record today's failures in FILE");
+}
+
+// Prints the matrix and writes the requested files; the exit code follows the report.
+int finish(Report report, const OutputFlags& flags, const std::vector<BaselineEntry>& baseline) {
+  if (flags.baseline) apply_baseline(report, baseline, flags.baseline->string());
   std::fputs(render_terminal(report, TerminalStyle{util::use_colour(stdout)}).c_str(), stdout);
   std::fflush(stdout);
-  if (!write_error.empty()) {
-    std::fprintf(stderr, "triton-portcheck: %s\n", write_error.c_str());
+  int code = exit_code_for(report);
+  for (const auto& error : write_reports(report, flags.outputs)) {
+    std::fprintf(stderr, "triton-portcheck: %s\n", error.c_str());
     code = exit_code::environment;
   }
   return code;
+}
+
+int run_check_command(CheckOptions options, const OutputFlags& flags, bool quiet) {
+  options.progress = !quiet && util::is_terminal(stderr);
+  check_destinations(flags.outputs);
+  const auto baseline =
+      flags.baseline ? load_baseline(*flags.baseline) : std::vector<BaselineEntry>{};
+  return finish(run_check(options, g_interrupted), flags, baseline);
+}
+
+int run_report_command(const std::filesystem::path& input, const OutputFlags& flags) {
+  check_destinations(flags.outputs);
+  const auto baseline =
+      flags.baseline ? load_baseline(*flags.baseline) : std::vector<BaselineEntry>{};
+  return finish(load_report(input), flags, baseline);
+}
+
+int run_merge_command(const std::vector<std::string>& inputs, const std::filesystem::path& output,
+                      const OutputFlags& flags) {
+  OutputFlags with_output = flags;
+  with_output.outputs.json = output;
+  check_destinations(with_output.outputs);
+  std::vector<Report> parts;
+  for (const auto& file : inputs) parts.push_back(load_report(file));
+  const auto baseline =
+      flags.baseline ? load_baseline(*flags.baseline) : std::vector<BaselineEntry>{};
+  return finish(merge_reports(parts, inputs), with_output, baseline);
 }
 
 }  // namespace
@@ -188,8 +220,11 @@ int main(int argc, char** argv) {
   check->add_option("--max-rss", max_rss_text,
                     "Memory per cell, whole process tree, e.g. 8GiB (overrides the manifest)");
   check->add_option("-j,--jobs", options.jobs, "Cells compiled at once (default: number of cores)");
-  check->add_option("--json", options.json_path,
-                    "Write the JSON report (docs/report-schema.md) to FILE");
+  OutputFlags check_outputs;
+  add_output_flags(check, check_outputs);
+  std::string shard_text;
+  check->add_option("--shard", shard_text,
+                    "Compile only part K of N of the matrix (K/N), balanced by expected cost");
   check->add_flag("-q,--quiet", quiet, "No live progress line");
   std::string isolation = "fork";
   check
@@ -204,6 +239,25 @@ int main(int argc, char** argv) {
   check->add_option("--worker-max-rss", worker_max_rss_text,
                     "Replace the fork server when it grows beyond this (default 4GiB)");
   check->footer(kExitCodes);
+
+  std::filesystem::path report_input;
+  OutputFlags report_outputs;
+  auto* report_cmd =
+      app.add_subcommand("report", "Render a saved JSON report (or a merged one) in any format");
+  report_cmd->add_option("report", report_input, "A JSON report written by check --json or merge")
+      ->required();
+  add_output_flags(report_cmd, report_outputs);
+  report_cmd->footer(kExitCodes);
+
+  std::vector<std::string> merge_inputs;
+  std::filesystem::path merge_output;
+  OutputFlags merge_outputs;
+  auto* merge_cmd =
+      app.add_subcommand("merge", "Combine the JSON reports of --shard runs into one");
+  merge_cmd->add_option("reports", merge_inputs, "JSON reports of the shards")->required();
+  merge_cmd->add_option("-o,--output", merge_output, "The merged JSON report")->required();
+  add_output_flags(merge_cmd, merge_outputs);
+  merge_cmd->footer(kExitCodes);
 
   auto* cache_cmd = app.add_subcommand("cache", "Inspect or empty the result cache");
   cache_cmd->require_subcommand(1);
@@ -236,6 +290,13 @@ int main(int argc, char** argv) {
   try {
     if (*targets) return run_targets(targets_python, targets_list);
     if (*cache_cmd) return run_cache(*cache_stats ? "stats" : "clean");
+    if (*report_cmd) return run_report_command(report_input, report_outputs);
+    if (*merge_cmd) return run_merge_command(merge_inputs, merge_output, merge_outputs);
+    if (!shard_text.empty()) {
+      std::string error;
+      options.shard = parse_shard(shard_text, &error);
+      if (!options.shard) throw UsageError(error);
+    }
     (void)cache_clean;
     options.isolation = isolation == "process" ? Isolation::process : Isolation::fork;
     options.use_cache = !no_cache;
@@ -263,7 +324,7 @@ int main(int argc, char** argv) {
     }
     if (options.demo && check->count("--manifest") > 0)
       throw UsageError("--demo and --manifest exclude each other");
-    return run_check_command(options, quiet);
+    return run_check_command(options, check_outputs, quiet);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "triton-portcheck: %s\n", e.what());
     return exit_code::usage;

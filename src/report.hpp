@@ -9,6 +9,22 @@
 namespace portcheck {
 
 // Everything one `check` produced; every report format renders from this.
+// What a --baseline did to a report: where it came from and which of its failures now pass.
+struct BaselineSummary {
+  bool applied = false;
+  std::string origin;
+  struct Fixed {
+    std::string row, target, triton, fingerprint, kind, message;
+  };
+  std::vector<Fixed> fixed;
+};
+
+// The part of the matrix a sharded run compiled.
+struct ShardInfo {
+  int index = 0;  // 1-based; 0: not sharded
+  int count = 0;
+};
+
 struct Report {
   std::string tool_version;
   nlohmann::json environment = nlohmann::json::object();  // triton, python, host, started, options
@@ -18,6 +34,10 @@ struct Report {
   std::vector<CellResult> cells;     // row-major
   bool interrupted = false;
   double wall_s = 0;
+  std::string manifest_digest;  // identifies the matrix, for merging shards
+  ShardInfo shard;
+  std::vector<std::string> merged_from;
+  BaselineSummary baseline;
 };
 
 // A failure group: the cells that share one fingerprint, lettered A, B, ... in matrix order.

@@ -29,7 +29,7 @@ std::string paint(const std::string& text, const char* colour, const TerminalSty
   return style.colour ? fmt::format("{}{}{}", colour, text, kReset) : text;
 }
 
-std::string cell_label(const CellResult& cell, const std::map<std::string, std::string>& letters) {
+std::string label_of(const CellResult& cell, const std::map<std::string, std::string>& letters) {
   if (cell.status == Status::ok) return "ok";
   if (cell.status == Status::xpass) return "xpass";
   auto label = short_label(cell.kind);
@@ -82,6 +82,40 @@ std::string where_failed(const CellResult& cell) {
 
 }  // namespace
 
+std::string cell_label(const CellResult& cell, const std::map<std::string, std::string>& letters) {
+  return label_of(cell, letters);
+}
+
+std::string summary_line(const Report& report) {
+  std::size_t ok = 0, failed = 0, fresh = 0, xfail = 0, xpass = 0, cached = 0;
+  const CellResult* slowest = nullptr;
+  for (const auto& c : report.cells) {
+    ok += c.status == Status::ok ? 1 : 0;
+    failed += c.status == Status::failed ? 1 : 0;
+    xfail += c.status == Status::xfail ? 1 : 0;
+    xpass += c.status == Status::xpass ? 1 : 0;
+    fresh += c.is_new ? 1 : 0;
+    cached += c.cached ? 1 : 0;
+    if (slowest == nullptr || c.compile_s > slowest->compile_s) slowest = &c;
+  }
+  std::string summary = fmt::format("{} cells{}: {} ok, {} failed ({} new)", report.cells.size(),
+                                    cached ? fmt::format(" ({} from cache)", cached) : "",
+                                    ok + xpass, failed + xfail, fresh);
+  if (xfail) summary += fmt::format(", {} expected to fail", xfail);
+  if (xpass) summary += fmt::format(", {} expected to fail but passed", xpass);
+  if (slowest != nullptr)
+    summary += fmt::format(" · slowest compile {:.1f} s ({} on {})", slowest->compile_s,
+                           slowest->kernel, slowest->target);
+  summary += fmt::format(" · wall {:.1f} s", report.wall_s);
+  if (report.shard.count)
+    summary += fmt::format(" · shard {}/{}: the other cells are shown as -", report.shard.index,
+                           report.shard.count);
+  if (!report.merged_from.empty())
+    summary += fmt::format(" · merged from {} reports", report.merged_from.size());
+  if (report.interrupted) summary += " · INTERRUPTED: unfinished cells are shown as ?";
+  return summary;
+}
+
 std::string render_terminal(const Report& report, const TerminalStyle& style) {
   std::string out;
   const auto& env = report.environment;
@@ -105,7 +139,7 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
     std::size_t w = target.size();
     for (const auto& row : report.rows)
       if (const auto it = by_position.find({row, target}); it != by_position.end())
-        w = std::max(w, cell_label(*it->second, letters).size());
+        w = std::max(w, label_of(*it->second, letters).size());
     widths.push_back(w + 2);
   }
 
@@ -119,7 +153,7 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
       const bool last = i + 1 == report.targets.size();
       const auto it = by_position.find({row, report.targets[i]});
       std::string label = it == by_position.end() ? (report.interrupted ? "?" : "-")
-                                                  : cell_label(*it->second, letters);
+                                                  : label_of(*it->second, letters);
       const std::string padded = last ? label : fmt::format("{:<{}}", label, widths[i]);
       if (it == by_position.end()) {
         line += padded;
@@ -156,37 +190,21 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
     if (!first.link.empty()) out += fmt::format("    see: {}\n", first.link);
   }
 
-  std::size_t ok = 0, failed = 0, fresh = 0, xfail = 0, xpass = 0, cached = 0;
-  const CellResult* slowest = nullptr;
-  for (const auto& c : report.cells) {
-    switch (c.status) {
-      case Status::ok:
-        ++ok;
-        break;
-      case Status::failed:
-        ++failed;
-        break;
-      case Status::xfail:
-        ++xfail;
-        break;
-      case Status::xpass:
-        ++xpass;
-        break;
+  if (report.baseline.applied) {
+    std::size_t known = 0;
+    for (const auto& c : report.cells) known += c.in_baseline ? 1 : 0;
+    out += fmt::format("baseline {}: {} failures already known", report.baseline.origin, known);
+    if (report.baseline.fixed.empty()) {
+      out += ", none fixed\n";
+    } else {
+      out += fmt::format(", {} fixed since:\n", report.baseline.fixed.size());
+      for (const auto& f : report.baseline.fixed)
+        out +=
+            fmt::format("    fixed: {} on {} (was {}: {})\n", f.row, f.target, f.kind, f.message);
     }
-    if (c.is_new) ++fresh;
-    if (c.cached) ++cached;
-    if (slowest == nullptr || c.compile_s > slowest->compile_s) slowest = &c;
   }
-  std::string summary = fmt::format("{} cells{}: {} ok, {} failed ({} new)", report.cells.size(),
-                                    cached ? fmt::format(" ({} from cache)", cached) : "",
-                                    ok + xpass, failed + xfail, fresh);
-  if (xfail) summary += fmt::format(", {} expected to fail", xfail);
-  if (xpass) summary += fmt::format(", {} expected to fail but passed", xpass);
-  if (slowest != nullptr)
-    summary += fmt::format(" · slowest compile {:.1f} s ({} on {})", slowest->compile_s,
-                           slowest->kernel, slowest->target);
-  summary += fmt::format(" · wall {:.1f} s", report.wall_s);
-  if (report.interrupted) summary += " · INTERRUPTED: unfinished cells are shown as ?";
+
+  const std::string summary = summary_line(report);
   out += summary + "\n";
   out +=
       "Compile-only check: a passing cell means Triton produced a binary for that target. It does "

@@ -38,6 +38,7 @@ class StageError(Exception):
         self.times = times
         self.source = source
         self.compile_s = compile_s
+        self.kernel_source = None
 
 
 def make_target(spec):
@@ -162,8 +163,10 @@ def compile_cell(request, progress):
         compiled = triton.compile(src, target=target, options=options)
     except Exception as e:  # every compiler failure, whatever its class, is reported
         recorder.finish_frontend()
-        raise StageError(recorder.current, e, recorder.times, _error_location(fn, e),
-                         time.perf_counter() - started) from e
+        error = StageError(recorder.current, e, recorder.times, _error_location(fn, e),
+                           time.perf_counter() - started)
+        error.kernel_source = _source_location(fn)
+        raise error from e
     finally:
         knobs.runtime.add_stages_inspection_hook = None
     compile_s = time.perf_counter() - started
@@ -194,6 +197,7 @@ def failure_result(error):
         "stages": error.times,
         "compile_s": error.compile_s,
         "error_source": error.source,
+        "source": error.kernel_source,
     }
 
 

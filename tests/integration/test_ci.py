@@ -1,0 +1,218 @@
+"""CI plumbing: GitHub annotations and step summary, baselines, sharding and merge, the action,
+and the pre-commit hook under the real pre-commit."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from conftest import BINARY, REPO, VENV_PYTHON, run_tool, tool_env, write_manifest
+
+pytestmark = pytest.mark.slow
+
+GAMMA = '''\
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+
+@triton.jit
+def axpy(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, a * tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
+def gamma(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, libdevice.tgamma(tl.load(x_ptr + offs)))
+'''
+
+MANIFEST = '''\
+[defaults]
+targets = ["cuda:80", "hip:gfx942"]
+
+[[kernel]]
+name = "axpy"
+target = "kernels.py:axpy"
+signature = { x_ptr = "*fp32:16", y_ptr = "*fp32:16", out_ptr = "*fp32:16", n = "i32:16", a = "fp32" }
+constants = { BLOCK = 1024 }
+'''
+
+GAMMA_ROW = '''
+[[kernel]]
+name = "gamma"
+target = "kernels.py:gamma"
+signature = { x_ptr = "*fp32:16", out_ptr = "*fp32:16" }
+constants = { BLOCK = 128 }
+'''
+
+
+def test_github_annotations_and_step_summary(venv_python, tmp_path):
+    project = tmp_path / "repo"
+    write_manifest(project, MANIFEST + GAMMA_ROW, kernels_py=GAMMA)
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    run = run_tool(["check", "--python", venv_python, "--github", "--markdown", tmp_path / "matrix.md"], cwd=project,
+                   GITHUB_STEP_SUMMARY=summary, GITHUB_WORKSPACE=project)
+    assert run.returncode == 1
+    annotations = [line for line in run.stdout.splitlines() if line.startswith("::error ")]
+    assert len(annotations) == 1, run.stdout
+    assert annotations[0].startswith("::error file=kernels.py,line=16,title=gamma on hip%3Agfx942%3A frontend-error")
+    assert "has no attribute 'tgamma'" in annotations[0]
+    text = summary.read_text()
+    assert text.startswith("earlier step\n")  # appended, never replaced
+    assert "| `gamma` |" in text and "❌ front:A" in text
+    assert (tmp_path / "matrix.md").read_text() in text
+
+
+def test_baseline_makes_only_new_failures_fail(venv_python, tmp_path):
+    project = tmp_path / "repo"
+    write_manifest(project, MANIFEST + GAMMA_ROW, kernels_py=GAMMA)
+    baseline = tmp_path / "baseline.json"
+    first = run_tool(["check", "--python", venv_python, "--write-baseline", baseline], cwd=project)
+    assert first.returncode == 1
+    recorded = json.loads(baseline.read_text())
+    assert [(f["row"], f["target"]) for f in recorded["failures"]] == [("gamma", "hip:gfx942")]
+    assert len(baseline.read_text().splitlines()) == 7  # one failure per line: reviewable diffs
+
+    known = run_tool(["check", "--python", venv_python, "--baseline", baseline, "--json", tmp_path / "r.json"],
+                     cwd=project)
+    assert known.returncode == 0, known.stdout
+    assert "1 failures already known, none fixed" in known.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["summary"]["new"] == 0 and report["summary"]["failed"] == 1
+
+    # A new failing row is new; the known one stays known; an earlier JSON report works as a baseline.
+    write_manifest(project, MANIFEST + GAMMA_ROW + GAMMA_ROW.replace('"gamma"\n', '"gamma-big"\n').replace("128", "256"),
+                   kernels_py=GAMMA)
+    worse = run_tool(["check", "--python", venv_python, "--baseline", tmp_path / "r.json"], cwd=project)
+    assert worse.returncode == 1
+    assert "2 cells" not in worse.stdout and "(1 new)" in worse.stdout
+
+    # The failing kernel fixed: the baseline lists it as fixed.
+    write_manifest(project, MANIFEST + GAMMA_ROW, kernels_py=GAMMA.replace("libdevice.tgamma(", "tl.exp("))
+    fixed = run_tool(["check", "--python", venv_python, "--baseline", baseline], cwd=project)
+    assert fixed.returncode == 0
+    assert "fixed: gamma on hip:gfx942" in fixed.stdout
+
+
+def test_bad_baseline_is_exit_2_before_compiling(venv_python, tmp_path):
+    project = tmp_path / "repo"
+    write_manifest(project, MANIFEST, kernels_py=GAMMA)
+    (tmp_path / "bad.json").write_text('{"something": "else"}')
+    run = run_tool(["check", "--python", venv_python, "--baseline", tmp_path / "bad.json"], cwd=project)
+    assert run.returncode == 2 and run.stdout == ""
+    assert "bad.json" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_shards_union_equals_the_unsharded_run_and_all_formats_come_from_the_merge(demo_run, venv_python, tmp_path):
+    parts = []
+    for k in (1, 2, 3):
+        path = tmp_path / f"shard{k}.json"
+        run = run_tool(["check", "--demo", "--python", venv_python, "--shard", f"{k}/3", "--json", path], cwd=tmp_path)
+        assert run.returncode in (0, 1), run.stderr
+        assert f"shard {k}/3" in run.stdout
+        parts.append(path)
+    sizes = [len(json.loads(p.read_text())["cells"]) for p in parts]
+    assert sum(sizes) == 81 and max(sizes) - min(sizes) <= 3, sizes
+
+    merged = tmp_path / "all.json"
+    run = run_tool(["merge", *parts, "-o", merged], cwd=tmp_path)
+    assert run.returncode == 1, run.stderr  # merge exits like check: the demo has new failures
+    assert "merged from 3 reports" in run.stdout
+    report = json.loads(merged.read_text())
+    def cells(r):
+        return {(c["row"], c["target"]): (c["status"], c["kind"], c["stage"], c["fingerprint"]) for c in r["cells"]}
+    assert cells(report) == cells(demo_run.report)
+    assert [c["row"] for c in report["cells"]] == [c["row"] for c in demo_run.report["cells"]]  # matrix order
+
+    outputs = {"--junit": "junit.xml", "--sarif": "out.sarif", "--html": "report.html", "--markdown": "m.md",
+               "--json": "again.json", "--write-baseline": "base.json"}
+    args = [a for flag, name in outputs.items() for a in (flag, tmp_path / name)]
+    run = run_tool(["report", merged, *args], cwd=tmp_path)
+    assert run.returncode == 1  # the demo has new failures
+    for name in outputs.values():
+        assert (tmp_path / name).stat().st_size > 0, name
+    assert cells(json.loads((tmp_path / "again.json").read_text())) == cells(report)
+
+
+def test_merge_refuses_reports_that_do_not_belong_together(venv_python, tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    run_tool(["check", "--demo", "--python", venv_python, "--shard", "1/2", "-t", "cuda:80", "--json", a], cwd=tmp_path)
+    run_tool(["check", "--demo", "--python", venv_python, "--shard", "2/2", "-t", "cuda:90", "--json", b], cwd=tmp_path)
+    run = run_tool(["merge", a, b, "-o", tmp_path / "m.json"], cwd=tmp_path)
+    assert run.returncode == 2 and "different manifests or targets" in run.stderr
+    assert not (tmp_path / "m.json").exists()
+    run = run_tool(["merge", a, a, "-o", tmp_path / "m.json"], cwd=tmp_path)
+    assert run.returncode == 2 and "more than one report" in run.stderr
+    other = json.loads(a.read_text())
+    other["tool"]["version"] = "9.9.9"
+    (tmp_path / "c.json").write_text(json.dumps(other))
+    run = run_tool(["merge", a, tmp_path / "c.json", "-o", tmp_path / "m.json"], cwd=tmp_path)
+    assert run.returncode == 2 and "9.9.9" in run.stderr
+
+
+def test_bad_shard_spec_is_exit_2(tmp_path):
+    for spec in ("0/3", "4/3", "1/0", "x", "1/2/3"):
+        run = run_tool(["check", "--demo", "--shard", spec], cwd=tmp_path)
+        assert run.returncode == 2, spec
+        assert "--shard" in run.stderr
+
+
+def test_action_parses_and_references_only_what_exists():
+    action = yaml.safe_load((REPO / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    inputs = action["inputs"]
+    for name in ("manifest", "targets", "triton", "baseline", "args", "upload-sarif"):
+        assert name in inputs, name
+    text = (REPO / "action.yml").read_text()
+    for name in inputs:
+        assert f"inputs.{name}" in text, f"input {name} is never used"
+    steps = action["runs"]["steps"]
+    script = "\n".join(step.get("run", "") for step in steps)
+    for flag in ("--github", "--junit", "--sarif", "--json", "--html", "--python", "--manifest"):
+        assert flag in script, flag
+    uses = [step["uses"] for step in steps if "uses" in step]
+    assert any(u.startswith("actions/upload-artifact@") for u in uses)
+    assert any(u.startswith("github/codeql-action/upload-sarif@") for u in uses)
+    # What the build step needs is in the repository; every flag it passes is one the tool has.
+    assert (REPO / "CMakeLists.txt").exists()
+    help_text = subprocess.run([str(BINARY), "check", "--help"], capture_output=True, text=True).stdout
+    for flag in ("--github", "--junit", "--sarif", "--json", "--html", "--python", "--manifest", "--baseline",
+                 "--targets", "--shard"):
+        assert flag in help_text, flag
+
+
+def test_pre_commit_hook_with_the_real_pre_commit(venv_python, tmp_path):
+    pre_commit = VENV_PYTHON.parent / "pre-commit"
+    if not pre_commit.exists():
+        pytest.fail("pre-commit is not installed in the venv (make test installs it)")
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    assert hooks[0]["id"] == "triton-portcheck" and (REPO / hooks[0]["entry"]).exists()
+
+    project = tmp_path / "user-repo"
+    write_manifest(project, MANIFEST, kernels_py=GAMMA)
+    env = tool_env(PRE_COMMIT_HOME=tmp_path / "pre-commit-home", VIRTUAL_ENV=venv_python.parent.parent,
+                   PATH=f"{BINARY.parent}:{os.environ['PATH']}", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                   GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    git = shutil.which("git")
+    for cmd in (["init", "-q"], ["add", "."], ["commit", "-qm", "kernels"]):
+        subprocess.run([git, *cmd], cwd=project, env=env, check=True)
+
+    def try_repo():
+        return subprocess.run([str(pre_commit), "try-repo", str(REPO), "triton-portcheck", "--all-files"],
+                              cwd=project, env=env, capture_output=True, text=True, timeout=600)
+
+    ok = try_repo()
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "triton-portcheck" in ok.stdout and "Passed" in ok.stdout
+
+    write_manifest(project, MANIFEST + GAMMA_ROW, kernels_py=GAMMA)
+    subprocess.run([git, "add", "."], cwd=project, env=env, check=True)
+    failing = try_repo()
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    assert "Failed" in failing.stdout and "tgamma" in failing.stdout
