@@ -12,6 +12,10 @@ std::string to_string(Status status) {
       return "xfail";
     case Status::xpass:
       return "xpass";
+    case Status::launch:
+      return "launch";
+    case Status::unchecked:
+      return "unchecked";
   }
   return "?";
 }
@@ -38,21 +42,27 @@ std::string to_string(FailureKind kind) {
       return "import-error";
     case FailureKind::internal_error:
       return "internal-error";
+    case FailureKind::predicted:
+      return "predicted";
+    case FailureKind::launch_limit:
+      return "launch-limit";
   }
   return "?";
 }
 
 std::optional<Status> status_from_string(const std::string& text) {
-  for (const auto s : {Status::ok, Status::failed, Status::xfail, Status::xpass})
+  for (const auto s : {Status::ok, Status::failed, Status::xfail, Status::xpass, Status::launch,
+                       Status::unchecked})
     if (to_string(s) == text) return s;
   return std::nullopt;
 }
 
 std::optional<FailureKind> kind_from_string(const std::string& text) {
-  for (const auto k : {FailureKind::none, FailureKind::frontend_error, FailureKind::mlir_error,
-                       FailureKind::llvm_error, FailureKind::assembler_error, FailureKind::timeout,
-                       FailureKind::crash, FailureKind::oom, FailureKind::import_error,
-                       FailureKind::internal_error})
+  for (const auto k :
+       {FailureKind::none, FailureKind::frontend_error, FailureKind::mlir_error,
+        FailureKind::llvm_error, FailureKind::assembler_error, FailureKind::timeout,
+        FailureKind::crash, FailureKind::oom, FailureKind::import_error,
+        FailureKind::internal_error, FailureKind::predicted, FailureKind::launch_limit})
     if (to_string(k) == text) return k;
   return std::nullopt;
 }
@@ -79,6 +89,10 @@ std::string short_label(FailureKind kind) {
       return "import";
     case FailureKind::internal_error:
       return "internal";
+    case FailureKind::predicted:
+      return "pred";
+    case FailureKind::launch_limit:
+      return "launch";
   }
   return "?";
 }

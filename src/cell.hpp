@@ -8,7 +8,9 @@
 
 namespace portcheck {
 
-enum class Status { ok, failed, xfail, xpass };
+// launch: compiled, but needs more than the target allows at launch (--launch-limits error).
+// unchecked: not compiled (--static-only) and not predicted to fail.
+enum class Status { ok, failed, xfail, xpass, launch, unchecked };
 
 // Why a cell failed. `internal_error` is a bug of ours and is never blamed on the kernel.
 enum class FailureKind {
@@ -22,6 +24,8 @@ enum class FailureKind {
   oom,
   import_error,
   internal_error,
+  predicted,     // not compiled: the static pre-checks say it fails (--static skip / --static-only)
+  launch_limit,  // compiled; exceeds a launch limit of the target
 };
 
 std::string to_string(Status status);
@@ -62,13 +66,15 @@ struct CellResult {
   std::optional<SourceLocation> kernel_source;  // the def
   std::optional<SourceLocation> error_source;   // the failing line, when the compiler said it
   bool cached = false;
+  nlohmann::json predicted;  // null, or the static pre-checks' {reason, stage, what, name}
+  nlohmann::json launch;     // null, or {needs, limits, problems} for compiled cells
   bool in_baseline = false;  // failed as the baseline says it did: not new  // served from the
                              // result cache, not compiled in this run
   std::string why;           // from the known-failure table
   std::string link;
 
   [[nodiscard]] bool failed_outcome() const {
-    return status == Status::failed || status == Status::xfail;
+    return status == Status::failed || status == Status::xfail || status == Status::launch;
   }
 };
 

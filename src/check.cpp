@@ -18,6 +18,7 @@
 #include "src/envs.hpp"
 #include "src/errors.hpp"
 #include "src/known_failures.hpp"
+#include "src/launch_limits.hpp"
 #include "src/manifest.hpp"
 #include "src/scheduler.hpp"
 #include "src/shard.hpp"
@@ -382,9 +383,10 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     probe_request["kernels"].push_back(
         {{"id", row.display_name()}, {"kernel", kernel_ref_json(row.ref)}});
   probe_request["cells"] = nlohmann::json::array();
-  if (options.use_cache)
-    for (std::size_t i = 0; i < plans.size(); ++i)
-      probe_request["cells"].push_back({{"id", i}, {"request", plans[i].request}});
+  for (std::size_t i = 0; i < plans.size(); ++i)
+    probe_request["cells"].push_back({{"id", i}, {"request", plans[i].request}});
+  probe_request["keys"] = options.use_cache && options.static_mode != StaticMode::only;
+  probe_request["predict"] = true;
 
   // Backends the run compiles for, one target each, for the fork server's warm-up.
   nlohmann::json warm_targets = nlohmann::json::array();
@@ -420,6 +422,59 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     if (t.contains("warp_size"))
       warp_sizes[t.at("name").get<std::string>()] = t.at("warp_size").get<int>();
   const auto known = KnownFailures::load(share.data / "known-failures.toml");
+  const auto launch_limits = LaunchLimits::load(share.data / "launch-limits.toml");
+  const auto& static_result =
+      probe.contains("static") && probe["static"].is_object() ? probe["static"] : nlohmann::json();
+  const auto prediction_for = [&](std::size_t id) {
+    if (!static_result.is_object()) return nlohmann::json();
+    return static_result["cells"].value(std::to_string(id), nlohmann::json());
+  };
+  // A compiled cell is checked against the target's launch limits, from its real metadata.
+  const auto finish_cell = [&](const PlannedCell& plan, CellResult cell, nlohmann::json predicted) {
+    cell.predicted = std::move(predicted);
+    if (cell.kind != FailureKind::none) return cell;
+    const auto limits = launch_limits.for_target(plan.target.backend, plan.target.arch);
+    if (!limits) return cell;
+    const auto check = check_launch(cell, *limits);
+    cell.launch = nlohmann::json{
+        {"needs", check.needs}, {"limits", limits->to_json()}, {"problems", check.problems}};
+    if (check.problems.empty() || options.launch_limits_warn) return cell;
+    cell.kind = FailureKind::launch_limit;
+    cell.stage = "launch";
+    cell.message = util::join(check.problems, "; ");
+    cell.fingerprint = fingerprint(cell.kind, cell.stage, "", cell.message);
+    cell.status = cell.expected_failure ? Status::xfail : Status::launch;
+    cell.is_new = cell.status == Status::launch;
+    return cell;
+  };
+  // A cell not compiled: predicted to fail, or (--static-only) simply not checked.
+  const auto uncompiled_cell = [&](const PlannedCell& plan, const nlohmann::json& predicted) {
+    CellResult cell;
+    cell.kernel = plan.row->display_name();
+    cell.base_kernel = plan.row->kernel;
+    cell.variant = plan.row->variant;
+    cell.target = plan.target.name();
+    cell.triton = "current";
+    cell.triton_version = probe.at("triton").at("version").get<std::string>();
+    cell.predicted = predicted;
+    cell.expected_failure = std::find(plan.row->xfail.begin(), plan.row->xfail.end(),
+                                      cell.target) != plan.row->xfail.end();
+    if (!predicted.is_object()) {
+      cell.status = Status::unchecked;
+      return cell;
+    }
+    cell.kind = FailureKind::predicted;
+    cell.stage = "static";
+    cell.message = predicted.value("reason", "");
+    cell.fingerprint = fingerprint(cell.kind, cell.stage, "", cell.message);
+    cell.status = cell.expected_failure ? Status::xfail : Status::failed;
+    cell.is_new = cell.status == Status::failed;
+    if (const auto* k = known.find(cell.fingerprint)) {
+      cell.why = k->why;
+      cell.link = k->link;
+    }
+    return cell;
+  };
   const auto home = portcheck_home();
   ResultCache cache(home / "cache", options.cache_max_bytes);
   CellTimings timings(home / "timings.json");
@@ -437,11 +492,19 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
       const auto& k = probe["keys"].value(std::to_string(id), nlohmann::json());
       if (k.is_string()) plan.key = k.get<std::string>();
     }
+    const auto predicted = prediction_for(id);
+    if (options.static_mode == StaticMode::only ||
+        (options.static_mode == StaticMode::skip && predicted.is_object())) {
+      results[id] = uncompiled_cell(plan, predicted);
+      continue;
+    }
     if (options.use_cache && !plan.key.empty()) {
       if (const auto entry = cache.load(plan.key)) {
-        results[id] =
+        results[id] = finish_cell(
+            plan,
             interpret(plan, evidence_from_cache(rebased(*entry, plan.row->ref.import_root)),
-                      triton_version, known);
+                      triton_version, known),
+            predicted);
         results[id]->cached = true;
         ++from_cache;
         continue;
@@ -481,7 +544,8 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     if (outcome.how == Termination::cancelled) return;  // never finished: not a result
     const auto& plan = plans[id];
     const auto evidence = evidence_from_files(plan.dir, outcome);
-    results[id] = interpret(plan, evidence, triton_version, known);
+    results[id] =
+        finish_cell(plan, interpret(plan, evidence, triton_version, known), prediction_for(id));
     timings.set(
         fmt::format("{}|{}|{}", plan.row->display_name(), plan.target.name(), triton_version),
         outcome.wall_seconds);
@@ -546,6 +610,13 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
         {"fork_servers_started", fork_stats.servers_started},
         {"cells_retried", fork_stats.cells_retried},
         {"warm_up_s", fork_stats.warm_up_seconds}}},
+      {"static",
+       static_result.is_object()
+           ? nlohmann::json{{"seconds", static_result.value("seconds", 0.0)},
+                            {"mode", options.static_mode == StaticMode::only   ? "only"
+                                     : options.static_mode == StaticMode::skip ? "skip"
+                                                                               : "compile"}}
+           : nlohmann::json(nullptr)},
   };
   return report;
 }

@@ -11,6 +11,9 @@
 namespace portcheck {
 
 enum class Isolation { fork, process };
+// compile: predict, then compile everything; skip: do not compile predicted failures;
+// only: compile nothing, the matrix from predictions alone.
+enum class StaticMode { compile, skip, only };
 
 struct CheckOptions {
   std::filesystem::path manifest = "portcheck.toml";
@@ -26,6 +29,8 @@ struct CheckOptions {
   std::uint64_t cache_max_bytes = 512ULL << 20;
   std::uint64_t worker_max_rss_bytes = 4ULL << 30;
   std::optional<ShardInfo> shard;
+  StaticMode static_mode = StaticMode::compile;
+  bool launch_limits_warn = false;  // --launch-limits warn: report, but do not fail
 };
 
 // Runs the matrix and returns the report; throws UsageError or EnvironmentError before anything

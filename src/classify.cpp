@@ -202,6 +202,7 @@ std::string normalize_message(std::string_view message) {
     add(R"(\bat \d+:\d+:)", "at L:C:");
     add(R"(\bsm_\d+[af]?\b)", "sm_N");
     add(R"(\bgfx[0-9a-f]{3,4}\b)", "gfxN");
+    add(R"(\bcuda:\d+\b)", "cuda:N");
     add(R"(\s+)", " ");
     return r;
   }();

@@ -12,6 +12,7 @@
 #include "src/check.hpp"
 #include "src/envs.hpp"
 #include "src/errors.hpp"
+#include "src/launch_limits.hpp"
 #include "src/report_json.hpp"
 #include "src/report_terminal.hpp"
 #include "src/reports.hpp"
@@ -68,6 +69,8 @@ int run_targets(const std::string& python_flag, const std::vector<std::string>& 
     request["targets"].push_back(
         {{"backend", t->backend}, {"arch", t->arch}, {"warp_size", t->warp_size}});
   }
+  request["predict"] = true;  // with no cells: just the tables the static pre-checks use
+  request["keys"] = false;
   const auto share = ShareDirs::locate();
   const auto python = resolve_python(python_flag);
   util::TempDir scratch("triton-portcheck-targets");
@@ -96,6 +99,38 @@ int run_targets(const std::string& python_flag, const std::vector<std::string>& 
             : as["version"].get<std::string>();
     fmt::print("{:<14}{:<11}{}\n", t["name"].get<std::string>(), t["warp_size"].get<int>(),
                assembler);
+  }
+
+  // The tables the static pre-checks and the launch-limit check use, per target.
+  const auto& tables = probe["static"]["tables"];
+  fmt::print("\nstatic pre-checks, read from this Triton: libdevice functions: {}\n", [&] {
+    std::string out;
+    for (const auto& [backend, fns] : tables["libdevice"].items())
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", backend, fns.size());
+    return out;
+  }());
+  const auto limits = LaunchLimits::load(share.data / "launch-limits.toml");
+  fmt::print("launch limits from data/launch-limits.toml (each number cited there)\n\n");
+  fmt::print("{:<14}{:<36}{:<9}{:<13}{:<11}{}\n", "target", "fp8 dtypes", "threads", "shared (B)",
+             "regs/blk", "cluster");
+  for (const auto& n : names) {
+    const auto t = *parse_target(n);
+    std::string fp8 = "?";
+    if (tables["fp8"].contains(n) && tables["fp8"][n].is_array()) {
+      fp8.clear();
+      for (const auto& d : tables["fp8"][n]) fp8 += (fp8.empty() ? "" : ",") + d.get<std::string>();
+    }
+    const auto l = limits.for_target(t.backend, t.arch);
+    const auto show = [](const std::optional<std::uint64_t>& v) {
+      return v ? std::to_string(*v) : std::string("-");
+    };
+    if (!l) {
+      fmt::print("{:<14}{:<36}{}\n", n, fp8, "(not in the launch-limit table: not checked)");
+      continue;
+    }
+    fmt::print("{:<14}{:<36}{:<9}{:<13}{:<11}{}\n", n, fp8, show(l->max_threads_per_block),
+               show(l->max_shared_bytes_per_block), show(l->max_registers_per_block),
+               show(l->max_cluster_size));
   }
   return exit_code::ok;
 }
@@ -222,6 +257,23 @@ int main(int argc, char** argv) {
   check->add_option("-j,--jobs", options.jobs, "Cells compiled at once (default: number of cores)");
   OutputFlags check_outputs;
   add_output_flags(check, check_outputs);
+  std::string static_text = "compile";
+  check
+      ->add_option(
+          "--static", static_text,
+          "compile: predict failures, then compile every cell (default); skip: do not compile "
+          "cells predicted to fail")
+      ->check(CLI::IsMember({"compile", "skip"}));
+  bool static_only = false;
+  check->add_flag("--static-only", static_only,
+                  "Compile nothing: the matrix from the static pre-checks alone");
+  std::string launch_text = "error";
+  check
+      ->add_option(
+          "--launch-limits", launch_text,
+          "error: a compiled cell that exceeds a launch limit of its target fails (default); warn: "
+          "report it only")
+      ->check(CLI::IsMember({"error", "warn"}));
   std::string shard_text;
   check->add_option("--shard", shard_text,
                     "Compile only part K of N of the matrix (K/N), balanced by expected cost");
@@ -299,6 +351,10 @@ int main(int argc, char** argv) {
     }
     (void)cache_clean;
     options.isolation = isolation == "process" ? Isolation::process : Isolation::fork;
+    options.static_mode = static_only             ? StaticMode::only
+                          : static_text == "skip" ? StaticMode::skip
+                                                  : StaticMode::compile;
+    options.launch_limits_warn = launch_text == "warn";
     options.use_cache = !no_cache;
     options.cache_max_bytes = cache_bound();
     if (!worker_max_rss_text.empty()) {

@@ -57,6 +57,8 @@ nlohmann::json report_to_json(const Report& report) {
         {"new", c.is_new},
         {"in_baseline", c.in_baseline},
         {"cached", c.cached},
+        {"predicted", c.predicted},
+        {"launch", c.launch},
         {"why", or_null(c.why)},
         {"link", or_null(c.link)},
         {"compile_s", c.compile_s},
@@ -174,6 +176,8 @@ Report report_from_json(const nlohmann::json& json, const std::string& origin) {
       cell.in_baseline = c.value("in_baseline", false);
       cell.expected_failure = cell.status == Status::xfail || cell.status == Status::xpass;
       cell.cached = c.value("cached", false);
+      if (c.contains("predicted") && c["predicted"].is_object()) cell.predicted = c["predicted"];
+      if (c.contains("launch") && c["launch"].is_object()) cell.launch = c["launch"];
       cell.compile_s = c.value("compile_s", 0.0);
       cell.wall_s = c.value("wall_s", 0.0);
       for (const auto* key : {"stages", "metadata", "sizes", "resources"})

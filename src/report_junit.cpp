@@ -224,6 +224,11 @@ std::string render_junit(const Report& report) {
         out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
                            attr("expected failure: " + describe(c)));
         break;
+      case Status::unchecked:
+        out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+                           attr("not compiled (--static-only) and not predicted to fail"));
+        break;
+      case Status::launch:
       case Status::failed: {
         if (c.in_baseline) {
           out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",

@@ -69,6 +69,7 @@ std::string command_property(const std::string& text) {
 std::string label(const CellResult& cell, const std::map<std::string, std::string>& letters) {
   if (cell.status == Status::ok) return "✅ ok";
   if (cell.status == Status::xpass) return "⚠️ xpass";
+  if (cell.status == Status::unchecked) return "·";
   std::string text = short_label(cell.kind);
   if (const auto it = letters.find(cell.fingerprint); it != letters.end()) text += ":" + it->second;
   if (cell.status == Status::xfail) return "➖ x" + text;

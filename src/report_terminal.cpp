@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+
 #include <map>
+#include "util/strings.hpp"
 
 #include <fmt/format.h>
 
@@ -21,6 +23,10 @@ const char* colour_for(Status status) {
       return "\033[33m";
     case Status::xpass:
       return "\033[35m";
+    case Status::launch:
+      return "\033[31m";
+    case Status::unchecked:
+      return "\033[2m";
   }
   return "";
 }
@@ -29,13 +35,54 @@ std::string paint(const std::string& text, const char* colour, const TerminalSty
   return style.colour ? fmt::format("{}{}{}", colour, text, kReset) : text;
 }
 
+// "!" marks a cell the static pre-checks predicted to fail, whatever then happened to it.
 std::string label_of(const CellResult& cell, const std::map<std::string, std::string>& letters) {
-  if (cell.status == Status::ok) return "ok";
-  if (cell.status == Status::xpass) return "xpass";
+  const std::string mark = cell.predicted.is_object() ? "!" : "";
+  if (cell.status == Status::ok) return "ok" + mark;
+  if (cell.status == Status::xpass) return "xpass" + mark;
+  if (cell.status == Status::unchecked) return "·";
   auto label = short_label(cell.kind);
   if (const auto it = letters.find(cell.fingerprint); it != letters.end())
     label += ":" + it->second;
-  return cell.status == Status::xfail ? "x" + label : label;
+  return (cell.status == Status::xfail ? "x" + label : label) + mark;
+}
+
+// The static pre-checks against what really happened, and launch-limit warnings.
+std::string prediction_lines(const Report& report) {
+  std::size_t predicted = 0, did_fail = 0, unchecked = 0;
+  std::vector<std::string> compiled_anyway, launch_warnings;
+  for (const auto& c : report.cells) {
+    if (c.status == Status::unchecked) ++unchecked;
+    if (c.launch.is_object() && c.status != Status::launch)
+      for (const auto& p : c.launch.value("problems", nlohmann::json::array()))
+        launch_warnings.push_back(
+            fmt::format("{} on {}: {}", c.kernel, c.target, p.get<std::string>()));
+    if (!c.predicted.is_object()) continue;
+    ++predicted;
+    if (c.kind == FailureKind::predicted) continue;  // not compiled: nothing to compare
+    if (c.failed_outcome())
+      ++did_fail;
+    else
+      compiled_anyway.push_back(fmt::format("{} on {}", c.kernel, c.target));
+  }
+  std::string out;
+  const bool static_only =
+      unchecked > 0 || std::any_of(report.cells.begin(), report.cells.end(),
+                                   [](const auto& c) { return c.kind == FailureKind::predicted; });
+  if (predicted > 0 || static_only) {
+    std::size_t compiled = predicted;
+    for (const auto& c : report.cells) compiled -= c.kind == FailureKind::predicted ? 1 : 0;
+    out += fmt::format("static pre-checks predicted {} failing cells before compiling", predicted);
+    if (compiled > 0) out += fmt::format("; {} of the {} compiled did fail", did_fail, compiled);
+    if (compiled < predicted)
+      out += fmt::format("; {} not compiled (--static)", predicted - compiled);
+    out += " (! marks them)\n";
+    if (!compiled_anyway.empty())
+      out +=
+          fmt::format("    predicted but compiled anyway: {}\n", util::join(compiled_anyway, ", "));
+  }
+  for (const auto& w : launch_warnings) out += fmt::format("launch-limit warning: {}\n", w);
+  return out;
 }
 
 // A path under the current folder reads better, and copies better, relative to it.
@@ -87,22 +134,24 @@ std::string cell_label(const CellResult& cell, const std::map<std::string, std::
 }
 
 std::string summary_line(const Report& report) {
-  std::size_t ok = 0, failed = 0, fresh = 0, xfail = 0, xpass = 0, cached = 0;
+  std::size_t ok = 0, failed = 0, fresh = 0, xfail = 0, xpass = 0, cached = 0, unchecked = 0;
   const CellResult* slowest = nullptr;
   for (const auto& c : report.cells) {
     ok += c.status == Status::ok ? 1 : 0;
-    failed += c.status == Status::failed ? 1 : 0;
+    failed += c.status == Status::failed || c.status == Status::launch ? 1 : 0;
+    unchecked += c.status == Status::unchecked ? 1 : 0;
     xfail += c.status == Status::xfail ? 1 : 0;
     xpass += c.status == Status::xpass ? 1 : 0;
     fresh += c.is_new ? 1 : 0;
     cached += c.cached ? 1 : 0;
-    if (slowest == nullptr || c.compile_s > slowest->compile_s) slowest = &c;
+    if (c.compile_s > 0 && (slowest == nullptr || c.compile_s > slowest->compile_s)) slowest = &c;
   }
   std::string summary = fmt::format("{} cells{}: {} ok, {} failed ({} new)", report.cells.size(),
                                     cached ? fmt::format(" ({} from cache)", cached) : "",
                                     ok + xpass, failed + xfail, fresh);
   if (xfail) summary += fmt::format(", {} expected to fail", xfail);
   if (xpass) summary += fmt::format(", {} expected to fail but passed", xpass);
+  if (unchecked) summary += fmt::format(", {} not compiled (static pre-checks only)", unchecked);
   if (slowest != nullptr)
     summary += fmt::format(" · slowest compile {:.1f} s ({} on {})", slowest->compile_s,
                            slowest->kernel, slowest->target);
@@ -204,6 +253,7 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
     }
   }
 
+  out += prediction_lines(report);
   const std::string summary = summary_line(report);
   out += summary + "\n";
   out +=

@@ -22,7 +22,7 @@ def _import_triton():
 
 def probe(request):
     triton = _import_triton()
-    from . import keys, tables
+    from . import keys, static, tables
     return {
         "protocol": PROTOCOL_VERSION,
         "python": {"version": sys.version.split()[0], "executable": sys.executable},
@@ -30,7 +30,10 @@ def probe(request):
         "option_fields": tables.option_fields(),
         "targets": [tables.describe_target(t) for t in request.get("targets", [])],
         "kernels": {k["id"]: tables.kernel_arguments(k["kernel"]) for k in request.get("kernels", [])},
-        "keys": keys.keys_for(request.get("cells", []), request.get("tool_version", "")),
+        "keys": keys.keys_for(request.get("cells", []), request.get("tool_version", ""))
+        if request.get("keys", True) else {},
+        "static": static.predictions(request.get("cells", []), request.get("targets", []))
+        if request.get("predict", False) else None,
     }
 
 

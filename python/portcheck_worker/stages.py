@@ -50,13 +50,14 @@ def make_target(spec):
 def decode_constant(value):
     """The decoding Triton's JITFunction.preload applies to serialised constexpr values."""
     import triton.language as tl
-    from triton.runtime.jit import _triton_jit_function_registry
     if isinstance(value, str) and tl.dtype.is_dtype(value):
         return tl.dtype(value)
     if isinstance(value, dict):
         if "constexpr" in value:
             return tl.constexpr(_tuplify(value["constexpr"]))
         if "jit_function" in value:
+            # Only Triton releases that serialise JIT-function constants have this registry.
+            from triton.runtime.jit import _triton_jit_function_registry
             key = value["jit_function"]
             if key not in _triton_jit_function_registry:
                 module = key.split(":", 1)[0]

@@ -14,7 +14,7 @@ def target_table(stdout):
     table = {}
     for line in lines[header + 1:]:
         if not line.strip():
-            continue
+            break  # the next table (fp8 dtypes and launch limits) follows a blank line
         name, warp, assembler = re.match(r"^(\S+)\s+(\S+)\s+(.*)$", line).groups()
         table[name] = (warp, assembler)
     return lines, table
