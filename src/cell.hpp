@@ -68,6 +68,8 @@ struct CellResult {
   bool cached = false;
   nlohmann::json predicted;  // null, or the static pre-checks' {reason, stage, what, name}
   nlohmann::json launch;     // null, or {needs, limits, problems} for compiled cells
+  nlohmann::json
+      exported;  // null, or what the worker exported: {directory, binary, assembly, params, folded}
   bool in_baseline = false;  // failed as the baseline says it did: not new  // served from the
                              // result cache, not compiled in this run
   std::string why;           // from the known-failure table

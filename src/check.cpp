@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -266,6 +267,7 @@ CellResult interpret(const PlannedCell& plan, const CellEvidence& evidence,
     if (r.contains("metadata")) cell.metadata = r["metadata"];
     if (r.contains("sizes")) cell.sizes = r["sizes"];
     if (r.contains("resources")) cell.resources = r["resources"];
+    if (r.contains("export") && r["export"].is_object()) cell.exported = r["export"];
     if (r.contains("source") && r["source"].is_object())
       cell.kernel_source =
           SourceLocation{r["source"].value("file", ""), r["source"].value("line", 0)};
@@ -303,6 +305,24 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   const auto share = ShareDirs::locate();
   const auto manifest_path = options.demo ? share.demo / "portcheck.toml" : options.manifest;
   Manifest manifest = load_manifest(manifest_path);
+  if (!options.only_rows.empty()) {
+    std::vector<KernelRow> chosen;
+    for (const auto& wanted : options.only_rows) {
+      bool found = false;
+      for (const auto& row : manifest.rows)
+        if (row.display_name() == wanted || row.kernel == wanted) {
+          chosen.push_back(row);
+          found = true;
+        }
+      if (!found) {
+        std::vector<std::string> names;
+        for (const auto& row : manifest.rows) names.push_back(row.display_name());
+        throw UsageError(fmt::format("{}: no row named '{}' (rows: {})", manifest.file.string(),
+                                     wanted, util::join(names, ", ")));
+      }
+    }
+    manifest.rows = std::move(chosen);
+  }
 
   std::vector<std::string> target_names =
       options.targets.empty() ? manifest.targets : options.targets;
@@ -347,6 +367,23 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
       if (row.specialization)
         request["specialization"] = nlohmann::json::parse(*row.specialization);
       request["target"] = target_json(target);
+      if (options.export_dir) {
+        // "dot_small[int8]" and "cuda:90" become folder names: dot_small-int8/cuda_90.
+        const auto folder = [](const std::string& s) {
+          std::string out;
+          for (const char c : s) {
+            if (c == ']') continue;
+            out += c == '['                                                                ? '-'
+                   : (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c
+                                                                                           : '_';
+          }
+          return out;
+        };
+        request["export_dir"] =
+            std::filesystem::absolute(*options.export_dir / folder(row.display_name()) /
+                                      folder(target.name()))
+                .string();
+      }
       const double timeout_s =
           options.timeout_s.value_or(row.timeout_s.value_or(manifest.timeout_s));
       const auto max_rss =

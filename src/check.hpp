@@ -30,7 +30,9 @@ struct CheckOptions {
   std::uint64_t worker_max_rss_bytes = 4ULL << 30;
   std::optional<ShardInfo> shard;
   StaticMode static_mode = StaticMode::compile;
-  bool launch_limits_warn = false;  // --launch-limits warn: report, but do not fail
+  std::vector<std::string> only_rows;               // empty: every row of the manifest
+  std::optional<std::filesystem::path> export_dir;  // export: binaries and descriptors go here
+  bool launch_limits_warn = false;                  // --launch-limits warn: report, but do not fail
 };
 
 // Runs the matrix and returns the report; throws UsageError or EnvironmentError before anything

@@ -12,6 +12,7 @@
 #include "src/check.hpp"
 #include "src/envs.hpp"
 #include "src/errors.hpp"
+#include "src/export.hpp"
 #include "src/launch_limits.hpp"
 #include "src/report_json.hpp"
 #include "src/report_terminal.hpp"
@@ -208,6 +209,49 @@ int run_check_command(CheckOptions options, const OutputFlags& flags, bool quiet
   return finish(run_check(options, g_interrupted), flags, baseline);
 }
 
+int run_export_command(CheckOptions options, const std::string& kernel,
+                       const std::string& signature, const std::string& constants,
+                       const std::string& compile_options) {
+  std::error_code ec;
+  std::filesystem::create_directories(*options.export_dir, ec);
+  if (ec) throw UsageError(fmt::format("-o {}: {}", options.export_dir->string(), ec.message()));
+  std::optional<util::TempDir> adhoc;
+  if (!kernel.empty()) {
+    // An ad-hoc row: the same parser, so the same checks and messages as a manifest.
+    adhoc.emplace("triton-portcheck-export");
+    const auto colon = kernel.rfind(':');
+    const auto file_part = kernel.substr(0, colon);
+    const auto target = file_part.ends_with(".py")
+                            ? std::filesystem::absolute(file_part).string() + kernel.substr(colon)
+                            : kernel;
+    std::string text =
+        fmt::format("[[kernel]]\nname = {}\ntarget = {}\n",
+                    nlohmann::json(kernel.substr(colon + 1)).dump(), nlohmann::json(target).dump());
+    if (!signature.empty()) text += "signature = " + signature + "\n";
+    if (!constants.empty()) text += "constants = " + constants + "\n";
+    if (!compile_options.empty()) text += "options = " + compile_options + "\n";
+    options.manifest = adhoc->path() / "export.toml";
+    util::atomic_write_file(options.manifest, text);
+    options.demo = false;
+  }
+  options.use_cache = false;  // the binaries themselves are wanted, not a verdict
+  options.progress = util::is_terminal(stderr);
+  const auto report = run_check(options, g_interrupted);
+  std::fputs(render_terminal(report, TerminalStyle{util::use_colour(stdout)}).c_str(), stdout);
+  int code = exit_code_for(report);
+  for (const auto& cell : report.cells) {
+    if (cell.status != Status::ok && cell.status != Status::xpass) {
+      std::fprintf(stderr, "triton-portcheck: not exported: %s on %s failed (%s in %s: %s)\n",
+                   cell.kernel.c_str(), cell.target.c_str(), to_string(cell.kind).c_str(),
+                   cell.stage.c_str(), cell.message.c_str());
+      code = exit_code::new_failures;
+      continue;
+    }
+    for (const auto& file : write_export(cell)) fmt::print("wrote {}\n", file);
+  }
+  return code;
+}
+
 int run_report_command(const std::filesystem::path& input, const OutputFlags& flags) {
   check_destinations(flags.outputs);
   const auto baseline =
@@ -311,6 +355,36 @@ int main(int argc, char** argv) {
   add_output_flags(merge_cmd, merge_outputs);
   merge_cmd->footer(kExitCodes);
 
+  CheckOptions export_options;
+  std::vector<std::string> export_rows, export_targets;
+  std::filesystem::path export_dir;
+  std::string export_kernel, export_signature, export_constants, export_options_text;
+  auto* export_cmd = app.add_subcommand("export",
+                                        "Write each row's binary, assembly, launch descriptor and "
+                                        "C++ launcher for the given targets");
+  export_cmd->add_option("rows", export_rows, "Rows of the manifest to export (default: all)");
+  export_cmd->add_option("-m,--manifest", export_options.manifest,
+                         "Manifest file (default: portcheck.toml)");
+  export_cmd->add_flag("--demo", export_options.demo, "Export rows of the bundled demo");
+  export_cmd
+      ->add_option("-t,--target,--targets", export_targets,
+                   "Targets, comma-separated (cuda:90,hip:gfx942)")
+      ->required();
+  export_cmd
+      ->add_option("-o,--output", export_dir,
+                   "Folder to write into (one subfolder per row and target)")
+      ->required();
+  export_cmd->add_option("--python", export_options.python, "Python interpreter holding Triton");
+  export_cmd->add_option(
+      "--kernel", export_kernel,
+      "Instead of a manifest: module:function or file.py:function, with --signature, "
+      "--constants, --options as TOML inline tables");
+  export_cmd->add_option("--signature", export_signature,
+                         "e.g. '{ x_ptr = \"*fp32:16\", n = \"i32\" }'");
+  export_cmd->add_option("--constants", export_constants, "e.g. '{ BLOCK = 1024 }'");
+  export_cmd->add_option("--options", export_options_text, "e.g. '{ num_warps = 4 }'");
+  export_cmd->footer(kExitCodes);
+
   auto* cache_cmd = app.add_subcommand("cache", "Inspect or empty the result cache");
   cache_cmd->require_subcommand(1);
   auto* cache_stats =
@@ -343,6 +417,13 @@ int main(int argc, char** argv) {
     if (*targets) return run_targets(targets_python, targets_list);
     if (*cache_cmd) return run_cache(*cache_stats ? "stats" : "clean");
     if (*report_cmd) return run_report_command(report_input, report_outputs);
+    if (*export_cmd) {
+      export_options.targets = split_targets(export_targets);
+      export_options.only_rows = export_rows;
+      export_options.export_dir = export_dir;
+      return run_export_command(export_options, export_kernel, export_signature, export_constants,
+                                export_options_text);
+    }
     if (*merge_cmd) return run_merge_command(merge_inputs, merge_output, merge_outputs);
     if (!shard_text.empty()) {
       std::string error;

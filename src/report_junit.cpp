@@ -1,9 +1,9 @@
 #include "src/report_junit.hpp"
 
-#include <cstdint>
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include "src/report_terminal.hpp"
+#include "util/strings.hpp"
 
 namespace portcheck {
 namespace {
@@ -20,27 +20,8 @@ namespace {
 //  - failed but already in the --baseline (not new, so not what makes the exit code 1):
 //    <skipped message="known failure (baseline): ...">, for the same reason.
 
-// Appends the code point `cp` as UTF-8.
-void append_utf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 // XML 1.0 allows #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF].
-bool xml_char(std::uint32_t cp) {
+bool xml_char(char32_t cp) {
   return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) ||
          (cp >= 0xE000 && cp <= 0xFFFD) || (cp >= 0x10000 && cp <= 0x10FFFF);
 }
@@ -53,42 +34,7 @@ bool xml_char(std::uint32_t cp) {
 std::string xml_escape(const std::string& in, bool attribute) {
   std::string out;
   out.reserve(in.size() + in.size() / 8);
-  const auto* s = reinterpret_cast<const unsigned char*>(in.data());
-  const std::size_t n = in.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    std::uint32_t cp = 0;
-    std::size_t len = 0;
-    if (c < 0x80) {
-      cp = c;
-      len = 1;
-    } else {
-      if ((c & 0xE0) == 0xC0) {
-        len = 2;
-        cp = c & 0x1F;
-      } else if ((c & 0xF0) == 0xE0) {
-        len = 3;
-        cp = c & 0x0F;
-      } else if ((c & 0xF8) == 0xF0) {
-        len = 4;
-        cp = c & 0x07;
-      }
-      bool ok = len != 0 && i + len <= n;
-      for (std::size_t k = 1; ok && k < len; ++k) {
-        if ((s[i + k] & 0xC0) != 0x80) ok = false;
-        cp = (cp << 6) | (s[i + k] & 0x3F);
-      }
-      if (ok && ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-                 (len == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)))
-        ok = false;
-      if (!ok) {
-        out += "\xEF\xBF\xBD";
-        ++i;
-        continue;
-      }
-    }
-    i += len;
+  for (const char32_t cp : util::utf8_codepoints(in)) {
     if (!xml_char(cp)) continue;
     switch (cp) {
       case '&':
@@ -113,7 +59,7 @@ std::string xml_escape(const std::string& in, bool attribute) {
         out += "&#13;";
         break;
       default:
-        append_utf8(out, cp);
+        util::append_utf8(out, cp);
     }
   }
   return out;
@@ -124,27 +70,9 @@ std::string text(const std::string& s) { return xml_escape(s, false); }
 
 std::string seconds(double s) { return fmt::format("{:.3f}", s < 0 ? 0.0 : s); }
 
-std::string where_failed(const CellResult& cell) {
-  if (!cell.pass.empty()) return fmt::format("in pass {} (stage {})", cell.pass, cell.stage);
-  return fmt::format("in stage {}", cell.stage.empty() ? "?" : cell.stage);
-}
-
-std::string describe(const CellResult& cell) {
-  return fmt::format("{} {}: {}", to_string(cell.kind), where_failed(cell), cell.message);
-}
-
-std::string display_path(const std::string& file) {
-  std::error_code ec;
-  const auto cwd = std::filesystem::current_path(ec);
-  if (ec) return file;
-  const auto relative = std::filesystem::path(file).lexically_relative(cwd);
-  if (relative.empty() || relative.begin()->string() == "..") return file;
-  return relative.string();
-}
-
 // The body of a <failure>/<error>: what the terminal report says about the cell, then the log.
 std::string failure_body(const CellResult& cell) {
-  std::string body = describe(cell) + "\n";
+  std::string body = describe_failure(cell) + "\n";
   const auto& loc = cell.error_source ? cell.error_source : cell.kernel_source;
   if (loc && !loc->file.empty())
     body += loc->line > 0 ? fmt::format("at {}:{}\n", display_path(loc->file), loc->line)
@@ -222,7 +150,7 @@ std::string render_junit(const Report& report) {
         break;
       case Status::xfail:
         out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                           attr("expected failure: " + describe(c)));
+                           attr("expected failure: " + describe_failure(c)));
         break;
       case Status::unchecked:
         out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
@@ -232,12 +160,12 @@ std::string render_junit(const Report& report) {
       case Status::failed: {
         if (c.in_baseline) {
           out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                             attr("known failure (baseline): " + describe(c)));
+                             attr("known failure (baseline): " + describe_failure(c)));
           break;
         }
         const char* element = c.kind == FailureKind::internal_error ? "error" : "failure";
-        out += fmt::format(">\n      <{} message=\"{}\" type=\"{}\">", element, attr(describe(c)),
-                           attr(to_string(c.kind)));
+        out += fmt::format(">\n      <{} message=\"{}\" type=\"{}\">", element,
+                           attr(describe_failure(c)), attr(to_string(c.kind)));
         out += text(failure_body(c));
         out += fmt::format("</{}>\n    </testcase>\n", element);
         break;

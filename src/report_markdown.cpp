@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "util/fs.hpp"
+
 namespace portcheck {
 namespace {
 
@@ -134,9 +136,7 @@ std::string github_annotations(const Report& report, const std::filesystem::path
     const auto& where = cell.error_source ? cell.error_source : cell.kernel_source;
     std::string properties;
     if (where && !where->file.empty()) {
-      auto path = std::filesystem::path(where->file);
-      const auto relative = path.lexically_relative(root);
-      if (!relative.empty() && relative.begin()->string() != "..") path = relative;
+      const auto path = util::relative_if_inside(where->file, root);
       properties = fmt::format("file={},line={},", command_property(path.string()), where->line);
     }
     const auto title = fmt::format("{} on {}: {} in {}", cell.kernel, cell.target,

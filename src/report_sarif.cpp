@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 
 #include <fmt/format.h>
+
+#include "src/report_terminal.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
 
 namespace portcheck {
 namespace {
@@ -34,69 +37,12 @@ constexpr const char* kInternalErrorId = "portcheck/internal-error";
 // GitHub code scanning truncates rule descriptions beyond 1024 characters.
 constexpr std::size_t kMaxShortDescription = 1000;
 
-// nlohmann::json refuses to dump invalid UTF-8 (compiler output can hold anything): replace each
-// invalid sequence by U+FFFD so the SARIF file can always be written.
-std::string valid_utf8(const std::string& in) {
-  std::string out;
-  out.reserve(in.size());
-  const auto* s = reinterpret_cast<const unsigned char*>(in.data());
-  const std::size_t n = in.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-      ++i;
-      continue;
-    }
-    if ((c & 0xE0) == 0xC0) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4;
-      cp = c & 0x07;
-    }
-    bool ok = len != 0 && i + len <= n;
-    for (std::size_t k = 1; ok && k < len; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) ok = false;
-      cp = (cp << 6) | (s[i + k] & 0x3F);
-    }
-    if (ok) {
-      const bool overlong =
-          (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
-      if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) ok = false;
-    }
-    if (ok) {
-      out.append(in, i, len);
-      i += len;
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    }
-  }
-  return out;
-}
-
 std::string truncated(const std::string& text, std::size_t limit) {
   if (text.size() <= limit) return text;
   std::size_t cut = limit;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
     --cut;  // a whole code point
   return text.substr(0, cut) + "\xE2\x80\xA6";
-}
-
-std::string where_failed(const CellResult& cell) {
-  if (!cell.pass.empty()) return fmt::format("in pass {} (stage {})", cell.pass, cell.stage);
-  return fmt::format("in stage {}", cell.stage.empty() ? "?" : cell.stage);
-}
-
-std::string describe(const CellResult& cell) {
-  return fmt::format("{} {}: {}", to_string(cell.kind), where_failed(cell), cell.message);
 }
 
 std::string triton_of(const CellResult& cell) {
@@ -135,8 +81,9 @@ class UriMaker {
     if (path.is_relative() && !cwd_.empty()) path = cwd_ / path;
     path = path.lexically_normal();
     if (!cwd_.empty()) {
-      const auto relative = path.lexically_relative(cwd_);
-      if (!relative.empty() && relative.begin()->string() != ".." && relative.string() != ".") {
+      // `path` is absolute here, so it comes back relative only when it is inside cwd_.
+      const auto relative = util::relative_if_inside(path, cwd_);
+      if (relative.is_relative() && relative.string() != ".") {
         used_srcroot_ = true;
         return {{"uri", uri_path(relative.generic_string())}, {"uriBaseId", kSrcRoot}};
       }
@@ -185,14 +132,17 @@ std::optional<Where> locate(const CellResult& cell,
   return std::nullopt;
 }
 
+// nlohmann::json refuses to dump invalid UTF-8 (compiler output can hold anything): every string
+// from a cell goes through util::valid_utf8 (U+FFFD for invalid sequences) so the SARIF file can
+// always be written.
 nlohmann::json or_null(const std::string& s) {
-  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(valid_utf8(s));
+  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(util::valid_utf8(s));
 }
 
-nlohmann::json text(const std::string& s) { return {{"text", valid_utf8(s)}}; }
+nlohmann::json text(const std::string& s) { return {{"text", util::valid_utf8(s)}}; }
 
 nlohmann::json rule_for(const FailureGroup& group, const CellResult& first) {
-  const auto summary = describe(first);
+  const auto summary = describe_failure(first);
   std::string full =
       first.why.empty()
           ? summary +
@@ -200,8 +150,8 @@ nlohmann::json rule_for(const FailureGroup& group, const CellResult& first) {
                 "the JSON report."
           : summary + "\nWhy: " + first.why;
   std::string help = full;
-  std::string markdown =
-      fmt::format("**{}** {}: `{}`\n\n", to_string(first.kind), where_failed(first), first.message);
+  std::string markdown = fmt::format("**{}** {}: `{}`\n\n", to_string(first.kind),
+                                     failure_where(first), first.message);
   markdown +=
       first.why.empty() ? "No explanation is known for this failure yet." : "**Why:** " + first.why;
   if (!first.link.empty()) {
@@ -214,7 +164,7 @@ nlohmann::json rule_for(const FailureGroup& group, const CellResult& first) {
       {"name", fmt::format("{}-in-{}", kind, first.stage.empty() ? "unknown-stage" : first.stage)},
       {"shortDescription", text(truncated(summary, kMaxShortDescription))},
       {"fullDescription", text(full)},
-      {"help", {{"text", valid_utf8(help)}, {"markdown", valid_utf8(markdown)}}},
+      {"help", {{"text", util::valid_utf8(help)}, {"markdown", util::valid_utf8(markdown)}}},
       {"defaultConfiguration", {{"level", "error"}}},
       {"properties",
        {{"fingerprint", group.fingerprint},
@@ -224,7 +174,7 @@ nlohmann::json rule_for(const FailureGroup& group, const CellResult& first) {
         {"pass", or_null(first.pass)},
         {"tags", {"triton-portcheck", "portability", kind}}}},
   };
-  if (!first.link.empty()) rule["helpUri"] = valid_utf8(first.link);
+  if (!first.link.empty()) rule["helpUri"] = util::valid_utf8(first.link);
   return rule;
 }
 
@@ -260,7 +210,7 @@ nlohmann::json render_sarif(const Report& report) {
     const bool expected = cell.status == Status::xfail;
     const auto headline =
         fmt::format("{} on {} (Triton {}): {}{}", cell.kernel, cell.target, triton_of(cell),
-                    describe(cell), expected ? " [expected failure]" : "");
+                    describe_failure(cell), expected ? " [expected failure]" : "");
     const nlohmann::json properties = {
         {"row", cell.kernel},
         {"kernel", cell.base_kernel},
@@ -301,8 +251,8 @@ nlohmann::json render_sarif(const Report& report) {
         // The Triton label ("current"), not its version, so an upgrade keeps the alert's identity.
         {"partialFingerprints",
          {{"portcheckFingerprint/v1",
-           valid_utf8(fmt::format("{}|{}|{}|{}", cell.fingerprint, cell.kernel, cell.target,
-                                  cell.triton))}}},
+           util::valid_utf8(fmt::format("{}|{}|{}|{}", cell.fingerprint, cell.kernel, cell.target,
+                                        cell.triton))}}},
         {"properties", properties},
     };
     if (const auto where = locate(cell, defs, manifest)) {
@@ -345,7 +295,7 @@ nlohmann::json render_sarif(const Report& report) {
   if (report.environment.contains("started") && report.environment["started"].is_string())
     invocation["startTimeUtc"] = report.environment["started"];
   if (report.environment.contains("host") && report.environment["host"].is_string())
-    invocation["machine"] = valid_utf8(report.environment["host"].get<std::string>());
+    invocation["machine"] = util::valid_utf8(report.environment["host"].get<std::string>());
 
   nlohmann::json run_properties = {
       {"interrupted", report.interrupted},
@@ -368,8 +318,9 @@ nlohmann::json render_sarif(const Report& report) {
                        {"triton", f.triton},
                        {"fingerprint", f.fingerprint},
                        {"kind", f.kind},
-                       {"message", valid_utf8(f.message)}});
-    run_properties["baseline"] = {{"origin", valid_utf8(report.baseline.origin)}, {"fixed", fixed}};
+                       {"message", util::valid_utf8(f.message)}});
+    run_properties["baseline"] = {{"origin", util::valid_utf8(report.baseline.origin)},
+                                  {"fixed", fixed}};
   }
 
   nlohmann::json run = {

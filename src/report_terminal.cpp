@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include <map>
+#include "util/fs.hpp"
 #include "util/strings.hpp"
 
 #include <fmt/format.h>
@@ -85,16 +86,6 @@ std::string prediction_lines(const Report& report) {
   return out;
 }
 
-// A path under the current folder reads better, and copies better, relative to it.
-std::string display_path(const std::string& file) {
-  std::error_code ec;
-  const auto cwd = std::filesystem::current_path(ec);
-  if (ec) return file;
-  const auto relative = std::filesystem::path(file).lexically_relative(cwd);
-  if (relative.empty() || relative.begin()->string() == "..") return file;
-  return relative.string();
-}
-
 // Long explanations wrapped under their label, so footnotes stay readable in an 100-column
 // terminal.
 std::string wrapped(const std::string& label, const std::string& text, std::size_t width = 100) {
@@ -122,12 +113,30 @@ std::string wrapped(const std::string& label, const std::string& text, std::size
   return out + "\n";
 }
 
+// A footnote's "in pass P (stage S)": unlike failure_where (the CI formats), an unknown stage is
+// left empty rather than shown as "?".
 std::string where_failed(const CellResult& cell) {
   if (!cell.pass.empty()) return fmt::format("in pass {} (stage {})", cell.pass, cell.stage);
   return fmt::format("in stage {}", cell.stage);
 }
 
 }  // namespace
+
+std::string display_path(const std::string& file) {
+  std::error_code ec;
+  const auto cwd = std::filesystem::current_path(ec);
+  if (ec) return file;
+  return util::relative_if_inside(file, cwd).string();
+}
+
+std::string failure_where(const CellResult& cell) {
+  if (!cell.pass.empty()) return fmt::format("in pass {} (stage {})", cell.pass, cell.stage);
+  return fmt::format("in stage {}", cell.stage.empty() ? "?" : cell.stage);
+}
+
+std::string describe_failure(const CellResult& cell) {
+  return fmt::format("{} {}: {}", to_string(cell.kind), failure_where(cell), cell.message);
+}
 
 std::string cell_label(const CellResult& cell, const std::map<std::string, std::string>& letters) {
   return label_of(cell, letters);

@@ -73,6 +73,13 @@ void atomic_write_file(const std::filesystem::path& path, std::string_view conte
   }
 }
 
+std::filesystem::path relative_if_inside(const std::filesystem::path& file,
+                                         const std::filesystem::path& root) {
+  auto relative = file.lexically_relative(root);
+  if (relative.empty() || relative.begin()->string() == "..") return file;
+  return relative;
+}
+
 TempDir::TempDir(std::string_view prefix) {
   const char* base = std::getenv("TMPDIR");
   std::string tmpl = fmt::format("{}/{}-XXXXXX", base && *base ? base : "/tmp", prefix);

@@ -17,6 +17,12 @@ std::optional<std::string> read_file_bounded(const std::filesystem::path& path,
 // half-written file.
 void atomic_write_file(const std::filesystem::path& path, std::string_view contents);
 
+// `file` relative to `root` when it lies inside it (`root` itself gives "."), else `file`
+// unchanged: also when one is absolute and the other not. Lexical only: nothing is normalised (a
+// ".." after the root's part stays), no link is resolved and nothing is read from the disk.
+std::filesystem::path relative_if_inside(const std::filesystem::path& file,
+                                         const std::filesystem::path& root);
+
 // A fresh private directory that is removed with everything in it on destruction.
 class TempDir {
  public:

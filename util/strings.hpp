@@ -17,6 +17,18 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::optional<std::uint64_t> parse_byte_size(std::string_view text);
 std::string format_bytes(std::uint64_t bytes);
 
+// The code points of UTF-8 `text`. Each byte that does not start a well-formed sequence (a stray
+// continuation byte, a truncated sequence, an overlong encoding, a surrogate, a code point above
+// U+10FFFF) becomes U+FFFD, and decoding goes on with the next byte.
+std::u32string utf8_codepoints(std::string_view text);
+
+// Appends the code point `cp` (at most U+10FFFF) as UTF-8.
+void append_utf8(std::string& out, char32_t cp);
+
+// `text` with every invalid sequence replaced by U+FFFD, as utf8_codepoints decides; valid UTF-8
+// comes back unchanged.
+std::string valid_utf8(std::string_view text);
+
 // Lowercase hex SHA-1 of `data` (for fingerprints, not security).
 std::string sha1_hex(std::string_view data);
 

@@ -12,7 +12,7 @@ import time
 import traceback
 import warnings
 
-from . import driver, faults, loader
+from . import driver, faults, loader, protocol
 
 # Options whose values the backend derives from the target; a specialisation serialised for one
 # target carries them, and they must not leak into a compile for another.
@@ -182,7 +182,45 @@ def compile_cell(request, progress):
     }
     progress.mark("inspect")
     result["resources"] = _resources(compiled, target)
+    if request.get("export_dir"):
+        result["export"] = export_files(compiled, src, fn, request["export_dir"])
     return result
+
+
+def export_files(compiled, src, fn, directory):
+    """Writes the binary and its assembly, and lists the binary's parameters in order: the
+    arguments that were not folded into the code (constexprs, and ints the JIT specialised to 1),
+    then Triton's two scratch pointers."""
+    import json as _json
+    os.makedirs(directory, exist_ok=True)
+    name = compiled.metadata.name
+    binary_ext = "cubin" if "cubin" in compiled.asm else "hsaco"
+    text_ext = "ptx" if binary_ext == "cubin" else "amdgcn"
+    with open(os.path.join(directory, f"{name}.{binary_ext}"), "wb") as f:
+        f.write(compiled.asm[binary_ext])
+    with open(os.path.join(directory, f"{name}.{text_ext}"), "w") as f:
+        f.write(compiled.asm[text_ext])
+    md = compiled.metadata._asdict()
+    with open(os.path.join(directory, "metadata.json"), "w") as f:
+        _json.dump(md, f, default=protocol._jsonable, indent=1)
+    params, folded = [], []
+    for index, arg in enumerate(fn.arg_names):
+        ty = src.signature.get(arg)
+        if ty == "constexpr" or (index, ) in src.constants:
+            value = src.constants.get((index, ))
+            value = getattr(value, "value", value)
+            is_param_constexpr = fn.params[index].is_constexpr
+            reason = "constexpr" if is_param_constexpr else (
+                "integer equal to 1, specialised by the JIT" if value == 1 else "constant")
+            folded.append({"name": arg, "value": value if isinstance(value, (int, float, bool, str)) else str(value),
+                           "reason": reason})
+        else:
+            params.append({"name": arg, "kind": "argument", "triton_type": ty,
+                           "divisible_by_16": ["tt.divisibility", 16] in src.attrs.get((index, ), [])})
+    params.append({"name": "global_scratch", "kind": "global_scratch", "triton_type": "*i8"})
+    params.append({"name": "profile_scratch", "kind": "profile_scratch", "triton_type": "*i8"})
+    return {"directory": directory, "binary": f"{name}.{binary_ext}", "assembly": f"{name}.{text_ext}",
+            "params": params, "folded": folded}
 
 
 def failure_result(error):

@@ -175,6 +175,65 @@ TEST(Strings, JoinAndStartsWith) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// utf8_codepoints / append_utf8 / valid_utf8
+
+TEST(Utf8, ValidTextIsUnchanged) {
+  // One, two, three and four bytes: "a", "é", "€", "𝄞" (U+1D11E).
+  const std::string text = "a\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E";
+  EXPECT_EQ(util::utf8_codepoints(text), std::u32string(U"a\u00E9\u20AC\U0001D11E"));
+  EXPECT_EQ(util::valid_utf8(text), text);
+  EXPECT_EQ(util::valid_utf8(""), "");
+  EXPECT_EQ(util::utf8_codepoints(std::string("a\0b", 3)), std::u32string(U"a\0b", 3));
+  // The extremes of each length, and U+FFFD itself.
+  for (const std::string edge :
+       {"\x7F", "\xC2\x80", "\xDF\xBF", "\xE0\xA0\x80", "\xED\x9F\xBF", "\xEE\x80\x80",
+        "\xEF\xBF\xBD", "\xEF\xBF\xBF", "\xF0\x90\x80\x80", "\xF4\x8F\xBF\xBF"}) {
+    EXPECT_EQ(util::valid_utf8(edge), edge);
+    EXPECT_EQ(util::utf8_codepoints(edge).size(), 1u);
+  }
+}
+
+TEST(Utf8, InvalidBytesBecomeReplacementCharacters) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  // A stray continuation byte, bytes that never start a sequence.
+  EXPECT_EQ(util::valid_utf8("a\x80z"), "a" + fffd + "z");
+  EXPECT_EQ(util::valid_utf8("\xFF\xFE"), fffd + fffd);
+  EXPECT_EQ(util::utf8_codepoints("a\xFFz"), std::u32string(U"a\uFFFDz"));
+  // A truncated sequence: its lead byte becomes U+FFFD, then the next bytes are decoded afresh.
+  EXPECT_EQ(util::valid_utf8("\xE2\x82"), fffd + fffd);
+  EXPECT_EQ(util::valid_utf8("\xE2\x82z"), fffd + fffd + "z");
+  EXPECT_EQ(util::valid_utf8("\xF0\x9D\x84"), fffd + fffd + fffd);
+  // Surrogates and code points beyond U+10FFFF.
+  EXPECT_EQ(util::valid_utf8("\xED\xA0\x80"), fffd + fffd + fffd);
+  EXPECT_EQ(util::valid_utf8("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);
+  EXPECT_EQ(util::valid_utf8("\xF8\x88\x80\x80\x80"), fffd + fffd + fffd + fffd + fffd);
+}
+
+TEST(Utf8, OverlongEncodingsAreRejected) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(util::valid_utf8("\xC0\xAF"), fffd + fffd);  // '/'
+  EXPECT_EQ(util::valid_utf8("\xC1\xBF"), fffd + fffd);
+  EXPECT_EQ(util::valid_utf8("\xE0\x80\xAF"), fffd + fffd + fffd);
+  EXPECT_EQ(util::valid_utf8("\xE0\x9F\xBF"), fffd + fffd + fffd);
+  EXPECT_EQ(util::valid_utf8("\xF0\x80\x80\xAF"), fffd + fffd + fffd + fffd);
+  EXPECT_EQ(util::valid_utf8("\xF0\x8F\xBF\xBF"), fffd + fffd + fffd + fffd);
+  EXPECT_EQ(util::utf8_codepoints("\xC0\x80"), std::u32string(U"\uFFFD\uFFFD"));
+}
+
+TEST(Utf8, AppendEncodesEachLength) {
+  std::string out;
+  util::append_utf8(out, U'a');
+  util::append_utf8(out, U'\u00E9');
+  util::append_utf8(out, U'\u20AC');
+  util::append_utf8(out, U'\U0001D11E');
+  util::append_utf8(out, U'\U0010FFFF');
+  EXPECT_EQ(out, "a\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E\xF4\x8F\xBF\xBF");
+  std::string round_trip;
+  for (const char32_t cp : util::utf8_codepoints(out)) util::append_utf8(round_trip, cp);
+  EXPECT_EQ(round_trip, out);
+}
+
+// ---------------------------------------------------------------------------------------------
 // TempDir
 
 TEST(TempDir, CreatedPrivateAndRemovedWithContents) {
@@ -338,6 +397,34 @@ TEST(AtomicWriteFile, RenameFailureRemovesTempFile) {
   fs::create_directories(dir.path() / "target" / "inside");
   EXPECT_THROW(util::atomic_write_file(dir.path() / "target", "x"), std::runtime_error);
   EXPECT_EQ(dir_entries(dir.path()), Strings{"target"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// relative_if_inside
+
+TEST(RelativeIfInside, InsideBecomesRelative) {
+  EXPECT_EQ(util::relative_if_inside("/repo/src/a.py", "/repo"), fs::path("src/a.py"));
+  EXPECT_EQ(util::relative_if_inside("/repo/a.py", "/repo/"), fs::path("a.py"));
+  EXPECT_EQ(util::relative_if_inside("/repo", "/repo"), fs::path("."));
+  EXPECT_EQ(util::relative_if_inside("src/a.py", "src"), fs::path("a.py"));
+}
+
+TEST(RelativeIfInside, OutsideIsUnchanged) {
+  EXPECT_EQ(util::relative_if_inside("/other/a.py", "/repo"), fs::path("/other/a.py"));
+  EXPECT_EQ(util::relative_if_inside("/repository/a.py", "/repo"), fs::path("/repository/a.py"));
+  EXPECT_EQ(util::relative_if_inside("/a.py", "/repo"), fs::path("/a.py"));
+  // One absolute, the other relative: not comparable, so unchanged.
+  EXPECT_EQ(util::relative_if_inside("src/a.py", "/repo"), fs::path("src/a.py"));
+  EXPECT_EQ(util::relative_if_inside("/repo/src/a.py", "repo"), fs::path("/repo/src/a.py"));
+}
+
+TEST(RelativeIfInside, DotDotLeavesTheRoot) {
+  EXPECT_EQ(util::relative_if_inside("/repo/../etc/passwd", "/repo"),
+            fs::path("/repo/../etc/passwd"));
+  EXPECT_EQ(util::relative_if_inside("../a.py", "."), fs::path("../a.py"));
+  EXPECT_EQ(util::relative_if_inside("/repo/a.py", "/repo/src"), fs::path("/repo/a.py"));
+  // Nothing is normalised: a ".." further on stays in the result.
+  EXPECT_EQ(util::relative_if_inside("/repo/src/../a.py", "/repo"), fs::path("src/../a.py"));
 }
 
 // ---------------------------------------------------------------------------------------------
