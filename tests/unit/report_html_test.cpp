@@ -5,7 +5,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include "tests/unit/report_fixtures.hpp"
 
 #include "src/report_json.hpp"
 #include "src/report_terminal.hpp"
@@ -24,18 +26,7 @@ const std::vector<std::string> kPayloads = {
 CellResult cell(const std::string& kernel, const std::string& target,
                 FailureKind kind = FailureKind::none, const std::string& fp = "",
                 const std::string& message = "", const std::string& stage = "") {
-  CellResult c;
-  c.kernel = c.base_kernel = kernel;
-  c.target = target;
-  c.triton = "current";
-  c.triton_version = "3.9.0";
-  c.kind = kind;
-  c.status = kind == FailureKind::none ? Status::ok : Status::failed;
-  c.is_new = kind != FailureKind::none;
-  c.fingerprint = fp;
-  c.message = message;
-  c.stage = stage;
-  c.compile_s = 0.25;
+  CellResult c = test_support::cell(kernel, target, kind, fp, message, stage);
   c.stages = {{"frontend", 0.1}, {"ttir", 0.05}};
   if (kind != FailureKind::none) c.log = "Traceback (most recent call last):\n  " + message + "\n";
   return c;

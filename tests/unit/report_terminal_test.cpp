@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/report_fixtures.hpp"
+
 #include "util/fs.hpp"
 
 namespace portcheck {
@@ -12,21 +14,7 @@ namespace {
 
 const std::filesystem::path kData = PORTCHECK_TEST_DATA;
 
-CellResult cell(const std::string& kernel, const std::string& target,
-                FailureKind kind = FailureKind::none, const std::string& fp = "",
-                const std::string& message = "", const std::string& stage = "") {
-  CellResult c;
-  c.kernel = c.base_kernel = kernel;
-  c.target = target;
-  c.kind = kind;
-  c.status = kind == FailureKind::none ? Status::ok : Status::failed;
-  c.is_new = kind != FailureKind::none;
-  c.fingerprint = fp;
-  c.message = message;
-  c.stage = stage;
-  c.compile_s = 0.25;
-  return c;
-}
+using test_support::cell;
 
 Report sample_report() {
   Report r;
