@@ -16,6 +16,8 @@
 
 #include "src/cache.hpp"
 #include "src/classify.hpp"
+#include "src/diff.hpp"
+#include "src/environments.hpp"
 #include "src/envs.hpp"
 #include "src/errors.hpp"
 #include "src/known_failures.hpp"
@@ -162,6 +164,18 @@ double expected_seconds(const KernelRow& row, const Target& target) {
          (target.backend == "hip" ? 1.2 : 1.0);
 }
 
+// The invoking interpreter's site-packages, which version environments fall back to.
+std::vector<std::string> site_packages_of(const std::string& python, const ShareDirs& share) {
+  util::TempDir scratch("triton-portcheck-site");
+  try {
+    const auto probe =
+        probe_environment(python, share, scratch.path(), nlohmann::json{{"keys", false}});
+    return probe.value("site_packages", std::vector<std::string>{});
+  } catch (const EnvironmentError&) {
+    return {};  // no usable invoking interpreter: nothing to inherit
+  }
+}
+
 struct PlannedCell {
   const KernelRow* row;
   Target target;
@@ -169,7 +183,8 @@ struct PlannedCell {
   nlohmann::json request;
   double timeout_s;
   std::uint64_t max_rss;
-  std::string key;  // result-cache key, empty when the worker could not compute one
+  std::string key;    // result-cache key, empty when the worker could not compute one
+  std::string label;  // the Triton environment: "current" or a version
 };
 
 CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome) {
@@ -243,7 +258,7 @@ CellResult interpret(const PlannedCell& plan, const CellEvidence& evidence,
   cell.base_kernel = row.kernel;
   cell.variant = row.variant;
   cell.target = plan.target.name();
-  cell.triton = "current";
+  cell.triton = plan.label;
   cell.triton_version = triton_version;
   cell.kind = c.kind;
   cell.stage = c.stage;
@@ -299,57 +314,20 @@ std::uint64_t own_peak_rss_bytes() {
 
 }  // namespace
 
-Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupted) {
+// One Triton environment's share of the matrix: its own worker, its own probe, its cells.
+Report run_environment(const CheckOptions& options, const ShareDirs& share,
+                       const Manifest& manifest, const std::vector<std::string>& target_names,
+                       const std::vector<std::string>& columns,
+                       std::map<std::string, std::vector<std::string>> row_targets,
+                       const std::string& label, const std::string& python,
+                       const std::vector<std::string>& inherit_site,
+                       const std::atomic<bool>& interrupted) {
   const auto started = std::chrono::steady_clock::now();
   const auto started_wall = std::chrono::system_clock::now();
-  const auto share = ShareDirs::locate();
-  const auto manifest_path = options.demo ? share.demo / "portcheck.toml" : options.manifest;
-  Manifest manifest = load_manifest(manifest_path);
-  if (!options.only_rows.empty()) {
-    std::vector<KernelRow> chosen;
-    for (const auto& wanted : options.only_rows) {
-      bool found = false;
-      for (const auto& row : manifest.rows)
-        if (row.display_name() == wanted || row.kernel == wanted) {
-          chosen.push_back(row);
-          found = true;
-        }
-      if (!found) {
-        std::vector<std::string> names;
-        for (const auto& row : manifest.rows) names.push_back(row.display_name());
-        throw UsageError(fmt::format("{}: no row named '{}' (rows: {})", manifest.file.string(),
-                                     wanted, util::join(names, ", ")));
-      }
-    }
-    manifest.rows = std::move(chosen);
-  }
-
-  std::vector<std::string> target_names =
-      options.targets.empty() ? manifest.targets : options.targets;
-  for (const auto& t : target_names) {
-    std::string error;
-    if (!parse_target(t, &error)) throw UsageError("--targets: " + error);
-  }
-  for (const auto& label : manifest.triton)
-    if (label != "current")
-      throw UsageError(
-          fmt::format("{}: defaults.triton: only \"current\" is supported by this version of "
-                      "triton-portcheck (the Python given by --python, $VIRTUAL_ENV or python3)",
-                      manifest.file.string()));
-
-  std::map<std::string, std::vector<std::string>> row_targets;
-  std::vector<std::string> columns;
-  for (const auto& row : manifest.rows) {
-    // A row's own `targets` narrows the run; --targets always wins.
-    auto names = !options.targets.empty() || row.targets.empty() ? target_names : row.targets;
-    row_targets[row.display_name()] = names;
-    for (const auto& n : names)
-      if (std::find(columns.begin(), columns.end(), n) == columns.end()) columns.push_back(n);
-  }
-
-  const auto python = resolve_python(options.python);
   util::TempDir run_dir("triton-portcheck");
-  const auto env = worker_environment(share, run_dir.path() / "triton-cache");
+  auto env = worker_environment(share, run_dir.path() / "triton-cache");
+  if (!inherit_site.empty())
+    env.push_back("PORTCHECK_INHERIT_SITE=" + util::join(inherit_site, ":"));
 
   // Every cell's request, written before anything runs: the probe hashes them for the cache.
   std::vector<PlannedCell> plans;
@@ -367,28 +345,22 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
       if (row.specialization)
         request["specialization"] = nlohmann::json::parse(*row.specialization);
       request["target"] = target_json(target);
+      if (options.save_ir_dir)
+        request["save_ir_dir"] = std::filesystem::absolute(*options.save_ir_dir / label /
+                                                           ir_row_folder(row.display_name()) /
+                                                           ir_target_folder(target.name()))
+                                     .string();
       if (options.export_dir) {
-        // "dot_small[int8]" and "cuda:90" become folder names: dot_small-int8/cuda_90.
-        const auto folder = [](const std::string& s) {
-          std::string out;
-          for (const char c : s) {
-            if (c == ']') continue;
-            out += c == '['                                                                ? '-'
-                   : (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.') ? c
-                                                                                           : '_';
-          }
-          return out;
-        };
         request["export_dir"] =
-            std::filesystem::absolute(*options.export_dir / folder(row.display_name()) /
-                                      folder(target.name()))
+            std::filesystem::absolute(*options.export_dir / ir_row_folder(row.display_name()) /
+                                      ir_target_folder(target.name()))
                 .string();
       }
       const double timeout_s =
           options.timeout_s.value_or(row.timeout_s.value_or(manifest.timeout_s));
       const auto max_rss =
           options.max_rss_bytes.value_or(row.max_rss_bytes.value_or(manifest.max_rss_bytes));
-      plans.push_back({&row, target, dir, std::move(request), timeout_s, max_rss, ""});
+      plans.push_back({&row, target, dir, std::move(request), timeout_s, max_rss, "", label});
     }
   }
 
@@ -491,7 +463,7 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     cell.base_kernel = plan.row->kernel;
     cell.variant = plan.row->variant;
     cell.target = plan.target.name();
-    cell.triton = "current";
+    cell.triton = plan.label;
     cell.triton_version = probe.at("triton").at("version").get<std::string>();
     cell.predicted = predicted;
     cell.expected_failure = std::find(plan.row->xfail.begin(), plan.row->xfail.end(),
@@ -625,7 +597,7 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   report.environment = {
       {"triton",
-       {{"label", "current"}, {"version", triton_version}, {"path", probe["triton"]["path"]}}},
+       {{"label", label}, {"version", triton_version}, {"path", probe["triton"]["path"]}}},
       {"python", probe["python"]},
       {"host", host_name()},
       {"started", iso_time_utc(started_wall)},
@@ -639,6 +611,9 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
         {"max_rss_bytes", options.max_rss_bytes ? nlohmann::json(*options.max_rss_bytes)
                                                 : nlohmann::json(manifest.max_rss_bytes)},
         {"isolation", options.isolation == Isolation::fork ? "fork" : "process"},
+        {"save_ir", options.save_ir_dir
+                        ? nlohmann::json(std::filesystem::absolute(*options.save_ir_dir).string())
+                        : nlohmann::json(nullptr)},
         {"cache",
          options.use_cache ? nlohmann::json(cache.root().string()) : nlohmann::json(nullptr)}}},
       {"resources",
@@ -656,6 +631,89 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
            : nlohmann::json(nullptr)},
   };
   return report;
+}
+
+Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupted) {
+  const auto share = ShareDirs::locate();
+  const auto manifest_path = options.demo ? share.demo / "portcheck.toml" : options.manifest;
+  Manifest manifest = load_manifest(manifest_path);
+  if (!options.only_rows.empty()) {
+    std::vector<KernelRow> chosen;
+    for (const auto& wanted : options.only_rows) {
+      bool found = false;
+      for (const auto& row : manifest.rows)
+        if (row.display_name() == wanted || row.kernel == wanted) {
+          chosen.push_back(row);
+          found = true;
+        }
+      if (!found) {
+        std::vector<std::string> names;
+        for (const auto& row : manifest.rows) names.push_back(row.display_name());
+        throw UsageError(fmt::format("{}: no row named '{}' (rows: {})", manifest.file.string(),
+                                     wanted, util::join(names, ", ")));
+      }
+    }
+    manifest.rows = std::move(chosen);
+  }
+
+  std::vector<std::string> target_names =
+      options.targets.empty() ? manifest.targets : options.targets;
+  for (const auto& t : target_names) {
+    std::string error;
+    if (!parse_target(t, &error)) throw UsageError("--targets: " + error);
+  }
+  const auto labels = options.triton.empty() ? manifest.triton : options.triton;
+  for (const auto& label : labels)
+    if (label != "current") validate_version(label);
+
+  std::map<std::string, std::vector<std::string>> row_targets;
+  std::vector<std::string> columns;
+  for (const auto& row : manifest.rows) {
+    // A row's own `targets` narrows the run; --targets always wins.
+    auto names = !options.targets.empty() || row.targets.empty() ? target_names : row.targets;
+    row_targets[row.display_name()] = names;
+    for (const auto& n : names)
+      if (std::find(columns.begin(), columns.end(), n) == columns.end()) columns.push_back(n);
+  }
+
+  const auto share_python = resolve_python(options.python);
+  std::vector<std::string> inherit_site;
+  Report combined;
+  for (const auto& label : labels) {
+    std::string python = share_python;
+    std::vector<std::string> inherit;
+    if (label != "current") {
+      auto env_python = environment_python(label);
+      if (!env_python) {
+        std::fprintf(stderr,
+                     "triton-portcheck: no environment for Triton %s yet: creating it (once)\n",
+                     label.c_str());
+        const auto added = add_environment(label, {}, share_python);
+        std::fprintf(stderr, "triton-portcheck: created %s (%s)\n", added.path.c_str(),
+                     util::format_bytes(added.actual_bytes).c_str());
+        env_python = environment_python(label);
+      }
+      python = env_python->string();
+      touch_environment(label);
+      if (options.inherit_site) {
+        if (inherit_site.empty()) inherit_site = site_packages_of(share_python, share);
+        inherit = inherit_site;
+      }
+    }
+    auto part = run_environment(options, share, manifest, target_names, columns, row_targets, label,
+                                python, inherit, interrupted);
+    if (combined.cells.empty() && combined.rows.empty()) {
+      combined = std::move(part);
+      combined.environment["tritons"] = nlohmann::json::array({combined.environment["triton"]});
+    } else {
+      combined.environment["tritons"].push_back(part.environment["triton"]);
+      for (auto& c : part.cells) combined.cells.push_back(std::move(c));
+      combined.wall_s += part.wall_s;
+      combined.interrupted = combined.interrupted || part.interrupted;
+    }
+    if (combined.interrupted) break;
+  }
+  return combined;
 }
 
 int exit_code_for(const Report& report) {

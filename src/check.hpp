@@ -32,7 +32,10 @@ struct CheckOptions {
   StaticMode static_mode = StaticMode::compile;
   std::vector<std::string> only_rows;               // empty: every row of the manifest
   std::optional<std::filesystem::path> export_dir;  // export: binaries and descriptors go here
-  bool launch_limits_warn = false;                  // --launch-limits warn: report, but do not fail
+  std::vector<std::string> triton;  // environments: "current", "3.8.0"; empty: the manifest's
+  bool inherit_site = true;         // version environments see the invoking site-packages
+  std::optional<std::filesystem::path> save_ir_dir;  // --save-ir: every stage's IR, for diff --ir
+  bool launch_limits_warn = false;  // --launch-limits warn: report, but do not fail
 };
 
 // Runs the matrix and returns the report; throws UsageError or EnvironmentError before anything

@@ -10,6 +10,8 @@
 #include "src/baseline.hpp"
 #include "src/cache.hpp"
 #include "src/check.hpp"
+#include "src/diff.hpp"
+#include "src/environments.hpp"
 #include "src/envs.hpp"
 #include "src/errors.hpp"
 #include "src/export.hpp"
@@ -48,8 +50,8 @@ const char* kExitCodes =
     "  4  internal error of triton-portcheck (please report it)\n"
     "  130  interrupted (Ctrl-C); the finished cells are still reported\n";
 
-// "-t cuda:80,cuda:90 -t hip:gfx942" -> three names
-std::vector<std::string> split_targets(const std::vector<std::string>& raw) {
+// "-t cuda:80,cuda:90 -t hip:gfx942" -> three names (and the same for --triton)
+std::vector<std::string> split_list(const std::vector<std::string>& raw) {
   std::vector<std::string> out;
   for (const auto& item : raw)
     for (const auto& part : util::split(item, ','))
@@ -59,7 +61,7 @@ std::vector<std::string> split_targets(const std::vector<std::string>& raw) {
 
 int run_targets(const std::string& python_flag, const std::vector<std::string>& raw_targets) {
   using namespace portcheck;
-  auto names = split_targets(raw_targets);
+  auto names = split_list(raw_targets);
   if (names.empty()) names = default_target_names();
   nlohmann::json request;
   request["targets"] = nlohmann::json::array();
@@ -252,6 +254,101 @@ int run_export_command(CheckOptions options, const std::string& kernel,
   return code;
 }
 
+int run_env_add(const std::string& version, const std::vector<std::string>& with,
+                const std::string& python) {
+  validate_version(version);
+  const auto base = resolve_python(python.empty() ? "python3" : python);
+  const auto added = add_environment(version, split_list(with), base);
+  if (added.already_present) {
+    fmt::print("triton {} is already installed at {} ({})\n", version, added.path.string(),
+               util::format_bytes(added.actual_bytes));
+    return exit_code::ok;
+  }
+  fmt::print("triton {}: wheel {}, expected on disk {}, actual {}\n  {}\n", version,
+             util::format_bytes(added.wheel_bytes), util::format_bytes(added.expected_bytes),
+             util::format_bytes(added.actual_bytes), added.path.string());
+  return exit_code::ok;
+}
+
+int run_env_list() {
+  const auto envs = list_environments();
+  if (envs.empty()) {
+    fmt::print("no Triton environments yet under {} (env add VERSION creates one)\n",
+               environments_root().string());
+    return exit_code::ok;
+  }
+  fmt::print("{:<12}{:<10}{:<12}{:<22}{}\n", "triton", "python", "size", "last used", "path");
+  for (const auto& e : envs)
+    fmt::print("{:<12}{:<10}{:<12}{:<22}{}\n", e.version, e.python_version,
+               util::format_bytes(e.bytes), e.last_used, e.path.string());
+  return exit_code::ok;
+}
+
+int run_env_remove(const std::string& version) {
+  validate_version(version);
+  if (!remove_environment(version))
+    throw UsageError(fmt::format("env remove {}: no such environment", version));
+  fmt::print("removed the environment of triton {}\n", version);
+  return exit_code::ok;
+}
+
+// The normalised IR diff, at one stage, of every pair that did not stay the same.
+std::string render_ir_diff(const Report& old_report, const Report& new_report,
+                           const DiffResult& result, const std::string& stage) {
+  if (std::find(ir_stages().begin(), ir_stages().end(), stage) == ir_stages().end())
+    throw UsageError(fmt::format("--ir {}: not a saved stage (one of {})", stage,
+                                 util::join(ir_stages(), ", ")));
+  const auto old_dir = saved_ir_dir(old_report);
+  const auto new_dir = saved_ir_dir(new_report);
+  if (!old_dir || !new_dir)
+    return "no IR to compare: run check with --save-ir DIR to keep it (the report records where)\n";
+  std::string out;
+  for (const auto* list : {&result.regressed, &result.fixed, &result.fail_differently,
+                           &result.changed, &result.slower})
+    for (const auto& change : *list) {
+      if (!change.old_cell || !change.new_cell) continue;
+      const auto a = ir_file(*old_dir, *change.old_cell, stage);
+      const auto b = ir_file(*new_dir, *change.new_cell, stage);
+      if (!a || !b) continue;
+      out += unified_diff(normalize_ir(util::read_file(*a)), normalize_ir(util::read_file(*b)),
+                          a->string(), b->string());
+    }
+  return out.empty() ? fmt::format("no {} differences in the changed cells\n", stage) : out;
+}
+
+int run_diff(const std::vector<std::string>& inputs, const std::vector<std::string>& versions,
+             const std::vector<std::string>& targets, const DiffOptions& options,
+             const std::vector<std::string>& fail_on, const std::string& ir_stage) {
+  DiffSelection selection;
+  if (inputs.size() == 2) {
+    if (!versions.empty() || !targets.empty())
+      throw UsageError(
+          "diff: two reports are compared cell by cell; --versions and --targets take one report");
+    selection.mode = DiffSelection::Mode::runs;
+    selection.a = inputs[0];
+    selection.b = inputs[1];
+  } else if (versions.size() == 2) {
+    selection.mode = DiffSelection::Mode::versions;
+    selection.a = versions[0];
+    selection.b = versions[1];
+  } else if (targets.size() == 2) {
+    selection.mode = DiffSelection::Mode::targets;
+    selection.a = targets[0];
+    selection.b = targets[1];
+  } else {
+    throw UsageError(
+        "diff: give two reports, or one report with --versions OLD NEW or --targets OLD NEW");
+  }
+  const auto old_report = load_report(inputs[0]);
+  const auto new_report = inputs.size() == 2 ? load_report(inputs[1]) : old_report;
+  const auto result = diff_reports(old_report, new_report, selection, options);
+  const int code = diff_exit_code(result, fail_on);  // validates --fail-on before printing
+  std::fputs(render_diff(result, util::use_colour(stdout)).c_str(), stdout);
+  if (!ir_stage.empty())
+    std::fputs(render_ir_diff(old_report, new_report, result, ir_stage).c_str(), stdout);
+  return code;
+}
+
 int run_report_command(const std::filesystem::path& input, const OutputFlags& flags) {
   check_destinations(flags.outputs);
   const auto baseline =
@@ -318,6 +415,17 @@ int main(int argc, char** argv) {
           "error: a compiled cell that exceeds a launch limit of its target fails (default); warn: "
           "report it only")
       ->check(CLI::IsMember({"error", "warn"}));
+  std::vector<std::string> triton_labels;
+  check->add_option(
+      "--triton", triton_labels,
+      "Triton environments, comma-separated: current (the --python one) and versions such as "
+      "3.8.0 (created on demand with env add)");
+  bool no_inherit_site = false;
+  check->add_flag("--no-inherit-site", no_inherit_site,
+                  "Version environments do not see the invoking interpreter's site-packages");
+  std::optional<std::filesystem::path> save_ir;
+  check->add_option("--save-ir", save_ir,
+                    "Keep every compiled cell's IR at every stage under DIR (for diff --ir)");
   std::string shard_text;
   check->add_option("--shard", shard_text,
                     "Compile only part K of N of the matrix (K/N), balanced by expected cost");
@@ -385,6 +493,49 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--options", export_options_text, "e.g. '{ num_warps = 4 }'");
   export_cmd->footer(kExitCodes);
 
+  auto* env_cmd =
+      app.add_subcommand("env", "Triton releases in their own environments (for check --triton)");
+  env_cmd->require_subcommand(1);
+  std::string env_version, env_python;
+  std::vector<std::string> env_with;
+  auto* env_add = env_cmd->add_subcommand("add", "Create the environment of a Triton release");
+  env_add->add_option("version", env_version, "A Triton release, such as 3.8.0")->required();
+  env_add->add_option("--with", env_with, "More packages to install into it (torch, your package)");
+  env_add->add_option("--python", env_python,
+                      "The interpreter to create it with (default: python3)");
+  auto* env_list =
+      env_cmd->add_subcommand("list", "The environments: version, Python, size, path, last used");
+  auto* env_remove =
+      env_cmd->add_subcommand("remove", "Delete the environment of a Triton release");
+  env_remove->add_option("version", env_version, "A Triton release")->required();
+  env_cmd->footer(kExitCodes);
+
+  std::vector<std::string> diff_inputs, diff_versions, diff_targets, diff_fail_on;
+  double diff_time_ratio = 1.5, diff_time_min = 0.5, diff_size = 0.05;
+  std::string diff_ir;
+  auto* diff_cmd = app.add_subcommand(
+      "diff", "Compare Triton versions or targets in one report, or two reports");
+  diff_cmd
+      ->add_option("reports", diff_inputs, "One JSON report (with --versions or --targets) or two")
+      ->required()
+      ->expected(1, 2);
+  diff_cmd->add_option("--versions", diff_versions, "Two Triton labels of one report: old new")
+      ->expected(2);
+  diff_cmd->add_option("--targets", diff_targets, "Two targets of one report: old new")
+      ->expected(2);
+  diff_cmd->add_option("--time-threshold", diff_time_ratio,
+                       "Slower to compile: at least this ratio (default 1.5)");
+  diff_cmd->add_option("--time-min", diff_time_min,
+                       "... and at least this many seconds more (default 0.5)");
+  diff_cmd->add_option("--size-threshold", diff_size,
+                       "Size and metadata changes from this fraction (default 0.05)");
+  diff_cmd->add_option("--fail-on", diff_fail_on,
+                       "Exit 1 when any of these is found: regressed,slower,changed,...");
+  diff_cmd->add_option(
+      "--ir", diff_ir,
+      "Also show the normalised IR diff of changed cells at this stage (ttgir, ...)");
+  diff_cmd->footer(kExitCodes);
+
   auto* cache_cmd = app.add_subcommand("cache", "Inspect or empty the result cache");
   cache_cmd->require_subcommand(1);
   auto* cache_stats =
@@ -417,8 +568,21 @@ int main(int argc, char** argv) {
     if (*targets) return run_targets(targets_python, targets_list);
     if (*cache_cmd) return run_cache(*cache_stats ? "stats" : "clean");
     if (*report_cmd) return run_report_command(report_input, report_outputs);
+    if (*env_cmd) {
+      if (*env_add) return run_env_add(env_version, env_with, env_python);
+      if (*env_list) return run_env_list();
+      if (*env_remove) return run_env_remove(env_version);
+    }
+    if (*diff_cmd) {
+      DiffOptions diff_options;
+      diff_options.time_ratio = diff_time_ratio;
+      diff_options.time_min_seconds = diff_time_min;
+      diff_options.size_threshold = diff_size;
+      return run_diff(diff_inputs, diff_versions, diff_targets, diff_options,
+                      split_list(diff_fail_on), diff_ir);
+    }
     if (*export_cmd) {
-      export_options.targets = split_targets(export_targets);
+      export_options.targets = split_list(export_targets);
       export_options.only_rows = export_rows;
       export_options.export_dir = export_dir;
       return run_export_command(export_options, export_kernel, export_signature, export_constants,
@@ -436,7 +600,11 @@ int main(int argc, char** argv) {
                           : static_text == "skip" ? StaticMode::skip
                                                   : StaticMode::compile;
     options.launch_limits_warn = launch_text == "warn";
-    options.use_cache = !no_cache;
+    options.triton = split_list(triton_labels);
+    options.inherit_site = !no_inherit_site;
+    options.save_ir_dir = save_ir;
+    // The IR is written by the compile itself: cells served from the cache would leave none.
+    options.use_cache = !no_cache && !save_ir;
     options.cache_max_bytes = cache_bound();
     if (!worker_max_rss_text.empty()) {
       const auto bytes = util::parse_byte_size(worker_max_rss_text);
@@ -445,7 +613,7 @@ int main(int argc, char** argv) {
             fmt::format("--worker-max-rss: '{}' is not a size such as 4GiB", worker_max_rss_text));
       options.worker_max_rss_bytes = *bytes;
     }
-    options.targets = split_targets(raw_targets);
+    options.targets = split_list(raw_targets);
     if (!timeout_text.empty()) {
       try {
         options.timeout_s = std::stod(timeout_text);

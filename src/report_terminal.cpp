@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
 
 #include <map>
 #include "util/fs.hpp"
@@ -177,7 +178,12 @@ std::string summary_line(const Report& report) {
 std::string render_terminal(const Report& report, const TerminalStyle& style) {
   std::string out;
   const auto& env = report.environment;
-  const auto triton = env.contains("triton") ? env["triton"].value("version", "?") : "?";
+  std::string triton = env.contains("triton") ? env["triton"].value("version", "?") : "?";
+  if (env.contains("tritons") && env["tritons"].is_array() && env["tritons"].size() > 1) {
+    triton.clear();
+    for (const auto& t : env["tritons"])
+      triton += (triton.empty() ? "" : ", ") + t.value("version", "?");
+  }
   const auto python = env.contains("python") ? env["python"].value("version", "?") : "?";
   out += fmt::format("triton-portcheck {} · triton {} (python {}) · no GPU involved\n",
                      report.tool_version, triton, python);
@@ -186,44 +192,63 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
   std::map<std::string, std::string> letters;
   for (const auto& g : groups) letters[g.fingerprint] = g.letter;
 
-  std::map<std::pair<std::string, std::string>, const CellResult*> by_position;
-  for (const auto& cell : report.cells) by_position[{cell.kernel, cell.target}] = &cell;
-
-  std::size_t name_width = std::string("kernel").size();
-  for (const auto& row : report.rows) name_width = std::max(name_width, row.size());
-  name_width += 2;
-  std::vector<std::size_t> widths;
-  for (const auto& target : report.targets) {
-    std::size_t w = target.size();
-    for (const auto& row : report.rows)
-      if (const auto it = by_position.find({row, target}); it != by_position.end())
-        w = std::max(w, label_of(*it->second, letters).size());
-    widths.push_back(w + 2);
-  }
-
-  out += fmt::format("{:<{}}", "kernel", name_width);
-  for (std::size_t i = 0; i < report.targets.size(); ++i)
-    out += fmt::format("{:<{}}", report.targets[i], i + 1 == report.targets.size() ? 0 : widths[i]);
-  out += "\n";
-  for (const auto& row : report.rows) {
-    std::string line = fmt::format("{:<{}}", row, name_width);
-    for (std::size_t i = 0; i < report.targets.size(); ++i) {
-      const bool last = i + 1 == report.targets.size();
-      const auto it = by_position.find({row, report.targets[i]});
-      std::string label = it == by_position.end() ? (report.interrupted ? "?" : "-")
-                                                  : label_of(*it->second, letters);
-      const std::string padded = last ? label : fmt::format("{:<{}}", label, widths[i]);
-      if (it == by_position.end()) {
-        line += padded;
-      } else {
-        // Pad first, then colour, so escape codes do not break the columns.
-        const auto trimmed = label.size();
-        line += paint(padded.substr(0, trimmed), colour_for(it->second->status), style) +
-                padded.substr(trimmed);
-      }
+  // One block per Triton environment when a run checked several, in the order they ran.
+  std::vector<std::string> blocks;
+  for (const auto& cell : report.cells)
+    if (std::find(blocks.begin(), blocks.end(), cell.triton) == blocks.end())
+      blocks.push_back(cell.triton);
+  if (blocks.empty()) blocks.push_back("");
+  std::map<std::tuple<std::string, std::string, std::string>, const CellResult*> cells_at;
+  for (const auto& cell : report.cells) cells_at[{cell.triton, cell.kernel, cell.target}] = &cell;
+  for (const auto& block : blocks) {
+    std::map<std::pair<std::string, std::string>, const CellResult*> by_position;
+    for (const auto& [key, cell] : cells_at)
+      if (std::get<0>(key) == block || blocks.size() == 1)
+        by_position[{std::get<1>(key), std::get<2>(key)}] = cell;
+    if (blocks.size() > 1) {
+      std::string version;
+      for (const auto& [key, cell] : cells_at)
+        if (std::get<0>(key) == block) version = cell->triton_version;
+      out += fmt::format("triton {}{}:\n", version, block == "current" ? " (current)" : "");
     }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
+
+    std::size_t name_width = std::string("kernel").size();
+    for (const auto& row : report.rows) name_width = std::max(name_width, row.size());
+    name_width += 2;
+    std::vector<std::size_t> widths;
+    for (const auto& target : report.targets) {
+      std::size_t w = target.size();
+      for (const auto& row : report.rows)
+        if (const auto it = by_position.find({row, target}); it != by_position.end())
+          w = std::max(w, label_of(*it->second, letters).size());
+      widths.push_back(w + 2);
+    }
+
+    out += fmt::format("{:<{}}", "kernel", name_width);
+    for (std::size_t i = 0; i < report.targets.size(); ++i)
+      out +=
+          fmt::format("{:<{}}", report.targets[i], i + 1 == report.targets.size() ? 0 : widths[i]);
+    out += "\n";
+    for (const auto& row : report.rows) {
+      std::string line = fmt::format("{:<{}}", row, name_width);
+      for (std::size_t i = 0; i < report.targets.size(); ++i) {
+        const bool last = i + 1 == report.targets.size();
+        const auto it = by_position.find({row, report.targets[i]});
+        std::string label = it == by_position.end() ? (report.interrupted ? "?" : "-")
+                                                    : label_of(*it->second, letters);
+        const std::string padded = last ? label : fmt::format("{:<{}}", label, widths[i]);
+        if (it == by_position.end()) {
+          line += padded;
+        } else {
+          // Pad first, then colour, so escape codes do not break the columns.
+          const auto trimmed = label.size();
+          line += paint(padded.substr(0, trimmed), colour_for(it->second->status), style) +
+                  padded.substr(trimmed);
+        }
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
   }
 
   for (const auto& g : groups) {
@@ -232,9 +257,11 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
                        first.message);
     std::map<std::string, std::vector<std::string>> targets_by_kernel;
     std::vector<std::string> kernel_order;
+    // With several Triton environments a target is named with its version: hip:gfx942 (3.8.0).
     for (const auto* c : g.cells) {
       if (!targets_by_kernel.count(c->kernel)) kernel_order.push_back(c->kernel);
-      targets_by_kernel[c->kernel].push_back(c->target);
+      targets_by_kernel[c->kernel].push_back(
+          blocks.size() > 1 ? fmt::format("{} ({})", c->target, c->triton_version) : c->target);
     }
     for (const auto& k : kernel_order) {
       std::string targets;

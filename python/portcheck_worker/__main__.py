@@ -20,12 +20,21 @@ def _import_triton():
     return triton
 
 
+def _site_packages():
+    import site
+    try:
+        return [p for p in site.getsitepackages() if os.path.isdir(p)]
+    except AttributeError:  # some virtualenv versions lack it
+        return []
+
+
 def probe(request):
     triton = _import_triton()
     from . import keys, static, tables
     return {
         "protocol": PROTOCOL_VERSION,
         "python": {"version": sys.version.split()[0], "executable": sys.executable},
+        "site_packages": _site_packages(),
         "triton": {"version": triton.__version__, "path": os.path.dirname(triton.__file__)},
         "option_fields": tables.option_fields(),
         "targets": [tables.describe_target(t) for t in request.get("targets", [])],
@@ -60,7 +69,17 @@ def run_cell_files(request_path, result_path, progress_path):
     protocol.write_result(result_path, result)
 
 
+def _inherit_site():
+    """A version environment holds only Triton; the user's other imports (torch, their package)
+    come from the invoking interpreter's site-packages, appended *after* this environment's own
+    so that its Triton wins."""
+    for path in os.environ.get("PORTCHECK_INHERIT_SITE", "").split(os.pathsep):
+        if path and path not in sys.path:
+            sys.path.append(path)
+
+
 def main(argv):
+    _inherit_site()
     if argv[:1] == ["serve"]:
         _import_triton()
         from . import server

@@ -182,9 +182,24 @@ def compile_cell(request, progress):
     }
     progress.mark("inspect")
     result["resources"] = _resources(compiled, target)
+    if request.get("save_ir_dir"):
+        result["saved_ir"] = save_ir(compiled, request["save_ir_dir"])
     if request.get("export_dir"):
         result["export"] = export_files(compiled, src, fn, request["export_dir"])
     return result
+
+
+def save_ir(compiled, directory):
+    """Every textual stage of the compile, for `diff --ir`."""
+    os.makedirs(directory, exist_ok=True)
+    written = []
+    for stage in ("ttir", "ttgir", "llir", "ptx", "amdgcn"):
+        if stage in compiled.asm:
+            path = os.path.join(directory, f"{compiled.metadata.name}.{stage}")
+            with open(path, "w") as f:
+                f.write(compiled.asm[stage])
+            written.append(path)
+    return written
 
 
 def export_files(compiled, src, fn, directory):

@@ -1,0 +1,92 @@
+"""Two Triton releases side by side: check --triton current,3.8.0, diff between versions, targets
+and runs, the IR diff, and site-packages inheritance."""
+import json
+
+import pytest
+
+from conftest import run_tool, write_manifest
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def triton_380(venv_python, tmp_path_factory):
+    """The 3.8.0 environment in the session's TRITON_PORTCHECK_HOME (about 240 MB from PyPI once)."""
+    run = run_tool(["env", "add", "3.8.0", "--python", venv_python], cwd=tmp_path_factory.mktemp("env"), timeout=1800)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return "3.8.0"
+
+
+@pytest.fixture(scope="session")
+def two_versions(triton_380, venv_python, tmp_path_factory):
+    work = tmp_path_factory.mktemp("versions")
+    json_path = work / "versions.json"
+    run = run_tool(["check", "--demo", "--python", venv_python, "--triton", "current,3.8.0", "-t", "cuda:90,hip:gfx942",
+                    "--save-ir", work / "ir", "--json", json_path], cwd=work, timeout=1800)
+    assert run.returncode == 1, run.stdout + run.stderr
+    return work, json_path, run
+
+
+def cell(report, row, target, version):
+    return next(c for c in report["cells"] if c["row"] == row and c["target"] == target and c["triton_version"] == version)
+
+
+def test_the_demo_on_both_releases_as_they_really_behave(two_versions):
+    _, json_path, run = two_versions
+    report = json.loads(json_path.read_text())
+    assert {t["version"] for t in report["environment"]["tritons"]} == {"3.9.0", "3.8.0"}
+    assert len(report["cells"]) == 36
+    assert "triton 3.9.0 (current):" in run.stdout and "triton 3.8.0:" in run.stdout
+    for target in ("cuda:90", "hip:gfx942"):
+        # Block pointers were removed in 3.9: fine in 3.8.0.
+        assert cell(report, "rowsum_blockptr", target, "3.8.0")["status"] == "ok"
+        assert cell(report, "rowsum_blockptr", target, "3.9.0")["kind"] == "frontend-error"
+        # tl.atomic_poll arrived in 3.9.
+        old = cell(report, "poll_flags", target, "3.8.0")
+        assert old["kind"] == "frontend-error" and "atomic_poll" in old["message"]
+        assert cell(report, "poll_flags", target, "3.9.0")["status"] == "ok"
+    # Both reject TMA scatter on sm_90a, through different ptxas builds.
+    assert cell(report, "scatter_rows", "cuda:90", "3.8.0")["message"].startswith("ptxas:")
+    assert cell(report, "scatter_rows", "cuda:90", "3.9.0")["message"].startswith("ptxas-blackwell:")
+
+
+def test_diff_between_the_versions(two_versions):
+    work, json_path, _ = two_versions
+    run = run_tool(["diff", json_path, "--versions", "3.8.0", "3.9.0", "--fail-on", "regressed"], cwd=work)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "triton 3.8.0 -> 3.9.0 on 18 cells" in run.stdout
+    assert "regressed 2 · fixed 2 · fail differently 1" in run.stdout
+    assert "rowsum_blockptr on cuda:90: ok -> frontend-error" in run.stdout
+    assert "poll_flags on hip:gfx942: frontend-error in frontend -> ok" in run.stdout
+    assert "gamma_ratio on cuda:90: cubin" in run.stdout  # the binary grew by more than 5%
+    ir = run_tool(["diff", json_path, "--versions", "3.8.0", "3.9.0", "--ir", "ttgir"], cwd=work)
+    assert ir.returncode == 0
+    assert "--- " in ir.stdout and "+++ " in ir.stdout and "\n@@ -" in ir.stdout
+    assert "%12" not in ir.stdout  # SSA numbers normalised
+
+
+def test_diff_between_targets_and_between_runs(two_versions):
+    work, json_path, _ = two_versions
+    targets = run_tool(["diff", json_path, "--targets", "cuda:90", "hip:gfx942"], cwd=work)
+    assert targets.returncode == 0 and "cuda:90 -> hip:gfx942" in targets.stdout
+    assert "fixed" in targets.stdout  # scatter_rows fails on cuda:90 only
+    runs = run_tool(["diff", json_path, json_path, "--fail-on", "regressed,fixed,fail-differently"], cwd=work)
+    assert runs.returncode == 0, runs.stdout
+    assert "regressed 0 · fixed 0 · fail differently 0 · unchanged 36" in runs.stdout
+    bad = run_tool(["diff", json_path, "--versions", "3.8.0", "3.9.0", "--fail-on", "worse"], cwd=work)
+    assert bad.returncode == 2 and "worse" in bad.stderr
+
+
+def test_version_environments_inherit_the_invoking_site_packages(triton_380, venv_python, tmp_path):
+    # yaml is in the project's .venv (pre-commit needs it), not in the 3.8.0 environment.
+    kernels = "import yaml\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n" \
+              "def k(x_ptr, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n"
+    manifest = write_manifest(tmp_path, '[defaults]\ntargets = ["cuda:90"]\n[[kernel]]\nname = "k"\n'
+                              'target = "kernels.py:k"\nsignature = { x_ptr = "*fp32:16" }\nconstants = { BLOCK = 64 }\n',
+                              kernels_py=kernels)
+    inherited = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--triton", "3.8.0"], cwd=tmp_path)
+    assert inherited.returncode == 0, inherited.stdout + inherited.stderr
+    isolated = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--triton", "3.8.0",
+                         "--no-inherit-site", "--no-cache"], cwd=tmp_path)
+    assert isolated.returncode == 1 and "import:A" in isolated.stdout
+    assert "No module named 'yaml'" in isolated.stdout

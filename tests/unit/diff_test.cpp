@@ -1,0 +1,535 @@
+#include "src/diff.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "src/errors.hpp"
+#include "tests/unit/report_fixtures.hpp"
+#include "util/fs.hpp"
+
+namespace portcheck {
+namespace {
+
+using test_support::cell;
+using Mode = DiffSelection::Mode;
+
+CellResult at(CellResult c, const std::string& triton, const std::string& version) {
+  c.triton = triton;
+  c.triton_version = version;
+  return c;
+}
+
+CellResult failing(const std::string& row, const std::string& target, const std::string& fp,
+                   const std::string& message) {
+  return cell(row, target, FailureKind::mlir_error, fp, message, "ttgir");
+}
+
+CellResult compiled(const std::string& row, const std::string& target, double compile_s, int cubin,
+                    int registers) {
+  auto c = cell(row, target);
+  c.compile_s = compile_s;
+  c.sizes = {{"cubin", cubin}, {"ptx", 4000}};
+  c.resources = {{"registers", registers}, {"local_bytes", 0}};
+  c.metadata = {{"num_warps", 4}, {"num_stages", 3}, {"shared", 16384}};
+  return c;
+}
+
+// One report, two Tritons ("3.8.0" and "current" = 3.9.0), two targets; a cell of each category.
+Report two_versions() {
+  Report r;
+  r.targets = {"cuda:80", "cuda:90"};
+  r.rows = {"axpy", "dot_small[int8]", "gamma", "softmax", "matmul", "old_only", "new_only"};
+  const auto both = [&r](const CellResult& old_cell, const CellResult& new_cell) {
+    r.cells.push_back(at(old_cell, "3.8.0", "3.8.0"));
+    r.cells.push_back(at(new_cell, "current", "3.9.0"));
+  };
+  both(cell("axpy", "cuda:80"), cell("axpy", "cuda:80"));  // unchanged
+  both(cell("axpy", "cuda:90"),
+       failing("axpy", "cuda:90", "aaaaaaaaaaaa", "'tt.dot' op bad layout"));  // regressed
+  both(failing("dot_small[int8]", "cuda:80", "bbbbbbbbbbbb", "'arith.extf' op operand #0"),
+       cell("dot_small[int8]", "cuda:80"));  // fixed
+  both(failing("gamma", "cuda:80", "cccccccccccc", "old message"),
+       failing("gamma", "cuda:80", "dddddddddddd", "new message"));  // fail differently
+  both(failing("gamma", "cuda:90", "cccccccccccc", "same"),
+       failing("gamma", "cuda:90", "cccccccccccc", "same"));  // unchanged (same failure)
+  both(compiled("matmul", "cuda:90", 1.0, 10000, 64),
+       compiled("matmul", "cuda:90", 2.0, 12000, 96));  // slower, changed
+  r.cells.push_back(at(cell("old_only", "cuda:80"), "3.8.0", "3.8.0"));
+  r.cells.push_back(at(cell("new_only", "cuda:80"), "current", "3.9.0"));
+  return r;
+}
+
+std::vector<std::string> rows_of(const std::vector<CellChange>& list) {
+  std::vector<std::string> out;
+  for (const auto& c : list) out.push_back(c.row);
+  return out;
+}
+
+using Rows = std::vector<std::string>;
+
+TEST(DiffVersions, EveryCategory) {
+  const auto r = two_versions();
+  const auto d = diff_reports(r, r, {Mode::versions, "3.8.0", "current"}, {});
+  EXPECT_EQ(d.compared, 6);
+  EXPECT_EQ(rows_of(d.regressed), Rows{"axpy"});
+  EXPECT_EQ(d.regressed[0].new_cell->target, "cuda:90");
+  EXPECT_EQ(rows_of(d.fixed), Rows{"dot_small[int8]"});
+  EXPECT_EQ(rows_of(d.fail_differently), Rows{"gamma"});
+  EXPECT_EQ(d.unchanged, 3);  // axpy cuda:80, gamma cuda:90, matmul
+  EXPECT_EQ(rows_of(d.slower), Rows{"matmul"});
+  EXPECT_EQ(rows_of(d.changed), Rows{"matmul"});
+  EXPECT_EQ(rows_of(d.only_in_old), Rows{"old_only"});
+  EXPECT_EQ(rows_of(d.only_in_new), Rows{"new_only"});
+}
+
+TEST(DiffVersions, LabelMatchesVersionWhenNoCellHasIt) {
+  const auto r = two_versions();
+  const auto d = diff_reports(r, r, {Mode::versions, "3.8.0", "3.9.0"}, {});
+  EXPECT_EQ(d.compared, 6);
+  EXPECT_EQ(d.regressed.size(), 1u);
+}
+
+TEST(DiffVersions, UnknownLabelOrSameLabelIsAUsageError) {
+  const auto r = two_versions();
+  EXPECT_THROW(diff_reports(r, r, {Mode::versions, "3.7.0", "current"}, {}), UsageError);
+  EXPECT_THROW(diff_reports(r, r, {Mode::versions, "current", "current"}, {}), UsageError);
+}
+
+TEST(DiffTargets, EveryCategory) {
+  Report r;
+  r.targets = {"cuda:90", "hip:gfx942"};
+  r.cells = {
+      cell("axpy", "cuda:90"),
+      cell("axpy", "hip:gfx942"),
+      cell("gamma", "cuda:90"),
+      failing("gamma", "hip:gfx942", "aaaaaaaaaaaa", "no tgamma"),
+      failing("dot", "cuda:90", "bbbbbbbbbbbb", "ptxas says no"),
+      cell("dot", "hip:gfx942"),
+      failing("fp8", "cuda:90", "cccccccccccc", "one"),
+      failing("fp8", "hip:gfx942", "dddddddddddd", "two"),
+      cell("cuda_only", "cuda:90"),
+  };
+  const auto d = diff_reports(r, r, {Mode::targets, "cuda:90", "hip:gfx942"}, {});
+  EXPECT_EQ(d.compared, 4);
+  EXPECT_EQ(rows_of(d.regressed), Rows{"gamma"});
+  EXPECT_EQ(rows_of(d.fixed), Rows{"dot"});
+  EXPECT_EQ(rows_of(d.fail_differently), Rows{"fp8"});
+  EXPECT_EQ(d.unchanged, 1);
+  EXPECT_EQ(rows_of(d.only_in_old), Rows{"cuda_only"});
+  EXPECT_TRUE(d.only_in_new.empty());
+  EXPECT_THROW(diff_reports(r, r, {Mode::targets, "cuda:90", "cuda:100"}, {}), UsageError);
+
+  const auto text = render_diff(d, false);
+  EXPECT_NE(text.find("cuda:90 -> hip:gfx942 on 4 cells"), std::string::npos) << text;
+  EXPECT_NE(text.find("  gamma: ok -> mlir-error in ttgir\n      no tgamma\n"), std::string::npos)
+      << text;
+}
+
+TEST(DiffRuns, MatchesRowTargetAndTriton) {
+  Report before, after;
+  before.cells = {cell("axpy", "cuda:90"), failing("dot", "cuda:90", "aaaaaaaaaaaa", "x"),
+                  failing("fp8", "cuda:90", "bbbbbbbbbbbb", "y"), cell("gone", "cuda:90"),
+                  at(cell("axpy", "cuda:90"), "3.8.0", "3.8.0")};
+  after.cells = {failing("axpy", "cuda:90", "cccccccccccc", "z"), cell("dot", "cuda:90"),
+                 failing("fp8", "cuda:90", "dddddddddddd", "w"), cell("axpy", "cuda:80"),
+                 at(cell("axpy", "cuda:90"), "3.8.0", "3.8.0")};
+  const auto d = diff_reports(before, after, {Mode::runs, "old.json", "new.json"}, {});
+  EXPECT_EQ(d.compared, 4);
+  EXPECT_EQ(rows_of(d.regressed), Rows{"axpy"});
+  EXPECT_EQ(d.regressed[0].old_cell->triton, "current");
+  EXPECT_EQ(rows_of(d.fixed), Rows{"dot"});
+  EXPECT_EQ(rows_of(d.fail_differently), Rows{"fp8"});
+  EXPECT_EQ(d.unchanged, 1);
+  EXPECT_EQ(rows_of(d.only_in_old), Rows{"gone"});
+  EXPECT_EQ(rows_of(d.only_in_new), Rows{"axpy"});
+  EXPECT_EQ(d.only_in_new[0].new_cell->target, "cuda:80");
+
+  const auto text = render_diff(d, false);
+  EXPECT_NE(text.find("old.json -> new.json on 4 cells"), std::string::npos) << text;
+  // Two Triton labels in play: the cells name theirs.
+  EXPECT_NE(text.find("axpy on cuda:90 (triton current): ok -> mlir-error"), std::string::npos)
+      << text;
+}
+
+TEST(DiffRuns, XfailAndXpassCountAsFailingAndPassing) {
+  Report before, after;
+  auto xfail = failing("dot", "cuda:90", "aaaaaaaaaaaa", "x");
+  xfail.status = Status::xfail;
+  auto xpass = cell("dot", "cuda:90");
+  xpass.status = Status::xpass;
+  auto launch = cell("big", "cuda:90", FailureKind::launch_limit, "eeeeeeeeeeee", "too big");
+  launch.status = Status::launch;
+  auto unchecked = cell("static", "cuda:90");
+  unchecked.status = Status::unchecked;
+  before.cells = {xfail, cell("big", "cuda:90"), unchecked};
+  after.cells = {xpass, launch, cell("static", "cuda:90")};
+  const auto d = diff_reports(before, after, {Mode::runs, "a", "b"}, {});
+  EXPECT_EQ(rows_of(d.fixed), Rows{"dot"});
+  EXPECT_EQ(rows_of(d.regressed), Rows{"big"});
+  EXPECT_EQ(rows_of(d.not_compared), Rows{"static"});
+  EXPECT_EQ(d.unchanged, 0);
+}
+
+Report pair(const CellResult& before, const CellResult& after) {
+  Report r;
+  r.cells = {at(before, "3.8.0", "3.8.0"), at(after, "3.9.0", "3.9.0")};
+  return r;
+}
+
+DiffResult diff_pair(const CellResult& before, const CellResult& after,
+                     const DiffOptions& options = {}) {
+  const auto r = pair(before, after);
+  return diff_reports(r, r, {Mode::versions, "3.8.0", "3.9.0"}, options);
+}
+
+TEST(DiffThresholds, SlowerNeedsBothRatioAndMinimumSeconds) {
+  // 2x but only 0.2 s more: not slower.
+  EXPECT_TRUE(diff_pair(compiled("k", "cuda:90", 0.2, 1, 1), compiled("k", "cuda:90", 0.4, 1, 1))
+                  .slower.empty());
+  // 0.6 s more but only 1.2x: not slower.
+  EXPECT_TRUE(diff_pair(compiled("k", "cuda:90", 3.0, 1, 1), compiled("k", "cuda:90", 3.6, 1, 1))
+                  .slower.empty());
+  // 1.5x and 0.5 s more, exactly at both thresholds: slower.
+  EXPECT_EQ(diff_pair(compiled("k", "cuda:90", 1.0, 1, 1), compiled("k", "cuda:90", 1.5, 1, 1))
+                .slower.size(),
+            1u);
+  // Custom thresholds.
+  DiffOptions strict;
+  strict.time_ratio = 1.1;
+  strict.time_min_seconds = 0.1;
+  EXPECT_EQ(
+      diff_pair(compiled("k", "cuda:90", 3.0, 1, 1), compiled("k", "cuda:90", 3.6, 1, 1), strict)
+          .slower.size(),
+      1u);
+  // Faster is never slower; failures are not timed.
+  EXPECT_TRUE(diff_pair(compiled("k", "cuda:90", 3.0, 1, 1), compiled("k", "cuda:90", 1.0, 1, 1))
+                  .slower.empty());
+}
+
+TEST(DiffThresholds, SizeChangesAtLeastTheThreshold) {
+  // cubin +4%: below 5%; registers 64 -> 96: +50%.
+  auto d =
+      diff_pair(compiled("k", "cuda:90", 1, 10000, 64), compiled("k", "cuda:90", 1, 10400, 96));
+  ASSERT_EQ(d.changed.size(), 1u);
+  ASSERT_EQ(d.changed[0].metrics.size(), 1u);
+  const auto& m = d.changed[0].metrics[0];
+  EXPECT_EQ(m.metric, "resources.registers");
+  EXPECT_EQ(m.old_value, 64);
+  EXPECT_EQ(m.new_value, 96);
+  ASSERT_TRUE(m.percent);
+  EXPECT_DOUBLE_EQ(*m.percent, 50.0);
+
+  // Shrinking counts too; exactly 5% counts.
+  d = diff_pair(compiled("k", "cuda:90", 1, 10000, 64), compiled("k", "cuda:90", 1, 9500, 64));
+  ASSERT_EQ(d.changed.size(), 1u);
+  EXPECT_EQ(d.changed[0].metrics[0].metric, "sizes.cubin");
+  EXPECT_DOUBLE_EQ(*d.changed[0].metrics[0].percent, -5.0);
+
+  // A larger threshold hides it.
+  DiffOptions loose;
+  loose.size_threshold = 0.10;
+  EXPECT_TRUE(diff_pair(compiled("k", "cuda:90", 1, 10000, 64),
+                        compiled("k", "cuda:90", 1, 9500, 64), loose)
+                  .changed.empty());
+
+  // Spills from nothing: no percentage; shared and num_stages are compared too.
+  auto before = compiled("k", "cuda:90", 1, 10000, 64);
+  auto after = before;
+  after.resources["local_bytes"] = 128;
+  after.metadata["num_stages"] = 4;
+  after.metadata["shared"] = 32768;
+  d = diff_pair(before, after);
+  ASSERT_EQ(d.changed.size(), 1u);
+  std::vector<std::string> metrics;
+  for (const auto& x : d.changed[0].metrics) metrics.push_back(x.metric);
+  EXPECT_EQ(metrics, (Rows{"resources.local_bytes", "metadata.shared", "metadata.num_stages"}));
+  EXPECT_FALSE(d.changed[0].metrics[0].percent);
+
+  const auto text = render_diff(d, false);
+  EXPECT_NE(text.find("size and metadata changes (5% or more)\n  k on cuda:90: spills 0 B -> 128 B "
+                      "(new) · shared 16.0 KiB -> 32.0 KiB (+100.0%) · num_stages 3 -> 4 (+33.3%)"),
+            std::string::npos)
+      << text;
+}
+
+TEST(DiffRender, HeaderCountsAndSections) {
+  const auto r = two_versions();
+  const auto d = diff_reports(r, r, {Mode::versions, "3.8.0", "current"}, {});
+  const auto text = render_diff(d, false);
+  EXPECT_TRUE(
+      text.starts_with("triton 3.8.0 -> current on 6 cells\n"
+                       "regressed 1 · fixed 1 · fail differently 1 · unchanged 3 · slower "
+                       "to compile 1\n"))
+      << text;
+  EXPECT_NE(text.find("regressed\n  axpy on cuda:90: ok -> mlir-error in ttgir\n"
+                      "      'tt.dot' op bad layout\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fixed\n  dot_small[int8] on cuda:80: mlir-error in ttgir -> ok\n"
+                      "      was: 'arith.extf' op operand #0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("      old: old message\n      new: new message\n"), std::string::npos);
+  EXPECT_NE(text.find("matmul on cuda:90: cubin 9.8 KiB -> 11.7 KiB (+20.0%) · registers 64 -> "
+                      "96 (+50.0%)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("slower to compile (1.5x and 0.5 s or more)\n"
+                      "  matmul on cuda:90: 1.00 s -> 2.00 s (2.0x)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("only in triton 3.8.0\n  old_only on cuda:80: ok\n"), std::string::npos);
+  EXPECT_EQ(text.find('\033'), std::string::npos);
+  EXPECT_NE(render_diff(d, true).find("\033[31mregressed 1\033[0m"), std::string::npos);
+}
+
+TEST(DiffJson, CountsAndCells) {
+  const auto r = two_versions();
+  const auto j = diff_to_json(diff_reports(r, r, {Mode::versions, "3.8.0", "current"}, {}));
+  EXPECT_EQ(j["mode"], "versions");
+  EXPECT_EQ(j["counts"]["regressed"], 1);
+  EXPECT_EQ(j["counts"]["unchanged"], 3);
+  EXPECT_EQ(j["counts"]["compared"], 6);
+  EXPECT_EQ(j["regressed"][0]["row"], "axpy");
+  EXPECT_EQ(j["regressed"][0]["old"]["status"], "ok");
+  EXPECT_EQ(j["regressed"][0]["new"]["kind"], "mlir-error");
+  EXPECT_EQ(j["regressed"][0]["new"]["message"], "'tt.dot' op bad layout");
+  EXPECT_DOUBLE_EQ(j["slower"][0]["ratio"].get<double>(), 2.0);
+  EXPECT_EQ(j["changed"][0]["changes"][0]["metric"], "sizes.cubin");
+  EXPECT_TRUE(j["only_in_old"][0]["new"].is_null());
+}
+
+TEST(DiffFailOn, ExitCodesAndValidation) {
+  const auto r = two_versions();
+  const auto d = diff_reports(r, r, {Mode::versions, "3.8.0", "current"}, {});
+  EXPECT_EQ(diff_exit_code(d, {}), 0);
+  EXPECT_EQ(diff_exit_code(d, {"regressed"}), 1);
+  EXPECT_EQ(diff_exit_code(d, {"slower,changed"}), 1);
+  EXPECT_EQ(diff_exit_code(d, {"fail-differently"}), 1);
+  EXPECT_THROW(diff_exit_code(d, {"regressed,bogus"}), UsageError);
+  EXPECT_THROW(diff_exit_code(d, {"fail_differently"}), UsageError);
+
+  Report same;
+  same.cells = {cell("axpy", "cuda:90")};
+  const auto quiet = diff_reports(same, same, {Mode::runs, "a", "b"}, {});
+  EXPECT_EQ(diff_exit_code(quiet, {"regressed", "slower", "changed", "fail-differently"}), 0);
+  EXPECT_THROW(diff_exit_code(quiet, {"nope"}), UsageError);  // validated even when clean
+}
+
+// ---- IR -----------------------------------------------------------------------------------------
+
+TEST(NormalizeIr, SsaRenumberingOnlyIsEqual) {
+  const std::string a =
+      "#loc = loc(\"/home/a/kernels.py\":10:0)\n"
+      "tt.func public @axpy(%arg0: !tt.ptr<f32> loc(\"/home/a/kernels.py\":10:0), %arg1: i32) {\n"
+      "  %c0_i32 = arith.constant 0 : i32 loc(#loc1)\n"
+      "  %cst_0 = arith.constant dense<1.0> : tensor<128xf32> loc(#loc2)\n"
+      "  %12 = tt.load %arg0 : !tt.ptr<f32> loc(callsite(#loc3 at #loc4))\n"
+      "  cf.br ^bb3(%12 : f32)\n"
+      "} loc(#loc)\n"
+      "#loc1 = loc(\"/home/a/kernels.py\":12:5)\n";
+  const std::string b =
+      "#loc = loc(\"/tmp/other/kernels.py\":11:0)\n"
+      "tt.func public @axpy(%arg3: !tt.ptr<f32> loc(\"/tmp/other/kernels.py\":11:0), %arg1: i32) "
+      "{\n"
+      "  %c0_i32_7 = arith.constant 0 : i32 loc(#loc9)\n"
+      "  %cst_4 = arith.constant dense<1.0> : tensor<128xf32> loc(#loc8)\n"
+      "  %40 = tt.load %arg3 : !tt.ptr<f32> loc(callsite(#loc5 at #loc6))   \n"
+      "  cf.br ^bb7(%40 : f32)\n"
+      "} loc(#loc)\n"
+      "#loc1 = loc(\"/tmp/other/kernels.py\":13:5)\n";
+  EXPECT_NE(a, b);
+  EXPECT_EQ(normalize_ir(a), normalize_ir(b));
+  EXPECT_EQ(unified_diff(normalize_ir(a), normalize_ir(b), "a", "b"), "");
+  EXPECT_EQ(normalize_ir("  %12 = tt.load %arg0 loc(#loc3)\n"), "  %N = tt.load %N\n");
+}
+
+TEST(NormalizeIr, RealChangesRemain) {
+  const auto a = normalize_ir("  %5 = arith.addf %3, %4 : f32\n");
+  const auto b = normalize_ir("  %5 = arith.mulf %3, %4 : f32\n");
+  EXPECT_NE(a, b);
+  // Constants keep their values; register names of other kinds stay.
+  EXPECT_NE(normalize_ir("%c0_i32 = arith.constant 0 : i32\n"),
+            normalize_ir("%c1_i32 = arith.constant 1 : i32\n"));
+  EXPECT_EQ(normalize_ir("mov.u32 %r1, %tid.x;\n"), "mov.u32 %N, %tid.x;\n");
+  EXPECT_EQ(normalize_ir("%cst_0 %cst %c0_i32_7 %c0_i32 %0#1 %true\n"),
+            "%cst %cst %N_i32 %N_i32 %N %true\n");
+  EXPECT_EQ(normalize_ir("v_add_f32 v1, v2, v3\n"), "v_add_f32 v1, v2, v3\n");
+}
+
+TEST(NormalizeIr, HashesAddressesPathsAndDebugInfo) {
+  EXPECT_EQ(normalize_ir("; ModuleID = 'LLVMDialectModule' at 0x7f3a2c001234\n"),
+            "; ModuleID = 'LLVMDialectModule' at 0x?\n");
+  EXPECT_EQ(normalize_ir("float 0x3FF0000000000000\n"), "float 0x3FF0000000000000\n");
+  EXPECT_EQ(normalize_ir("kernel_0123456789abcdef0123456789abcdef\n"), "kernel_<hash>\n");
+  EXPECT_EQ(normalize_ir(".file 1 \"/tmp/tmpab3x_9z/kernels.py\"\n"),
+            ".file 1 \"<path>/kernels.py\"\n");
+  EXPECT_EQ(normalize_ir("ptxas /tmp/tmpab3x_9z.ptx\n"), "ptxas <tmpfile>\n");
+  EXPECT_EQ(normalize_ir("  .loc 1 12 5\n  ld.global.b32 {%r1}, [%rd2];\n"),
+            "  ld.global.b32 {%N}, [%N];\n");
+  EXPECT_EQ(
+      normalize_ir("  %7 = fadd float %5, %6, !dbg !12\n!12 = !DILocation(line: 3, scope: !4)\n"),
+      "  %N = fadd float %N, %N\n");
+  EXPECT_EQ(normalize_ir("$L__BB0_2:\n.LBB1_3:\n12:\n"), "$L__BBN:\n.LBBN:\nN:\n");
+  EXPECT_EQ(normalize_ir("a\r\nb"), "a\nb\n");
+}
+
+TEST(UnifiedDiffIr, EqualInputsGiveNothing) {
+  EXPECT_EQ(unified_diff("", "", "a", "b"), "");
+  EXPECT_EQ(unified_diff("x\ny\n", "x\ny\n", "a", "b"), "");
+}
+
+std::string numbered(int from, int to, int changed = -1, const std::string& with = "") {
+  std::string out;
+  for (int i = from; i <= to; ++i) out += (i == changed ? with : std::to_string(i)) + "\n";
+  return out;
+}
+
+TEST(UnifiedDiffIr, OneChangeWithContext) {
+  const auto d =
+      unified_diff(numbered(1, 10), numbered(1, 10, 5, "five"), "old.ttgir", "new.ttgir");
+  EXPECT_EQ(d,
+            "--- old.ttgir\n+++ new.ttgir\n"
+            "@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n");
+}
+
+TEST(UnifiedDiffIr, HunksMergeOrSplitByContext) {
+  // Checked against GNU diff -u. Changes at 2 and 10: 7 equal lines between them (> 2*3): two
+  // hunks.
+  auto b = numbered(1, 20);
+  b.replace(b.find("2\n"), 2, "two\n");
+  b.replace(b.find("10\n"), 3, "ten\n");
+  EXPECT_EQ(unified_diff(numbered(1, 20), b, "a", "b"),
+            "--- a\n+++ b\n"
+            "@@ -1,5 +1,5 @@\n 1\n-2\n+two\n 3\n 4\n 5\n"
+            "@@ -7,7 +7,7 @@\n 7\n 8\n 9\n-10\n+ten\n 11\n 12\n 13\n");
+  // Changes at 2 and 9: 6 equal lines between them (<= 2*3): one hunk.
+  b = numbered(1, 20);
+  b.replace(b.find("2\n"), 2, "two\n");
+  b.replace(b.find("9\n"), 2, "nine\n");
+  EXPECT_EQ(unified_diff(numbered(1, 20), b, "a", "b"),
+            "--- a\n+++ b\n"
+            "@@ -1,12 +1,12 @@\n 1\n-2\n+two\n 3\n 4\n 5\n 6\n 7\n 8\n-9\n+nine\n 10\n 11\n 12\n");
+  // Context 0.
+  EXPECT_EQ(unified_diff(numbered(1, 5), numbered(1, 5, 3, "x"), "a", "b", 0),
+            "--- a\n+++ b\n@@ -3 +3 @@\n-3\n+x\n");
+}
+
+TEST(UnifiedDiffIr, InsertionsDeletionsAndEdges) {
+  // Pure insertion: an empty old range names the line before it.
+  EXPECT_EQ(unified_diff("a\nb\n", "a\nnew\nb\n", "x", "y", 0),
+            "--- x\n+++ y\n@@ -1,0 +2 @@\n+new\n");
+  EXPECT_EQ(unified_diff("a\nold\nb\n", "a\nb\n", "x", "y", 0),
+            "--- x\n+++ y\n@@ -2 +1,0 @@\n-old\n");
+  EXPECT_EQ(unified_diff("", "a\nb\n", "x", "y"), "--- x\n+++ y\n@@ -0,0 +1,2 @@\n+a\n+b\n");
+  EXPECT_EQ(unified_diff("a\nb\n", "", "x", "y"), "--- x\n+++ y\n@@ -1,2 +0,0 @@\n-a\n-b\n");
+  EXPECT_EQ(unified_diff("a\nb", "a\nb\n", "x", "y"),
+            "--- x\n+++ y\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n");
+}
+
+// Reads a unified diff back: the old and new texts its hunks say, for the lines they cover, must
+// come out of the inputs; and the number of changed lines must be minimal (as an LCS says).
+int changed_lines(const std::string& d) {
+  int n = 0;
+  for (std::size_t pos = 0; pos < d.size();) {
+    auto end = d.find('\n', pos);
+    if ((d[pos] == '-' || d[pos] == '+') && d.compare(pos, 3, "---") != 0 &&
+        d.compare(pos, 3, "+++") != 0)
+      ++n;
+    pos = end + 1;
+  }
+  return n;
+}
+
+int lcs_length(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<std::vector<int>> t(a.size() + 1, std::vector<int>(b.size() + 1, 0));
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      t[i][j] = a[i - 1] == b[j - 1] ? t[i - 1][j - 1] + 1 : std::max(t[i - 1][j], t[i][j - 1]);
+  return t[a.size()][b.size()];
+}
+
+// Applies a unified diff with full context (the whole file in one hunk) to get the new text back.
+std::string new_side(const std::string& d) {
+  std::string out;
+  for (std::size_t pos = d.find("@@"); pos < d.size();) {
+    auto end = d.find('\n', pos);
+    if (d[pos] == ' ' || d[pos] == '+') out += d.substr(pos + 1, end - pos);
+    pos = end + 1;
+  }
+  return out;
+}
+
+TEST(UnifiedDiffIr, MinimalOnRandomInputs) {
+  std::mt19937 random(42);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<int> a(random() % 30), b(random() % 30);
+    const int alphabet = 2 + static_cast<int>(random() % 5);
+    for (auto& x : a) x = static_cast<int>(random() % alphabet);
+    for (auto& x : b) x = static_cast<int>(random() % alphabet);
+    std::string ta, tb;
+    for (int x : a) ta += std::to_string(x) + "\n";
+    for (int x : b) tb += std::to_string(x) + "\n";
+    const auto d = unified_diff(ta, tb, "a", "b", 1000);
+    const int expected = static_cast<int>(a.size() + b.size()) - 2 * lcs_length(a, b);
+    ASSERT_EQ(changed_lines(d), expected) << ta << "---\n" << tb << "---\n" << d;
+    if (ta != tb) {
+      ASSERT_EQ(new_side(d), tb) << d;
+    }
+  }
+}
+
+TEST(UnifiedDiffIr, FastOnLargeFiles) {
+  std::string a, b;
+  for (int i = 0; i < 12000; ++i) {
+    a += "  %" + std::to_string(i) + " = op " + std::to_string(i % 97) + "\n";
+    b += "  %" + std::to_string(i) + " = op " + std::to_string((i % 13 == 0 ? i + 1 : i) % 97) +
+         "\n";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const auto d = unified_diff(a, b, "a", "b");
+  const auto seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(d.empty());
+  EXPECT_LT(seconds, 2.0);
+}
+
+TEST(DiffIr, FilesOfSaveIrAreFoundAndDiffed) {
+  util::TempDir dir("portcheck-diff-test");
+  const auto root = dir.path();
+  EXPECT_EQ(ir_row_folder("dot_small[int8]"), "dot_small-int8");
+  EXPECT_EQ(ir_target_folder("cuda:90"), "cuda_90");
+  const auto write = [&](const std::string& label, const std::string& file,
+                         const std::string& text) {
+    const auto folder = root / label / "dot_small-int8" / "cuda_90";
+    std::filesystem::create_directories(folder);
+    util::atomic_write_file(folder / file, text);
+  };
+  write("3.8.0", "dot_kernel.ttgir", "%1 = a\n%2 = b loc(#loc3)\n");
+  write("3.9.0", "dot_kernel.ttgir", "%4 = a\n%5 = c loc(#loc7)\n");
+  write("3.8.0", "dot_kernel.llir", "same\n");
+  write("3.9.0", "dot_kernel.llir", "same\n");
+
+  auto before = at(cell("dot_small[int8]", "cuda:90"), "3.8.0", "3.8.0");
+  before.metadata = {{"name", "dot_kernel"}};
+  auto after = at(cell("dot_small[int8]", "cuda:90"), "3.9.0", "3.9.0");  // no name: found by scan
+  ASSERT_TRUE(ir_file(root, before, "ttgir"));
+  ASSERT_TRUE(ir_file(root, after, "ttgir"));
+  EXPECT_FALSE(ir_file(root, after, "ptx"));
+
+  const CellChange change{"dot_small[int8]", before, after, {}};
+  EXPECT_EQ(diff_cell_ir(change, root, root),
+            "--- 3.8.0/dot_small-int8/cuda_90/dot_kernel.ttgir\n"
+            "+++ 3.9.0/dot_small-int8/cuda_90/dot_kernel.ttgir\n"
+            "@@ -1,2 +1,2 @@\n %N = a\n-%N = b\n+%N = c\n");
+
+  Report report;
+  EXPECT_FALSE(saved_ir_dir(report));
+  report.environment = {{"options", {{"save_ir", root.string()}}}};
+  EXPECT_EQ(saved_ir_dir(report), root);
+}
+
+}  // namespace
+}  // namespace portcheck

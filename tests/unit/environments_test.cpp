@@ -1,0 +1,210 @@
+// Unit tests for src/environments: version validation, listing and removing environments in a
+// temporary TRITON_PORTCHECK_HOME with fake folders, and the wheel size estimate. No network.
+#include "src/environments.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "src/errors.hpp"
+#include "util/fs.hpp"
+
+namespace fs = std::filesystem;
+using portcheck::UsageError;
+
+namespace {
+
+void write_plain(const fs::path& path, const std::string& contents) {
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary);
+  out << contents;
+  ASSERT_TRUE(out.good()) << path;
+}
+
+// Points TRITON_PORTCHECK_HOME at a fresh folder for one test, restoring the old value after.
+class EnvironmentsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const char* old = std::getenv("TRITON_PORTCHECK_HOME")) old_ = old;
+    ::setenv("TRITON_PORTCHECK_HOME", home_.path().c_str(), 1);
+    root_ = home_.path() / "envs";
+    fs::create_directories(root_);
+  }
+  void TearDown() override {
+    if (old_)
+      ::setenv("TRITON_PORTCHECK_HOME", old_->c_str(), 1);
+    else
+      ::unsetenv("TRITON_PORTCHECK_HOME");
+  }
+
+  // A folder shaped like a finished environment: an executable bin/python and the marker.
+  fs::path make_env(const std::string& name, bool with_marker = true, bool with_python = true) {
+    const auto dir = root_ / name;
+    fs::create_directories(dir / "bin");
+    if (with_python) {
+      write_plain(dir / "bin" / "python", "#!/bin/sh\n");
+      ::chmod((dir / "bin" / "python").c_str(), 0755);
+    }
+    write_plain(dir / "lib" / "site-packages" / "triton" / "__init__.py", std::string(1000, 'x'));
+    if (with_marker)
+      write_plain(dir / portcheck::kEnvironmentMarker,
+                  R"({"version": ")" + name +
+                      R"(", "python": "3.11.7", "created": "2025-01-01T00:00:00Z", )"
+                      R"("last_used": "2025-01-02T00:00:00Z"})");
+    return dir;
+  }
+
+  util::TempDir home_{"portcheck-envs-test"};
+  fs::path root_;
+  std::optional<std::string> old_;
+};
+
+std::vector<std::string> listed_versions() {
+  std::vector<std::string> out;
+  for (const auto& e : portcheck::list_environments()) out.push_back(e.version);
+  return out;
+}
+
+void put_le(std::string& s, std::uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+// A zip made of just a central directory (the estimate reads nothing else) and its end record.
+std::string fake_zip(const std::vector<std::pair<std::string, std::uint32_t>>& files) {
+  std::string cd;
+  for (const auto& [name, size] : files) {
+    put_le(cd, 0x02014b50, 4);
+    cd.append(16, '\0');  // versions, flags, method, time, date, crc
+    put_le(cd, size / 3, 4);
+    put_le(cd, size, 4);
+    put_le(cd, name.size(), 2);
+    cd.append(2 + 2 + 2 + 2 + 4 + 4, '\0');  // extra, comment, disk, attrs, local offset
+    cd += name;
+  }
+  std::string zip = cd;
+  put_le(zip, 0x06054b50, 4);
+  put_le(zip, 0, 4);
+  put_le(zip, files.size(), 2);
+  put_le(zip, files.size(), 2);
+  put_le(zip, cd.size(), 4);
+  put_le(zip, 0, 4);
+  put_le(zip, 0, 2);
+  return zip;
+}
+
+}  // namespace
+
+TEST(ValidateVersion, AcceptsPep440Releases) {
+  for (const char* v : {"3.8.0", "3.9.0rc1", "2.1.0", "3.0.0a2", "3.0.0b1", "3.1.0.post1",
+                        "3.2.0.dev20240101", "3", "1!2.0", "3.10.12"})
+    EXPECT_NO_THROW(portcheck::validate_version(v)) << v;
+}
+
+TEST(ValidateVersion, RejectsPathsAndJunk) {
+  for (const char* v : {"",       "../x",   "..",     ".",       "3.8.0/..",    "/tmp/x",  "3.8.0 ",
+                        " 3.8.0", "3.8 .0", "latest", "v3.8.0",  "3.8.0+cu121", "3.8.0-1", "-3.8.0",
+                        "3..8",   "3.8.",   ".3.8",   "3.8.0rc", "3.8.0\n",     "3.8.0;rm"})
+    EXPECT_THROW(portcheck::validate_version(v), UsageError) << '"' << v << '"';
+}
+
+TEST(ValidateVersion, ErrorNamesTheValue) {
+  try {
+    portcheck::validate_version("../x");
+    FAIL() << "no throw";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'../x'"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(EnvironmentsTest, RootAndDirLiveUnderHome) {
+  EXPECT_EQ(portcheck::environments_root(), home_.path() / "envs");
+  EXPECT_EQ(portcheck::environment_dir("3.8.0"), home_.path() / "envs" / "3.8.0");
+  EXPECT_THROW(portcheck::environment_dir("../x"), UsageError);
+  EXPECT_THROW(portcheck::environment_python("../x"), UsageError);
+}
+
+TEST_F(EnvironmentsTest, ListsOnlyCompleteEnvironmentsInVersionOrder) {
+  make_env("3.10.0");
+  make_env("3.9.0");
+  make_env("3.9.0rc1");
+  make_env("3.7.0", /*with_marker=*/false);                        // never finished
+  make_env("3.6.0", /*with_marker=*/true, /*with_python=*/false);  // broken
+  make_env(".tmp-3.8.0-abc123");                                   // being made
+  make_env(".tmp-3.8.0-work-abc123");
+  make_env("not-a-version");
+  write_plain(root_ / "3.8.0.lock", "");
+
+  EXPECT_EQ(listed_versions(), (std::vector<std::string>{"3.9.0rc1", "3.9.0", "3.10.0"}));
+  const auto envs = portcheck::list_environments();
+  ASSERT_EQ(envs.size(), 3U);
+  EXPECT_EQ(envs[1].python_version, "3.11.7");
+  EXPECT_EQ(envs[1].last_used, "2025-01-02T00:00:00Z");
+  EXPECT_EQ(envs[1].path, root_ / "3.9.0");
+  EXPECT_GE(envs[1].bytes, 1000U);
+
+  EXPECT_EQ(portcheck::environment_python("3.9.0"), root_ / "3.9.0" / "bin" / "python");
+  EXPECT_EQ(portcheck::environment_python("3.7.0"), std::nullopt);
+  EXPECT_EQ(portcheck::environment_python("3.6.0"), std::nullopt);
+  EXPECT_EQ(portcheck::environment_python("3.8.0"), std::nullopt);
+}
+
+TEST_F(EnvironmentsTest, ListWithoutRootIsEmpty) {
+  fs::remove_all(root_);
+  EXPECT_TRUE(portcheck::list_environments().empty());
+  EXPECT_FALSE(portcheck::remove_environment("3.8.0"));
+}
+
+TEST_F(EnvironmentsTest, TouchUpdatesLastUsed) {
+  make_env("3.8.0");
+  portcheck::touch_environment("3.8.0");
+  const auto envs = portcheck::list_environments();
+  ASSERT_EQ(envs.size(), 1U);
+  EXPECT_NE(envs[0].last_used, "2025-01-02T00:00:00Z");
+  EXPECT_EQ(envs[0].last_used.size(), 20U) << envs[0].last_used;
+  EXPECT_EQ(envs[0].python_version, "3.11.7");             // the rest of the marker is kept
+  EXPECT_NO_THROW(portcheck::touch_environment("3.9.0"));  // absent: nothing happens
+  EXPECT_FALSE(fs::exists(root_ / "3.9.0"));
+}
+
+TEST_F(EnvironmentsTest, RemoveDeletesTheFolderAndLeavesNoTemporaries) {
+  make_env("3.8.0");
+  make_env("3.9.0");
+  make_env(".tmp-3.8.0-stale1");  // left by an interrupted add: swept under the lock
+  EXPECT_TRUE(portcheck::remove_environment("3.8.0"));
+  EXPECT_FALSE(fs::exists(root_ / "3.8.0"));
+  EXPECT_FALSE(portcheck::remove_environment("3.8.0"));
+  EXPECT_EQ(listed_versions(), (std::vector<std::string>{"3.9.0"}));
+  for (const auto& entry : fs::directory_iterator(root_))
+    EXPECT_FALSE(entry.path().filename().string().starts_with(".tmp-")) << entry.path();
+  // An incomplete folder under a version's name is removed too.
+  make_env("3.7.0", /*with_marker=*/false);
+  EXPECT_TRUE(portcheck::remove_environment("3.7.0"));
+  EXPECT_FALSE(fs::exists(root_ / "3.7.0"));
+  EXPECT_THROW(portcheck::remove_environment("../x"), UsageError);
+}
+
+TEST_F(EnvironmentsTest, AddRejectsBadArgumentsBeforeAnyWork) {
+  EXPECT_THROW(portcheck::add_environment("../x", {}, ""), UsageError);
+  EXPECT_THROW(portcheck::add_environment("3.8.0", {"--index-url=http://x"}, ""), UsageError);
+  EXPECT_THROW(portcheck::add_environment("3.8.0", {""}, ""), UsageError);
+  EXPECT_TRUE(portcheck::list_environments().empty());
+}
+
+TEST_F(EnvironmentsTest, ZipUncompressedBytesSumsTheCentralDirectory) {
+  const auto zip = home_.path() / "fake.whl";
+  write_plain(zip, fake_zip({{"triton/__init__.py", 100}, {"triton/_C/libtriton.so", 5000000}}));
+  EXPECT_EQ(portcheck::zip_uncompressed_bytes(zip), 5000100U);
+  write_plain(zip, fake_zip({}));
+  EXPECT_EQ(portcheck::zip_uncompressed_bytes(zip), 0U);
+  write_plain(zip, "not a zip at all, just some text that is long enough");
+  EXPECT_EQ(portcheck::zip_uncompressed_bytes(zip), std::nullopt);
+  EXPECT_EQ(portcheck::zip_uncompressed_bytes(home_.path() / "missing.whl"), std::nullopt);
+}
