@@ -723,6 +723,22 @@ int exit_code_for(const Report& report) {
   return exit_code::ok;
 }
 
+Report one_row_per_version(const Report& report) {
+  std::vector<std::pair<std::string, std::string>> versions;  // label, version, in run order
+  for (const auto& c : report.cells)
+    if (std::none_of(versions.begin(), versions.end(),
+                     [&](const auto& v) { return v.first == c.triton; }))
+      versions.emplace_back(c.triton, c.triton_version);
+  if (versions.size() < 2) return report;
+  Report out = report;
+  out.rows.clear();
+  for (const auto& row : report.rows)
+    for (const auto& [label, version] : versions)
+      out.rows.push_back(fmt::format("{} · triton {}", row, version));
+  for (auto& c : out.cells) c.kernel = fmt::format("{} · triton {}", c.kernel, c.triton_version);
+  return out;
+}
+
 std::vector<FailureGroup> group_failures(const Report& report) {
   std::vector<FailureGroup> groups;
   std::map<std::string, std::size_t> index;

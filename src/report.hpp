@@ -49,4 +49,8 @@ struct FailureGroup {
 
 std::vector<FailureGroup> group_failures(const Report& report);
 
+// For formats that show one cell per row and target: when a report holds several Triton
+// environments, each row becomes one row per version ("axpy · triton 3.8.0"). Otherwise a copy.
+Report one_row_per_version(const Report& report);
+
 }  // namespace portcheck

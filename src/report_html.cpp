@@ -669,7 +669,8 @@ std::string script_safe_json(const nlohmann::json& json) {
 
 }  // namespace
 
-std::string render_html(const Report& report) {
+std::string render_html(const Report& input) {
+  const Report report = one_row_per_version(input);  // one row per version when there are several
   const auto groups = group_failures(report);
   std::map<std::string, std::string> letters;
   for (const auto& g : groups) letters[g.fingerprint] = g.letter;

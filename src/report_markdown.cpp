@@ -80,7 +80,8 @@ std::string label(const CellResult& cell, const std::map<std::string, std::strin
 
 }  // namespace
 
-std::string render_markdown(const Report& report) {
+std::string render_markdown(const Report& input) {
+  const Report report = one_row_per_version(input);  // one row per version when there are several
   std::map<std::string, std::string> letters;
   const auto groups = group_failures(report);
   for (const auto& g : groups) letters[g.fingerprint] = g.letter;

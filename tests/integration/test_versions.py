@@ -90,3 +90,13 @@ def test_version_environments_inherit_the_invoking_site_packages(triton_380, ven
                          "--no-inherit-site", "--no-cache"], cwd=tmp_path)
     assert isolated.returncode == 1 and "import:A" in isolated.stdout
     assert "No module named 'yaml'" in isolated.stdout
+
+
+def test_markdown_and_html_show_one_row_per_version(two_versions):
+    work, json_path, _ = two_versions
+    run = run_tool(["report", json_path, "--markdown", work / "m.md", "--html", work / "r.html"], cwd=work)
+    assert run.returncode == 1
+    markdown = (work / "m.md").read_text()
+    assert "| `rowsum_blockptr · triton 3.8.0` | ✅ ok | ✅ ok |" in markdown
+    assert "| `rowsum_blockptr · triton 3.9.0` | ❌ front:" in markdown
+    assert "rowsum_blockptr · triton 3.8.0" in (work / "r.html").read_text()
