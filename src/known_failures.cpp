@@ -3,21 +3,16 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "src/data_tables.hpp"
 #include "src/errors.hpp"
 
 namespace portcheck {
 
 KnownFailures KnownFailures::load(const std::filesystem::path& file) {
   KnownFailures out;
-  if (!std::filesystem::exists(file)) return out;
-  toml::table root;
-  try {
-    root = toml::parse_file(file.string());
-  } catch (const toml::parse_error& e) {
-    throw EnvironmentError(fmt::format("{}:{}: invalid TOML in the known-failure table: {}",
-                                       file.string(), e.source().begin.line, e.description()));
-  }
-  const auto* failures = root.get_as<toml::array>("failure");
+  const auto root = load_data_table(file, "known-failure table");
+  if (!root) return out;
+  const auto* failures = root->get_as<toml::array>("failure");
   if (failures == nullptr) return out;
   for (const auto& node : *failures) {
     const auto* table = node.as_table();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "src/data_tables.hpp"
 #include "src/errors.hpp"
 
 namespace portcheck {
@@ -49,15 +50,9 @@ nlohmann::json TargetLimits::to_json() const {
 
 LaunchLimits LaunchLimits::load(const std::filesystem::path& file) {
   LaunchLimits out;
-  if (!std::filesystem::exists(file)) return out;
-  toml::table root;
-  try {
-    root = toml::parse_file(file.string());
-  } catch (const toml::parse_error& e) {
-    throw EnvironmentError(fmt::format("{}:{}: invalid TOML in the launch-limit table: {}",
-                                       file.string(), e.source().begin.line, e.description()));
-  }
-  for (const auto& [backend, node] : root) {
+  const auto root = load_data_table(file, "launch-limit table");
+  if (!root) return out;
+  for (const auto& [backend, node] : *root) {
     const auto* archs = node.as_table();
     if (archs == nullptr) continue;
     TargetLimits defaults;
