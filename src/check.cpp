@@ -86,6 +86,10 @@ nlohmann::json kernel_ref_json(const KernelRef& ref) {
     j["module"] = ref.module;
   j["function"] = ref.function;
   j["import_root"] = ref.import_root.string();
+  if (!ref.python_path.empty()) {
+    j["pythonpath"] = nlohmann::json::array();
+    for (const auto& folder : ref.python_path) j["pythonpath"].push_back(folder.string());
+  }
   return j;
 }
 

@@ -9,6 +9,7 @@
 
 #include "src/baseline.hpp"
 #include "src/cache.hpp"
+#include "src/capture.hpp"
 #include "src/check.hpp"
 #include "src/diff.hpp"
 #include "src/environments.hpp"
@@ -542,6 +543,35 @@ int main(int argc, char** argv) {
       cache_cmd->add_subcommand("stats", "Entries, size and location of the result cache");
   auto* cache_clean = cache_cmd->add_subcommand("clean", "Remove every cached result");
 
+  CaptureOptions capture_options;
+  std::string capture_mode = "interpret";
+  bool capture_append = false, capture_update = false;
+  auto* capture_cmd = app.add_subcommand(
+      "capture",
+      "Run a command (your tests) and write a manifest row for every specialisation Triton "
+      "compiles");
+  capture_cmd->add_option("-o,--output", capture_options.output,
+                          "Manifest to write (default: portcheck.toml)");
+  capture_cmd
+      ->add_option("--mode", capture_mode,
+                   "interpret (default: CPU interpreter, tests pass), record (no GPU, kernels "
+                   "not run), live (GPU: compiled and launched)")
+      ->check(CLI::IsMember({"interpret", "record", "live"}));
+  capture_cmd->add_flag("--append", capture_append,
+                        "Add the captured rows an existing manifest lacks; keep everything");
+  capture_cmd->add_flag("--update", capture_update,
+                        "Replace the rows captured earlier for the kernels seen now; keep "
+                        "hand-written rows, comments and xfail lists");
+  capture_cmd->add_flag("--force", capture_options.force, "Overwrite an existing manifest");
+  capture_cmd->add_flag("-q,--quiet", capture_options.quiet, "Only warnings and the summary");
+  capture_cmd->add_option("command", capture_options.command,
+                          "The command to run, after `--` (e.g. -- pytest tests/)");
+  capture_cmd->footer(
+      "Example: triton-portcheck capture -o portcheck.toml -- pytest tests/\n"
+      "Exit codes: 0 written; the command's own status when it failed (rows still written, "
+      "except in record mode); 1 nothing launched; 2 bad arguments or manifest; 130 "
+      "interrupted.");
+
   std::string targets_python;
   std::vector<std::string> targets_list;
   auto* targets =
@@ -566,6 +596,17 @@ int main(int argc, char** argv) {
   install_interrupt_handler();
   try {
     if (*targets) return run_targets(targets_python, targets_list);
+    if (*capture_cmd) {
+      if (capture_append && capture_update)
+        throw UsageError("--append and --update exclude each other");
+      if (capture_options.force && (capture_append || capture_update))
+        throw UsageError("--force overwrites the manifest; it excludes --append and --update");
+      capture_options.mode = parse_capture_mode(capture_mode);
+      capture_options.merge = capture_update   ? MergeMode::update
+                              : capture_append ? MergeMode::append
+                                               : MergeMode::create;
+      return run_capture(capture_options);
+    }
     if (*cache_cmd) return run_cache(*cache_stats ? "stats" : "clean");
     if (*report_cmd) return run_report_command(report_input, report_outputs);
     if (*env_cmd) {

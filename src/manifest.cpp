@@ -1,5 +1,6 @@
 #include "src/manifest.hpp"
 
+#include <algorithm>
 #include <regex>
 #include <set>
 
@@ -121,6 +122,24 @@ class Parser {
     return out;
   }
 
+  // Folders relative to the manifest's, put on sys.path when the kernels are imported.
+  std::vector<std::filesystem::path> need_folders(const toml::node& node,
+                                                  const std::string& key) const {
+    const auto* array = node.as_array();
+    if (array == nullptr) fail(node, key, "expected a list of folders such as [\"src\"]");
+    const auto base = std::filesystem::absolute(file_).parent_path();
+    std::vector<std::filesystem::path> out;
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      const auto& item = *array->get(i);
+      const auto item_key = fmt::format("{}[{}]", key, i);
+      const auto folder = (base / need_string(item, item_key)).lexically_normal();
+      if (!std::filesystem::is_directory(folder))
+        fail(item, item_key, fmt::format("folder {} does not exist", folder.string()));
+      out.push_back(folder);
+    }
+    return out;
+  }
+
   nlohmann::json to_json(const toml::node& node, const std::string& key) const {
     if (const auto* v = node.as_integer()) return v->get();
     if (const auto* v = node.as_floating_point()) return v->get();
@@ -181,8 +200,10 @@ class Parser {
         manifest.timeout_s = need_seconds(v, full);
       } else if (key == "max_rss") {
         manifest.max_rss_bytes = need_bytes(v, full);
+      } else if (key == "pythonpath") {
+        manifest.python_path = need_folders(v, full);
       } else {
-        fail(v, full, "unknown key (expected targets, triton, timeout or max_rss)");
+        fail(v, full, "unknown key (expected targets, triton, timeout, max_rss or pythonpath)");
       }
     }
   }
@@ -236,7 +257,9 @@ class Parser {
       const std::string key(k.str());
       if (key == "name" || (key == "variant" && !is_variant)) continue;
       if (key == "target" && !is_variant) {
+        auto python_path = std::move(row.ref.python_path);
         row.ref = parse_ref(v, row_key(row, key));
+        row.ref.python_path = std::move(python_path);
       } else if (key == "signature") {
         merge_table(v, key, row.signature, row);
       } else if (key == "constants") {
@@ -257,13 +280,18 @@ class Parser {
         row.timeout_s = need_seconds(v, row_key(row, key));
       } else if (key == "max_rss") {
         row.max_rss_bytes = need_bytes(v, row_key(row, key));
+      } else if (key == "captured") {
+        row.captured = need_string(v, row_key(row, key));
+      } else if (key == "pythonpath" && !is_variant) {
+        row.ref.python_path = need_folders(v, row_key(row, key));
       } else {
         fail(v, row_key(row, key),
              is_variant
                  ? "unknown key (a variant takes name, signature, constants, options, "
-                   "specialization, targets, xfail, timeout, max_rss)"
+                   "specialization, targets, xfail, timeout, max_rss, captured)"
                  : "unknown key (a kernel takes name, target, signature, constants, options, "
-                   "specialization, targets, xfail, timeout, max_rss, variant)");
+                   "specialization, targets, xfail, timeout, max_rss, captured, pythonpath, "
+                   "variant)");
       }
       row.key_locations[key] = where(v);
     }
@@ -298,9 +326,10 @@ class Parser {
       const auto* vname = vt.get("name");
       if (vname == nullptr) fail(vt, row_key(base, "variant"), "missing key 'name'");
       row.variant = need_string(*vname, row_key(base, "variant.name"));
-      if (!std::regex_match(row.variant, row_name))
+      static const std::regex variant_name(R"([A-Za-z0-9_.+=\-]+)");
+      if (!std::regex_match(row.variant, variant_name))
         fail(*vname, row_key(base, "variant.name"),
-             fmt::format("'{}': use letters, digits, '_', '-', '.' or '+'", row.variant));
+             fmt::format("'{}': use letters, digits, '_', '-', '.', '+' or '='", row.variant));
       apply_fields(vt, row, true);
       finish_row(row, manifest);
     }
@@ -308,6 +337,10 @@ class Parser {
 
   void finish_row(KernelRow& row, Manifest& manifest) const {
     if (!row.specialization) validate_types(row);
+    for (const auto& folder : manifest.python_path)
+      if (std::find(row.ref.python_path.begin(), row.ref.python_path.end(), folder) ==
+          row.ref.python_path.end())
+        row.ref.python_path.push_back(folder);
     // An xfail naming a target this run does not check is allowed: --targets varies per run.
     manifest.rows.push_back(row);
   }

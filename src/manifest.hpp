@@ -21,11 +21,12 @@ struct Location {
 
 // The Python function a row compiles: a module path or a file relative to the manifest.
 struct KernelRef {
-  std::string module;                         // "mypkg.kernels", empty for a file
-  std::filesystem::path file;                 // absolute, empty for a module
-  std::string function;                       // "attention"
-  std::filesystem::path import_root;          // the manifest's folder, put on sys.path
-  [[nodiscard]] std::string spelled() const;  // as a user would write it
+  std::string module;                              // "mypkg.kernels", empty for a file
+  std::filesystem::path file;                      // absolute, empty for a module
+  std::string function;                            // "attention"
+  std::filesystem::path import_root;               // the manifest's folder, put on sys.path
+  std::vector<std::filesystem::path> python_path;  // `pythonpath` entries, absolute, after it
+  [[nodiscard]] std::string spelled() const;       // as a user would write it
 };
 
 // One row of the matrix: a [[kernel]] or one of its [[kernel.variant]]s.
@@ -41,6 +42,7 @@ struct KernelRow {
   std::vector<std::string> xfail;             // target names expected to fail
   std::optional<double> timeout_s;
   std::optional<std::uint64_t> max_rss_bytes;
+  std::string captured;                           // where `capture` saw the launch (informational)
   Location where;                                 // the [[kernel]] or [[kernel.variant]] header
   std::map<std::string, Location> key_locations;  // "signature.n", "options.num_warps", ...
 
@@ -56,6 +58,7 @@ struct Manifest {
   std::vector<std::string> triton{"current"};
   double timeout_s = 300;
   std::uint64_t max_rss_bytes = 8ULL << 30;
+  std::vector<std::filesystem::path> python_path;  // [defaults] pythonpath, absolute
   std::vector<KernelRow> rows;
 };
 

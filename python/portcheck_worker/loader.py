@@ -15,9 +15,10 @@ class KernelImportError(Exception):
 
 
 def load_kernel(ref):
-    root = ref.get("import_root")
-    if root and root not in sys.path:
-        sys.path.insert(0, root)
+    # The manifest's folder first, then its `pythonpath` folders, all ahead of site-packages.
+    for folder in reversed([ref.get("import_root")] + list(ref.get("pythonpath") or [])):
+        if folder and folder not in sys.path:
+            sys.path.insert(0, folder)
     try:
         if ref.get("file"):
             module = _import_file(ref["file"])

@@ -53,6 +53,8 @@ def decode_constant(value):
     if isinstance(value, str) and tl.dtype.is_dtype(value):
         return tl.dtype(value)
     if isinstance(value, dict):
+        if value == {"none": True}:  # the manifest's spelling of a None argument
+            return None
         if "constexpr" in value:
             return tl.constexpr(_tuplify(value["constexpr"]))
         if "jit_function" in value:

@@ -1,0 +1,416 @@
+"""Records, inside the user's own Python process, every specialisation Triton is asked to compile.
+
+`triton-portcheck capture -- CMD` puts a `sitecustomize` on PYTHONPATH that calls `start()`. Nothing
+is imported until the program imports Triton itself; then Triton is patched in place:
+
+- interpret: kernels run in Triton's CPU interpreter, where no JIT hook fires. Each launch is
+  handed, unchanged, to a shadow `JITFunction` of the same Python function, run as a warm-up under
+  a stand-in CUDA driver with `jit_cache_hook` answering "skip": the JIT's own binder and
+  `_pack_args` then produce exactly the specialisation a GPU launch would, and nothing compiles.
+- record: the JIT itself runs under the stand-in driver; the hook records and skips compile and
+  launch (kernels do not run, so tests that check results fail).
+- live: the JIT compiles and launches on the real device; the hook only records.
+
+Autotuned kernels contribute one record per config. In the CPU modes the autotuner is asked for
+each config in turn (so `@triton.heuristics` inside it are applied by Triton's own code) and, in
+interpret mode, the first config then runs for real so the test sees a result.
+
+One JSON line per distinct launch goes to a file of this process in $PORTCHECK_CAPTURE_DIR.
+Anything going wrong here must never break the user's program: it is reported on stderr once.
+"""
+import contextlib
+import importlib
+import importlib.abc
+import json
+import os
+import sys
+import threading
+
+ENV_DIR = "PORTCHECK_CAPTURE_DIR"
+ENV_MODE = "PORTCHECK_CAPTURE_MODE"
+ENV_HOOK_DIR = "PORTCHECK_CAPTURE_HOOK_DIR"
+MODES = ("interpret", "record", "live")
+RECORD_VERSION = 1
+
+# The stand-in target only decides the backend's specialisation rules; every NVIDIA arch shares
+# them (BaseBackend: divisibility by 16 of pointers and ints). The AMD backend adds
+# tt.pointer_range on top, which the manifest's rows do not carry.
+_STAND_IN_TARGET = ("cuda", 90, 32)
+
+
+def run_sitecustomize():
+    """Called by the generated sitecustomize: chain the one ours shadows, then start."""
+    hook_dir = os.environ.get(ENV_HOOK_DIR)
+    if hook_dir:
+        _chain_sitecustomize(os.path.realpath(hook_dir))
+    try:
+        start()
+    except Exception as e:  # never break the user's interpreter
+        _warn(f"capture could not start: {type(e).__name__}: {e}")
+
+
+def _chain_sitecustomize(hook_dir):
+    ours = sys.modules.pop("sitecustomize", None)
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != hook_dir]
+    try:
+        importlib.import_module("sitecustomize")
+    except ImportError as e:
+        if e.name != "sitecustomize":
+            raise
+    finally:
+        if "sitecustomize" not in sys.modules and ours is not None:
+            sys.modules["sitecustomize"] = ours
+
+
+def _warn(message):
+    sys.stderr.write(f"triton-portcheck capture: {message}\n")
+
+
+def start():
+    out_dir = os.environ.get(ENV_DIR)
+    mode = os.environ.get(ENV_MODE, "interpret")
+    if not out_dir or mode not in MODES:
+        return
+    recorder = Recorder(out_dir, mode)
+    if "triton" in sys.modules:
+        recorder.patch(sys.modules["triton"])
+    else:
+        sys.meta_path.insert(0, _AfterImport("triton", recorder.patch))
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Runs a callback once a top-level package has finished executing, without importing it."""
+
+    def __init__(self, name, callback):
+        self.name = name
+        self.callback = callback
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.name:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                # Stays on sys.meta_path until the package has executed: importlib.util.find_spec
+                # (torch probes for Triton this way) asks without importing.
+                spec.loader = _CallbackLoader(spec.loader, self._done)
+                return spec
+        return None
+
+    def _done(self, module):
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        self.callback(module)
+
+
+class _CallbackLoader(importlib.abc.Loader):
+
+    def __init__(self, inner, callback):
+        self._inner = inner
+        self._callback = callback
+
+    def create_module(self, spec):
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module):
+        self._inner.exec_module(module)
+        try:
+            self._callback(module)
+        except Exception as e:
+            _warn(f"cannot hook this Triton ({type(e).__name__}: {e}); nothing will be recorded")
+
+    def __getattr__(self, name):  # resource readers and the like
+        return getattr(self._inner, name)
+
+
+class _Launch:
+    """What the JIT hook cannot see: the caller's own option arguments, where, and which config."""
+
+    def __init__(self, explicit_options, warmup, autotune=None, dry=False):
+        self.explicit_options = explicit_options
+        self.warmup = warmup
+        self.autotune = autotune
+        self.dry = dry
+
+
+class Recorder:
+
+    def __init__(self, out_dir, mode):
+        self.mode = mode
+        self.path = os.path.join(out_dir, f"launches-{os.getpid()}-{threading.get_ident()}.jsonl")
+        self._seen = set()
+        self._local = threading.local()
+        self._lock = threading.RLock()
+        self._skip_dirs = ()
+        self._warned = set()
+
+    # -- context of the launch being recorded ------------------------------------------------
+
+    def _stack(self):
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
+
+    @contextlib.contextmanager
+    def _launch(self, launch):
+        stack = self._stack()
+        stack.append(launch)
+        try:
+            yield launch
+        finally:
+            stack.pop()
+
+    def _current(self):
+        stack = self._stack()
+        return stack[-1] if stack else None
+
+    def _autotune(self):
+        stack = getattr(self._local, "autotune", None)
+        return stack[-1] if stack else None
+
+    @contextlib.contextmanager
+    def _autotune_config(self, info, dry):
+        stack = getattr(self._local, "autotune", None)
+        if stack is None:
+            stack = self._local.autotune = []
+        stack.append((info, dry))
+        try:
+            yield
+        finally:
+            stack.pop()
+
+    # -- patching ----------------------------------------------------------------------------
+
+    def patch(self, triton):
+        from triton.runtime import autotuner, jit
+        self._skip_dirs = (os.path.dirname(os.path.abspath(triton.__file__)) + os.sep,
+                           os.path.dirname(os.path.abspath(__file__)) + os.sep)
+        self._jit_module = jit
+        self._patch_autotuner(autotuner.Autotuner)
+        if self.mode == "interpret":
+            from triton.runtime import interpreter
+            self._patch_interpreter(interpreter.InterpretedFunction)
+        else:
+            self._patch_jit(jit.JITFunction)
+            self._install_cache_hook()
+            if self.mode == "record":
+                from . import driver
+                driver.install(self._stand_in_target())
+
+    def _stand_in_target(self):
+        from triton.backends.compiler import GPUTarget
+        return GPUTarget(*_STAND_IN_TARGET)
+
+    def _install_cache_hook(self):
+        from triton import knobs
+        previous = knobs.runtime.jit_cache_hook
+        recorder = self
+
+        def hook(**kwargs):
+            answer = previous(**kwargs) if previous is not None else None
+            skip = recorder._on_compile(**kwargs)
+            return skip or answer
+
+        knobs.runtime.jit_cache_hook = hook
+
+    def _patch_jit(self, cls):
+        original = cls.run
+        recorder = self
+
+        def run(fn, *args, grid, warmup, **kwargs):
+            launch = _Launch(recorder._explicit_options(fn, kwargs), warmup, *recorder._config_state())
+            with recorder._launch(launch):
+                return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+
+        cls.run = run
+
+    def _patch_interpreter(self, cls):
+        original = cls.run
+        recorder = self
+
+        def run(fn, *args, grid, warmup, **kwargs):
+            autotune, dry = recorder._config_state()
+            try:
+                recorder._record_interpreted(fn, args, kwargs, grid, warmup, autotune)
+            except Exception as e:
+                recorder._warn_once(("interp", type(e).__name__), f"a launch of {fn.__name__} was not "
+                                    f"recorded: {type(e).__name__}: {e}")
+            if dry:
+                return None
+            return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+
+        cls.run = run
+
+    def _patch_autotuner(self, cls):
+        original = cls.run
+        recorder = self
+
+        def run(tuner, *args, **kwargs):
+            if recorder.mode == "live":
+                # The real autotuner compiles every config it benchmarks; the hook sees each one.
+                with recorder._autotune_config({"count": len(tuner.configs)}, False):
+                    return original(tuner, *args, **kwargs)
+            configs = recorder._configs_to_try(tuner, args, kwargs)
+            saved = tuner.configs
+            try:
+                for index, config in enumerate(configs):
+                    tuner.configs = [config]
+                    info = {"index": index, "count": len(configs), "config": str(config)}
+                    with recorder._autotune_config(info, True):
+                        original(tuner, *args, **dict(kwargs))
+                if recorder.mode == "record":
+                    return None
+                # One config runs for real in the interpreter so the test sees a result.
+                tuner.configs = [configs[0]]
+                info = {"index": 0, "count": len(configs), "config": str(configs[0])}
+                with recorder._autotune_config(info, False):
+                    return original(tuner, *args, **kwargs)
+            finally:
+                tuner.configs = saved
+
+        cls.run = run
+
+    @staticmethod
+    def _configs_to_try(tuner, args, kwargs):
+        # early_config_prune is the user's own statement of which configs are valid for these
+        # arguments, so it is applied; perf_model only ranks configs by predicted speed and needs
+        # a device's numbers, so every config that survives the early prune is recorded.
+        configs = list(tuner.configs)
+        prune = getattr(tuner, "early_config_prune", None)
+        if prune and len(configs) > 1:
+            tuner.nargs = dict(zip(tuner.arg_names, args))
+            try:
+                configs = list(prune(configs, tuner.nargs, **kwargs)) or configs
+            finally:
+                tuner.nargs = None
+        return configs
+
+    def _config_state(self):
+        top = self._autotune()
+        if top is None:
+            return None, False
+        return top
+
+    # -- recording ---------------------------------------------------------------------------
+
+    def _explicit_options(self, fn, kwargs):
+        names = set(getattr(fn, "arg_names", ()))
+        return {k: v for k, v in kwargs.items() if k not in names}
+
+    def _record_interpreted(self, fn, args, kwargs, grid, warmup, autotune):
+        jit = self._jit_module
+        shadow = fn.__dict__.get("_portcheck_shadow")
+        if shadow is None:
+            shadow = jit.JITFunction(fn.fn, **getattr(fn, "kwargs", {}))
+            fn.__dict__["_portcheck_shadow"] = shadow
+        from triton import knobs
+        from triton.runtime import driver as driver_config
+        from .driver import StandInDriver
+        launch = _Launch(self._explicit_options(fn, kwargs), warmup, autotune)
+        with self._lock, self._launch(launch):
+            previous_driver = getattr(driver_config, "_active", None)
+            previous_hook = knobs.runtime.jit_cache_hook
+            driver_config.set_active(StandInDriver(self._stand_in_target()))
+            knobs.runtime.jit_cache_hook = self._on_compile
+            try:
+                # A warm-up stops before any launch; the hook's "skip" stops before compiling.
+                shadow.run(*args, grid=grid, warmup=True, **dict(kwargs))
+            finally:
+                knobs.runtime.jit_cache_hook = previous_hook
+                driver_config._active = previous_driver
+
+    def _on_compile(self, *, key, repr, fn, compile, is_manual_warmup, already_compiled, **_):
+        launch = self._current()
+        try:
+            self._write(fn.jit_function, compile["specialization_data"], launch)
+        except Exception as e:
+            self._warn_once(("write", type(e).__name__), f"a launch was not recorded: "
+                            f"{type(e).__name__}: {e}")
+        return self.mode != "live"
+
+    def _write(self, jit_function, specialization_data, launch):
+        spec = json.loads(specialization_data)
+        func = jit_function.fn
+        explicit = {k: _jsonable(v) for k, v in (launch.explicit_options if launch else {}).items()}
+        autotune = launch.autotune if launch else None
+        identity = json.dumps([func.__module__, func.__qualname__, spec["signature"],
+                               spec["constant_keys"], spec["constant_vals"], spec["attrs_keys"],
+                               spec["attrs_vals"], explicit, autotune and autotune.get("index")],
+                              sort_keys=True, default=str)
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+        with self._lock:
+            if identity in self._seen:
+                return
+            self._seen.add(identity)
+        code = func.__code__
+        record = {
+            "version": RECORD_VERSION,
+            "mode": self.mode,
+            "kernel": {
+                "module": func.__module__,
+                "qualname": func.__qualname__,
+                "file": os.path.abspath(code.co_filename),
+                "line": code.co_firstlineno,
+                "import_root": _import_root(func.__module__, code.co_filename),
+                "arg_names": list(jit_function.arg_names),
+            },
+            "specialization": spec,
+            "explicit_options": explicit,
+            "autotune": autotune,
+            "warmup": bool(launch.warmup) if launch else False,
+            "site": self._call_site(),
+            "test": test,
+        }
+        line = json.dumps(record, default=str) + "\n"
+        with self._lock:
+            # Opened per record: a forked child (pytest-xdist, multiprocessing) must not share
+            # a buffered file object with its parent.
+            path = os.path.join(os.path.dirname(self.path), f"launches-{os.getpid()}.jsonl")
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(line)
+
+    def _call_site(self):
+        frame = sys._getframe(1)
+        while frame is not None:
+            name = os.path.abspath(frame.f_code.co_filename)
+            if not name.startswith(self._skip_dirs) and "importlib" not in name:
+                return f"{name}:{frame.f_lineno}"
+            frame = frame.f_back
+        return ""
+
+    def _warn_once(self, key, message):
+        if key not in self._warned:
+            self._warned.add(key)
+            _warn(message)
+
+
+def _jsonable(value):
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return str(value)
+
+
+def _import_root(module, filename):
+    """The sys.path entry `module` was imported from, or None when it cannot be imported by name."""
+    if not module or module == "__main__" or "<" in filename:
+        return None
+    parts = module.split(".")
+    path = os.path.abspath(filename)
+    stem, _ = os.path.splitext(os.path.basename(path))
+    folder = os.path.dirname(path)
+    if stem == "__init__":
+        names = parts
+    else:
+        if stem != parts[-1]:
+            return None
+        names = parts[:-1]
+    for name in reversed(names):
+        if os.path.basename(folder) != name:
+            return None
+        folder = os.path.dirname(folder)
+    return folder

@@ -1,0 +1,69 @@
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace portcheck {
+
+// One launch recorded by the capture hook (python/portcheck_worker/capture.py): Triton's own
+// serialised specialisation plus what the hook knew about the launch.
+struct CapturedLaunch {
+  std::string module;    // "sample_pkg.kernels"
+  std::string qualname;  // "add_kernel"
+  std::filesystem::path file;
+  int line = 0;
+  std::optional<std::filesystem::path> import_root;  // sys.path entry it came from, if importable
+  std::vector<std::string> arg_names;
+  nlohmann::json specialization;  // serialize_specialization_data's object
+  nlohmann::json explicit_options = nlohmann::json::object();  // options the caller passed
+  std::optional<int> autotune_index;
+  int autotune_count = 0;
+  std::string site;  // "/abs/file.py:12", the caller outside Triton
+  std::string test;  // pytest's node id, empty outside pytest
+};
+
+// Reads every launches-*.jsonl file of a capture folder. Unreadable lines are skipped and counted.
+std::vector<CapturedLaunch> read_captured_launches(const std::filesystem::path& folder,
+                                                   int* bad_lines);
+
+using OrderedFields = std::vector<std::pair<std::string, nlohmann::json>>;
+
+// One row as the manifest will spell it.
+struct CapturedRow {
+  std::string variant;      // empty for a kernel with a single row
+  OrderedFields signature;  // argument -> "*fp16:16", in argument order
+  OrderedFields constants;  // argument -> encoded constexpr value
+  OrderedFields options;    // only the options the caller passed (per-target defaults stay)
+  std::optional<std::string> specialization;   // JSON, when the row is not expressible in fields
+  std::string captured;                        // the test (or call site) that launched it
+  [[nodiscard]] std::string identity() const;  // equal for equal compiles
+};
+
+struct CapturedKernel {
+  std::string name;                      // row name in the manifest
+  std::string target;                    // "module:function" or "path.py:function"
+  std::vector<std::string> python_path;  // folders relative to the manifest, to import it
+  std::string source_file;               // "sample_pkg/kernels.py", where it is defined
+  int source_line = 0;
+  std::vector<CapturedRow> rows;
+};
+
+struct CaptureSummary {
+  std::vector<CapturedKernel> kernels;
+  std::vector<std::string> warnings;  // launches that cannot become a row, and why
+  int launches = 0;
+};
+
+// Deduplicates launches into rows, one kernel per Python function, and names the variants by
+// what differs between them (dtype, constexpr values, alignment, ints equal to 1, options).
+CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launches,
+                                      const std::filesystem::path& manifest_dir);
+
+// Converts one launch into a row (without its variant name). Exposed for tests.
+CapturedRow row_from_launch(const CapturedLaunch& launch);
+
+}  // namespace portcheck
