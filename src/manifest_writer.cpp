@@ -397,8 +397,12 @@ MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
     const auto at = replacement_at.find(target);
     const std::string name =
         at != replacement_at.end() ? blocks[at->second].name : unique_name(kernel.name, taken);
-    auto block = make_block(kernel, name, rows, with_path, carried);
-    result.rows_written += static_cast<int>(rows.size());
+    // Rows already in the manifest are left out; the rest are named among themselves.
+    CapturedKernel remaining = kernel;
+    remaining.rows = std::move(rows);
+    if (remaining.rows.size() != kernel.rows.size()) name_rows(remaining);
+    auto block = make_block(remaining, name, remaining.rows, with_path, carried);
+    result.rows_written += static_cast<int>(remaining.rows.size());
     if (at != replacement_at.end()) {
       block_text[at->second] = render_block(block);
     } else {
@@ -413,7 +417,12 @@ MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
                                 [&](const ExistingBlock& x) { return x.begin == i; });
     if (b != blocks.end() && replaced[static_cast<std::size_t>(b - blocks.begin())]) {
       const auto index = static_cast<std::size_t>(b - blocks.begin());
-      if (const auto t = block_text.find(index); t != block_text.end()) out += t->second;
+      if (const auto t = block_text.find(index); t != block_text.end()) {
+        out += t->second;
+      } else if (out.ends_with("\n\n") || out.empty()) {
+        // A block removed outright leaves one blank line between its neighbours, not two.
+        while (b->end < lines.size() && util::trim(lines[b->end]).empty()) ++b->end;
+      }
       i = b->end;
       continue;
     }

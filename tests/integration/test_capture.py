@@ -1,0 +1,301 @@
+"""`triton-portcheck capture`: the sample package's own pytest suite, real torch on the CPU, real
+Triton, then `check` on what was captured."""
+import shutil
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_tool
+
+SAMPLE = REPO / "tests" / "fixtures" / "sample_pkg"
+
+
+def copy_sample(tmp_path):
+    target = tmp_path / "sample_pkg"
+    shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache",
+                                                                 "portcheck.toml"))
+    return target
+
+
+def capture(cwd, venv_python, *extra, pytest_args=(), output=None):
+    args = ["capture", *extra]
+    if output is not None:
+        args += ["-o", output]
+    return run_tool([*args, "--", venv_python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                     *pytest_args], cwd=cwd, timeout=300)
+
+
+def rows_of(manifest_path):
+    """{display name: merged row} of a manifest, as `check` reads it."""
+    data = tomllib.loads(Path(manifest_path).read_text())
+    rows = {}
+    for kernel in data["kernel"]:
+        base = {k: v for k, v in kernel.items() if k not in ("variant", "name")}
+        for variant in kernel.get("variant") or [None]:
+            row = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
+            name = kernel["name"]
+            if variant is not None:
+                name += f"[{variant['name']}]"
+                for key in ("signature", "constants", "options"):
+                    row[key] = {**row.get(key, {}), **variant.get(key, {})}
+                for key, value in variant.items():
+                    if key not in ("signature", "constants", "options", "name"):
+                        row[key] = value
+            rows[name] = row
+    return rows
+
+
+def without_provenance(rows):
+    return {name: {k: v for k, v in row.items() if k != "captured"} for name, row in rows.items()}
+
+
+@pytest.fixture(scope="module")
+def interpret_capture(tmp_path_factory, venv_python):
+    pkg = copy_sample(tmp_path_factory.mktemp("interpret"))
+    run = capture(pkg, venv_python)
+    return pkg, run
+
+
+@pytest.fixture(scope="module")
+def record_capture(tmp_path_factory, venv_python):
+    pkg = copy_sample(tmp_path_factory.mktemp("record"))
+    run = capture(pkg, venv_python, "--mode", "record")
+    return pkg, run
+
+
+def test_interpret_mode_runs_the_tests_and_writes_rows(interpret_capture):
+    pkg, run = interpret_capture
+    assert run.returncode == 0, run.stderr + run.stdout
+    # The package's own result checks passed in Triton's CPU interpreter.
+    assert "12 passed" in run.stdout
+    assert "16 distinct launch(es) of 5 kernel(s) -> 16 row(s)" in run.stderr
+    rows = rows_of(pkg / "portcheck.toml")
+    assert set(rows) == {
+        "add_kernel[fp16]", "add_kernel[fp16-n.not16]", "add_kernel[fp32]",
+        "add_kernel[fp32-n.not16]", "add_kernel[fp32-x_ptr.unaligned]",
+        "scale_kernel[stride.i32]", "scale_kernel[stride=1]",
+        "activation_kernel[ACTIVATION=relu]", "activation_kernel[ACTIVATION=silu]",
+        "rowsum_kernel[BLOCK_N=32-EVEN_N=False]", "rowsum_kernel[BLOCK_N=32-EVEN_N=True]",
+        "rowsum_kernel[BLOCK_N=64-EVEN_N=False]", "rowsum_kernel[BLOCK_N=64-EVEN_N=True]",
+        "rowsum_kernel[BLOCK_N=128-EVEN_N=False]", "rowsum_kernel[BLOCK_N=128-EVEN_N=True]",
+        "softmax_kernel"}
+    for row in rows.values():
+        assert row["target"].startswith("sample_pkg.kernels:")
+
+    # Pointers of whole tensors are 16-byte aligned; x[1:] is not; n=1000 is not a multiple of 16.
+    assert rows["add_kernel[fp32]"]["signature"] == {
+        "x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "out_ptr": "*fp32:16", "n": "i32:16"}
+    assert rows["add_kernel[fp32-x_ptr.unaligned]"]["signature"]["x_ptr"] == "*fp32"
+    assert rows["add_kernel[fp32-x_ptr.unaligned]"]["signature"]["y_ptr"] == "*fp32:16"
+    assert rows["add_kernel[fp16-n.not16]"]["signature"]["n"] == "i32"
+    assert rows["add_kernel[fp16]"]["constants"] == {"BLOCK": 256}
+
+    # An int argument equal to 1 becomes a constant, as the JIT specialises it.
+    assert rows["scale_kernel[stride=1]"]["constants"] == {"BLOCK": 128, "stride": 1}
+    assert "stride" not in rows["scale_kernel[stride=1]"]["signature"]
+    assert rows["scale_kernel[stride.i32]"]["signature"]["stride"] == "i32"
+    assert rows["scale_kernel[stride=1]"]["signature"]["alpha"] == "fp32"
+    assert rows["scale_kernel[stride=1]"]["options"] == {"num_warps": 2}
+
+    assert rows["activation_kernel[ACTIVATION=silu]"]["constants"]["ACTIVATION"] == "silu"
+
+    # Every autotune config is a row, with the config's options; the heuristic inside the
+    # autotuner saw each config's BLOCK_N (EVEN_N = N % BLOCK_N == 0, N = 256 or 100).
+    for block, warps, stages in ((32, 1, 3), (64, 2, 3), (128, 4, 2)):
+        even = rows[f"rowsum_kernel[BLOCK_N={block}-EVEN_N=True]"]
+        odd = rows[f"rowsum_kernel[BLOCK_N={block}-EVEN_N=False]"]
+        for row in (even, odd):
+            assert row["options"] == {"num_warps": warps, "num_stages": stages, "num_ctas": 1}
+            assert row["constants"]["BLOCK_N"] == block
+        assert even["signature"]["N"] == "i32:16" and odd["signature"]["N"] == "i32"
+
+    # @triton.heuristics: BLOCK_N = next_power_of_2(200).
+    assert rows["softmax_kernel"]["constants"] == {"BLOCK_N": 256}
+    assert rows["softmax_kernel"]["captured"] == "tests/test_ops.py::test_softmax"
+
+
+def test_record_mode_equals_interpret_mode(interpret_capture, record_capture):
+    """Record mode's rows are Triton's own specialisation data from jit_cache_hook; interpret
+    mode derives them from the interpreter's launches. For the same launches they must agree."""
+    _, interpret_run = interpret_capture
+    pkg, run = record_capture
+    assert run.returncode == 0, run.stderr
+    assert "expected in record mode" in run.stderr  # kernels did not run, result checks failed
+    interpreted = rows_of(interpret_capture[0] / "portcheck.toml")
+    recorded = rows_of(pkg / "portcheck.toml")
+    assert without_provenance(recorded) == without_provenance(interpreted)
+    assert len(recorded) == 16
+
+
+@pytest.mark.slow
+def test_check_compiles_the_captured_rows(interpret_capture, venv_python):
+    pkg, _ = interpret_capture
+    run = run_tool(["check", "--python", venv_python, "--targets", "cuda:90,hip:gfx942",
+                    "--json", "report.json", "--no-cache"], cwd=pkg, timeout=600)
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = run.json(pkg / "report.json")
+    assert len(report["cells"]) == 32
+    assert {c["status"] for c in report["cells"]} == {"ok"}
+
+
+def test_update_keeps_hand_written_rows_comments_and_xfail(tmp_path, venv_python):
+    pkg = copy_sample(tmp_path)
+    first = capture(pkg, venv_python, pytest_args=["-k", "add or softmax"])
+    assert first.returncode == 0, first.stderr
+    manifest = pkg / "portcheck.toml"
+    text = manifest.read_text()
+    text = text.replace('  name      = "fp16"\n',
+                        '  name      = "fp16"\n  xfail     = ["cuda:75"]  # tracked in #12\n')
+    text += textwrap.dedent('''
+        # Written by hand: must survive.
+        [[kernel]]
+        name      = "softmax_small"
+        target    = "sample_pkg.kernels:softmax_kernel"
+        signature = { x_ptr = "*fp32:16", out_ptr = "*fp32:16", N = "i32", stride_m = "i32" }
+        constants = { BLOCK_N = 256 }
+        ''')
+    manifest.write_text(text)
+
+    second = capture(pkg, venv_python, "--update")
+    assert second.returncode == 0, second.stderr
+    assert "1 already in the manifest, not repeated" in second.stderr
+    updated = manifest.read_text()
+    assert '  xfail     = ["cuda:75"]  # tracked in #12' in updated
+    assert "# Written by hand: must survive." in updated
+    rows = rows_of(manifest)
+    assert rows["add_kernel[fp16]"]["xfail"] == ["cuda:75"]
+    assert "softmax_small" in rows
+    assert "softmax_kernel" not in rows  # the captured copy of the hand-written row is dropped
+    assert "rowsum_kernel[BLOCK_N=128-EVEN_N=True]" in rows  # new kernels appended
+    assert len([line for line in updated.splitlines() if line == 'name      = "add_kernel"']) == 1
+
+    # The result is a manifest `check` accepts.
+    static = run_tool(["check", "--python", venv_python, "--static-only", "--targets", "cuda:80"],
+                      cwd=pkg, timeout=300)
+    assert static.returncode == 0, static.stdout + static.stderr
+
+
+def test_append_adds_only_what_is_missing(tmp_path, venv_python):
+    pkg = copy_sample(tmp_path)
+    first = capture(pkg, venv_python, pytest_args=["-k", "softmax"])
+    assert first.returncode == 0, first.stderr
+    before = (pkg / "portcheck.toml").read_text()
+    again = capture(pkg, venv_python, "--append", pytest_args=["-k", "softmax or scale"])
+    assert again.returncode == 0, again.stderr
+    after = (pkg / "portcheck.toml").read_text()
+    assert after.startswith(before.rstrip("\n"))
+    assert "1 already in the manifest, not repeated" in again.stderr
+    assert set(rows_of(pkg / "portcheck.toml")) == {
+        "softmax_kernel", "scale_kernel[stride.i32]", "scale_kernel[stride=1]"}
+
+
+def test_refuses_to_overwrite_and_bad_arguments(tmp_path, venv_python):
+    pkg = copy_sample(tmp_path)
+    (pkg / "portcheck.toml").write_text("# mine\n")
+    run = capture(pkg, venv_python)
+    assert run.returncode == 2
+    assert "portcheck.toml exists: pass --update" in run.stderr
+    assert (pkg / "portcheck.toml").read_text() == "# mine\n"
+
+    run = run_tool(["capture"], cwd=pkg)
+    assert run.returncode == 2 and "needs the command to run after `--`" in run.stderr
+    run = run_tool(["capture", "-o", "new.toml", "--", "no-such-command-xyz"], cwd=pkg)
+    assert run.returncode == 2 and "cannot run 'no-such-command-xyz'" in run.stderr
+    run = run_tool(["capture", "--append", "--update", "--", "true"], cwd=pkg)
+    assert run.returncode == 2 and "exclude each other" in run.stderr
+    assert not (pkg / "new.toml").exists()
+
+
+def test_nothing_launched_writes_nothing(tmp_path, venv_python):
+    run = run_tool(["capture", "--", venv_python, "-c", "import triton"], cwd=tmp_path)
+    assert run.returncode == 1
+    assert "launched no Triton kernel" in run.stderr
+    assert "docs/capture.md" in run.stderr
+    assert not (tmp_path / "portcheck.toml").exists()
+
+
+SCRIPT = '''\
+import os
+import subprocess
+import sys
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(src, dst, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+
+
+def make_local():
+    @triton.jit
+    def local_kernel(dst, BLOCK: tl.constexpr):
+        tl.store(dst + tl.arange(0, BLOCK), tl.zeros([BLOCK], tl.float32))
+    return local_kernel
+
+
+if __name__ == "__main__":
+    x = torch.arange(64, dtype=torch.int32)
+    y = torch.empty_like(x)
+    copy_kernel[(1, )](x, y, 64, BLOCK=64)
+    assert torch.equal(x, y)
+    make_local()[(1, )](torch.empty(32), BLOCK=32)
+    if len(sys.argv) == 1:  # a child process is captured too
+        subprocess.run([sys.executable, __file__, "child"], check=True)
+    else:
+        copy_kernel[(1, )](x.to(torch.float16), y.to(torch.float16), 64, BLOCK=64)
+    print("MARKER", os.environ.get("USER_SITECUSTOMIZE_RAN"))
+'''
+
+
+def test_scripts_children_chained_sitecustomize_and_local_kernels(tmp_path, venv_python):
+    (tmp_path / "script.py").write_text(SCRIPT)
+    site = tmp_path / "usersite"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os\nos.environ['USER_SITECUSTOMIZE_RAN'] = 'yes'\n")
+    run = run_tool(["capture", "--", venv_python, "script.py"], cwd=tmp_path,
+                   PYTHONPATH=str(site))
+    assert run.returncode == 0, run.stderr
+    # The user's own sitecustomize still ran, in the parent and in the child.
+    assert run.stdout.count("MARKER yes") == 2
+    assert "local_kernel" in run.stderr and "move it to module level" in run.stderr
+    rows = rows_of(tmp_path / "portcheck.toml")
+    # A kernel of a __main__ script is imported by file; the child's fp16 launch is there too.
+    assert set(rows) == {"copy_kernel[fp16]", "copy_kernel[i32]"}
+    assert rows["copy_kernel[i32]"]["target"] == "script.py:copy_kernel"
+    assert rows["copy_kernel[i32]"]["signature"] == {"src": "*i32:16", "dst": "*i32:16",
+                                                     "n": "i32:16"}
+    check = run_tool(["check", "--python", venv_python, "--targets", "cuda:80", "--no-cache"],
+                     cwd=tmp_path, timeout=300)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_manifest_elsewhere_gets_pythonpath(tmp_path, venv_python):
+    pkg = copy_sample(tmp_path)
+    out = tmp_path / "ci" / "portcheck.toml"
+    out.parent.mkdir()
+    run = capture(pkg, venv_python, "-q", output=out, pytest_args=["-k", "softmax"])
+    assert run.returncode == 0, run.stderr
+    data = tomllib.loads(out.read_text())
+    assert data["defaults"]["pythonpath"] == ["../sample_pkg"]
+    check = run_tool(["check", "--python", venv_python, "--targets", "cuda:80", "--no-cache"],
+                     cwd=out.parent, timeout=300)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_failing_tests_still_write_rows_and_fail_the_capture(tmp_path, venv_python):
+    pkg = copy_sample(tmp_path)
+    (pkg / "tests" / "test_broken.py").write_text(
+        "from sample_pkg import kernels\nimport torch\n\n"
+        "def test_wrong():\n    x = torch.ones(64)\n"
+        "    assert kernels.add(x, x).sum() == 0\n")
+    run = capture(pkg, venv_python, pytest_args=["-k", "wrong or softmax"])
+    assert run.returncode == 1
+    assert "the command exited with status 1" in run.stderr
+    assert set(rows_of(pkg / "portcheck.toml")) == {"add_kernel", "softmax_kernel"}

@@ -1,0 +1,243 @@
+// Records of the capture hook -> manifest rows -> TOML text, and merging into a manifest.
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "src/capture_rows.hpp"
+#include "src/errors.hpp"
+#include "src/manifest.hpp"
+#include "src/manifest_writer.hpp"
+#include "util/fs.hpp"
+
+namespace portcheck {
+namespace {
+
+// A launch as Triton 3.9's serialize_specialization_data describes add(x, y, out, n, BLOCK).
+CapturedLaunch add_launch(const std::string& x_type, bool x_aligned, bool n_divisible,
+                          int block = 256) {
+  CapturedLaunch launch;
+  launch.module = "pkg.kernels";
+  launch.qualname = "add";
+  launch.file = "/work/repo/pkg/kernels.py";
+  launch.line = 7;
+  launch.import_root = std::filesystem::path("/work/repo");
+  launch.arg_names = {"x", "y", "out", "n", "BLOCK"};
+  launch.test = "tests/test_add.py::test_add";
+  auto attrs_vals = nlohmann::json::array();
+  for (bool d : {x_aligned, true, true, n_divisible, false})
+    attrs_vals.push_back(d ? nlohmann::json::array({nlohmann::json::array({"tt.divisibility", 16})})
+                           : nlohmann::json::array());
+  launch.specialization = {
+      {"name", "pkg.kernels.add"},
+      {"signature",
+       {{"x", x_type}, {"y", x_type}, {"out", x_type}, {"n", "i32"}, {"BLOCK", "constexpr"}}},
+      {"constant_keys", {{4}}},
+      {"constant_vals", {block}},
+      {"attrs_keys", {{0}, {1}, {2}, {3}, {4}}},
+      {"attrs_vals", attrs_vals},
+      {"options", {{"num_warps", 4}, {"arch", "sm90"}}},
+      {"key", "..."}};
+  return launch;
+}
+
+std::vector<std::string> variant_names(const CapturedKernel& kernel) {
+  std::vector<std::string> out;
+  for (const auto& row : kernel.rows) out.push_back(row.variant);
+  return out;
+}
+
+TEST(CaptureRows, SignatureCarriesDivisibilityAndConstantsTheConstexprs) {
+  const auto row = row_from_launch(add_launch("*fp16", false, true));
+  ASSERT_FALSE(row.specialization);
+  const OrderedFields expected_sig = {
+      {"x", "*fp16"}, {"y", "*fp16:16"}, {"out", "*fp16:16"}, {"n", "i32:16"}};
+  EXPECT_EQ(row.signature, expected_sig);
+  const OrderedFields expected_constants = {{"BLOCK", 256}};
+  EXPECT_EQ(row.constants, expected_constants);
+  EXPECT_TRUE(row.options.empty());  // the stand-in target's defaults are not copied
+  EXPECT_EQ(row.captured, "tests/test_add.py::test_add");
+}
+
+TEST(CaptureRows, NoneBecomesTheManifestsNoneSpelling) {
+  auto launch = add_launch("*fp32", true, true);
+  launch.specialization["signature"]["y"] = "constexpr";
+  launch.specialization["constant_keys"] = {{1}, {4}};
+  launch.specialization["constant_vals"] = {nullptr, 256};
+  const auto row = row_from_launch(launch);
+  ASSERT_FALSE(row.specialization);
+  EXPECT_EQ(row.constants.front().first, "y");
+  EXPECT_EQ(row.constants.front().second, (nlohmann::json{{"none", true}}));
+}
+
+TEST(CaptureRows, TupleArgumentsFallBackToTheWholeSpecialisation) {
+  auto launch = add_launch("*fp32", true, true);
+  launch.specialization["signature"]["x"] = {"*fp32", "*fp32"};
+  launch.specialization["attrs_keys"] = {{0, 0}};
+  launch.specialization["attrs_vals"] = {{{"tt.divisibility", 16}}};
+  launch.explicit_options = {{"num_warps", 8}, {"maxnreg", nullptr}};
+  const auto row = row_from_launch(launch);
+  ASSERT_TRUE(row.specialization);
+  const auto spec = nlohmann::json::parse(*row.specialization);
+  EXPECT_FALSE(spec.contains("key"));
+  EXPECT_FALSE(spec.contains("target"));
+  // Only the caller's options travel: each target compiles with its own defaults.
+  EXPECT_EQ(spec["options"], (nlohmann::json{{"num_warps", 8}}));
+  EXPECT_TRUE(row.signature.empty());
+}
+
+TEST(CaptureRows, DuplicatesMergeAndVariantsAreNamedByWhatDiffers) {
+  const std::vector<CapturedLaunch> launches = {
+      add_launch("*fp32", true, true), add_launch("*fp32", true, true),
+      add_launch("*fp16", true, true), add_launch("*fp32", false, true),
+      add_launch("*fp32", true, false)};
+  const auto summary = build_captured_kernels(launches, "/work/repo");
+  ASSERT_EQ(summary.kernels.size(), 1u);
+  const auto& kernel = summary.kernels.front();
+  EXPECT_EQ(kernel.name, "add");
+  EXPECT_EQ(kernel.target, "pkg.kernels:add");
+  EXPECT_TRUE(kernel.python_path.empty());  // imported from the manifest's own folder
+  EXPECT_EQ(variant_names(kernel),
+            (std::vector<std::string>{"fp16", "fp32", "fp32-n.not16", "fp32-x.unaligned"}));
+}
+
+TEST(CaptureRows, ConstexprNamesOrderNumerically) {
+  const std::vector<CapturedLaunch> launches = {add_launch("*fp32", true, true, 128),
+                                                add_launch("*fp32", true, true, 32)};
+  const auto summary = build_captured_kernels(launches, "/work/repo");
+  EXPECT_EQ(variant_names(summary.kernels.front()),
+            (std::vector<std::string>{"BLOCK=32", "BLOCK=128"}));
+}
+
+TEST(CaptureRows, ImportRootElsewhereBecomesPythonpathAndLocalKernelsAreRefused) {
+  auto launch = add_launch("*fp32", true, true);
+  launch.import_root = std::filesystem::path("/work/repo/src");
+  auto local = add_launch("*fp32", true, true);
+  local.qualname = "test_it.<locals>.add";
+  const auto summary = build_captured_kernels({launch, local}, "/work/repo/ci");
+  ASSERT_EQ(summary.kernels.size(), 1u);
+  EXPECT_EQ(summary.kernels.front().python_path, (std::vector<std::string>{"../src"}));
+  ASSERT_EQ(summary.warnings.size(), 1u);
+  EXPECT_NE(summary.warnings.front().find("move it to module level"), std::string::npos);
+}
+
+TEST(CaptureRows, InstalledPackagesNeedNoPythonpathAndScriptsAreFiles) {
+  auto installed = add_launch("*fp32", true, true);
+  installed.import_root = std::filesystem::path("/venv/lib/python3.11/site-packages");
+  auto script = add_launch("*fp32", true, true);
+  script.module = "__main__";
+  script.qualname = "copy";
+  script.import_root.reset();
+  script.file = "/work/repo/tools/bench.py";
+  const auto summary = build_captured_kernels({installed, script}, "/work/repo");
+  ASSERT_EQ(summary.kernels.size(), 2u);
+  for (const auto& kernel : summary.kernels) {
+    EXPECT_TRUE(kernel.python_path.empty());
+    if (kernel.name == "copy") EXPECT_EQ(kernel.target, "tools/bench.py:copy");
+  }
+}
+
+TEST(ManifestWriter, TomlValuesRoundTrip) {
+  EXPECT_EQ(toml_value(1.0), "1.0");
+  EXPECT_EQ(toml_value(1e-5), "1e-05");
+  EXPECT_EQ(toml_value("a\"b\\c\n"), "\"a\\\"b\\\\c\\n\"");
+  EXPECT_EQ(toml_value(nlohmann::json::array({64, 64})), "[64, 64]");
+  EXPECT_EQ(toml_value(nlohmann::json{{"none", true}}), "{ none = true }");
+  EXPECT_EQ(toml_value(true), "true");
+}
+
+class MergeTest : public ::testing::Test {
+ protected:
+  util::TempDir dir{"portcheck-capture-test"};
+
+  std::filesystem::path write(const std::string& text) {
+    std::filesystem::create_directories(dir.path() / "pkg");
+    std::ofstream(dir.path() / "pkg" / "__init__.py") << "";
+    const auto path = dir.path() / "portcheck.toml";
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  std::vector<CapturedKernel> captured(const std::vector<CapturedLaunch>& launches) {
+    auto copy = launches;
+    for (auto& l : copy) l.import_root = dir.path();
+    return build_captured_kernels(copy, dir.path()).kernels;
+  }
+};
+
+TEST_F(MergeTest, RenderedManifestLoadsWithEveryRow) {
+  const auto kernels =
+      captured({add_launch("*fp32", true, true), add_launch("*fp16", true, false)});
+  const auto result = render_captured_manifest(kernels, {"header"});
+  const auto manifest = load_manifest(write(result.text));
+  ASSERT_EQ(manifest.rows.size(), 2u);
+  EXPECT_EQ(manifest.rows[0].display_name(), "add[fp16]");
+  EXPECT_EQ(manifest.rows[0].signature["n"], "i32");
+  EXPECT_EQ(manifest.rows[1].signature["x"], "*fp32:16");
+  EXPECT_EQ(manifest.rows[1].constants["BLOCK"], 256);
+  EXPECT_FALSE(manifest.rows[1].captured.empty());
+  EXPECT_EQ(result.text.rfind("# header", 0), 0u);
+}
+
+TEST_F(MergeTest, UpdateReplacesCapturedBlocksAndKeepsTheRest) {
+  const std::string original =
+      "# my manifest\n"
+      "[defaults]\n"
+      "targets = [\"cuda:80\"]\n"
+      "\n"
+      "[[kernel]]\n"
+      "name      = \"add\"\n"
+      "target    = \"pkg.kernels:add\"\n"
+      "signature = { x = \"*fp32:16\", y = \"*fp32:16\", out = \"*fp32:16\", n = \"i32\" }\n"
+      "constants = { BLOCK = 64 }\n"
+      "captured  = \"old\"\n"
+      "xfail     = [\n"
+      "  \"cuda:80\",  # see #3\n"
+      "]\n"
+      "\n"
+      "# hand-written\n"
+      "[[kernel]]\n"
+      "name   = \"add_by_hand\"\n"
+      "target = \"pkg.kernels:add\"\n"
+      "signature = { x = \"*fp32:16\", y = \"*fp32:16\", out = \"*fp32:16\", n = \"i32:16\" }\n"
+      "constants = { BLOCK = 256 }\n";
+  const auto file = write(original);
+  // The same launch as the hand-written row, and one new one.
+  const auto kernels =
+      captured({add_launch("*fp32", true, true), add_launch("*fp32", true, false, 64)});
+  auto result = merge_captured_manifest(file, original, kernels, MergeMode::update);
+  EXPECT_EQ(result.rows_replaced, 1);
+  EXPECT_EQ(result.rows_existing, 1);
+  EXPECT_EQ(result.rows_written, 1);
+  EXPECT_NE(result.text.find("# my manifest\n[defaults]\ntargets = [\"cuda:80\"]\n"),
+            std::string::npos);
+  EXPECT_NE(result.text.find("# hand-written\n[[kernel]]\nname   = \"add_by_hand\""),
+            std::string::npos);
+  EXPECT_EQ(result.text.find("captured  = \"old\""), std::string::npos);
+  const auto manifest = load_manifest(write(result.text));
+  ASSERT_EQ(manifest.rows.size(), 2u);
+  // A single remaining row keeps the kernel's name; its xfail lines (comment too) carry over.
+  EXPECT_EQ(manifest.rows[0].display_name(), "add");
+  EXPECT_EQ(manifest.rows[0].xfail, (std::vector<std::string>{"cuda:80"}));
+  EXPECT_NE(result.text.find("\"cuda:80\",  # see #3"), std::string::npos);
+  EXPECT_EQ(manifest.rows[1].display_name(), "add_by_hand");
+}
+
+TEST_F(MergeTest, AppendNeverRemovesAndRenamesClashingKernels) {
+  const std::string original =
+      "[[kernel]]\n"
+      "name      = \"add\"\n"
+      "target    = \"pkg.kernels:add\"\n"
+      "signature = { x = \"*fp16:16\", y = \"*fp16:16\", out = \"*fp16:16\", n = \"i32:16\" }\n"
+      "constants = { BLOCK = 256 }\n"
+      "captured  = \"earlier\"\n";
+  const auto file = write(original);
+  const auto kernels = captured({add_launch("*fp32", true, true)});
+  const auto result = merge_captured_manifest(file, original, kernels, MergeMode::append);
+  EXPECT_EQ(result.text.rfind(original, 0), 0u);
+  const auto manifest = load_manifest(write(result.text));
+  ASSERT_EQ(manifest.rows.size(), 2u);
+  EXPECT_EQ(manifest.rows[1].display_name(), "add_2");
+}
+
+}  // namespace
+}  // namespace portcheck
