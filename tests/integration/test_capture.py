@@ -69,8 +69,8 @@ def test_interpret_mode_runs_the_tests_and_writes_rows(interpret_capture):
     pkg, run = interpret_capture
     assert run.returncode == 0, run.stderr + run.stdout
     # The package's own result checks passed in Triton's CPU interpreter.
-    assert "12 passed" in run.stdout
-    assert "16 distinct launch(es) of 5 kernel(s) -> 16 row(s)" in run.stderr
+    assert "14 passed" in run.stdout
+    assert "18 distinct launch(es) of 6 kernel(s) -> 18 row(s)" in run.stderr
     rows = rows_of(pkg / "portcheck.toml")
     assert set(rows) == {
         "add_kernel[fp16]", "add_kernel[fp16-n.not16]", "add_kernel[fp32]",
@@ -80,7 +80,7 @@ def test_interpret_mode_runs_the_tests_and_writes_rows(interpret_capture):
         "rowsum_kernel[BLOCK_N=32-EVEN_N=False]", "rowsum_kernel[BLOCK_N=32-EVEN_N=True]",
         "rowsum_kernel[BLOCK_N=64-EVEN_N=False]", "rowsum_kernel[BLOCK_N=64-EVEN_N=True]",
         "rowsum_kernel[BLOCK_N=128-EVEN_N=False]", "rowsum_kernel[BLOCK_N=128-EVEN_N=True]",
-        "softmax_kernel"}
+        "softmax_kernel", "bias_relu_kernel[bias_ptr.fp32]", "bias_relu_kernel[bias_ptr=None]"}
     for row in rows.values():
         assert row["target"].startswith("sample_pkg.kernels:")
 
@@ -115,6 +115,10 @@ def test_interpret_mode_runs_the_tests_and_writes_rows(interpret_capture):
     assert rows["softmax_kernel"]["constants"] == {"BLOCK_N": 256}
     assert rows["softmax_kernel"]["captured"] == "tests/test_ops.py::test_softmax"
 
+    # An argument passed as None is a constant of the specialisation, like an int equal to 1.
+    assert rows["bias_relu_kernel[bias_ptr=None]"]["constants"]["bias_ptr"] == {"none": True}
+    assert rows["bias_relu_kernel[bias_ptr.fp32]"]["signature"]["bias_ptr"] == "*fp32:16"
+
 
 def test_record_mode_equals_interpret_mode(interpret_capture, record_capture):
     """Record mode's rows are Triton's own specialisation data from jit_cache_hook; interpret
@@ -126,7 +130,7 @@ def test_record_mode_equals_interpret_mode(interpret_capture, record_capture):
     interpreted = rows_of(interpret_capture[0] / "portcheck.toml")
     recorded = rows_of(pkg / "portcheck.toml")
     assert without_provenance(recorded) == without_provenance(interpreted)
-    assert len(recorded) == 16
+    assert len(recorded) == 18
 
 
 @pytest.mark.slow
@@ -136,7 +140,7 @@ def test_check_compiles_the_captured_rows(interpret_capture, venv_python):
                     "--json", "report.json", "--no-cache"], cwd=pkg, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     report = run.json(pkg / "report.json")
-    assert len(report["cells"]) == 32
+    assert len(report["cells"]) == 36
     assert {c["status"] for c in report["cells"]} == {"ok"}
 
 

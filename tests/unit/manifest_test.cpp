@@ -189,5 +189,57 @@ TEST(Targets, ParseAndWarpSize) {
   EXPECT_FALSE(parse_target("hip:942", &error));
 }
 
+TEST_F(ManifestTest, PythonpathFromDefaultsAndKernelAndCapturedRows) {
+  std::filesystem::create_directories(dir.path() / "src");
+  std::filesystem::create_directories(dir.path() / "vendor");
+  const auto m = load_manifest(write(R"(
+[defaults]
+pythonpath = ["src"]
+
+[[kernel]]
+name       = "a"
+target     = "pkg.kernels:a"
+signature  = { x = "*fp32:16" }
+captured   = "tests/test_a.py::test_a"
+
+[[kernel]]
+name       = "b"
+pythonpath = ["vendor"]
+target     = "pkg.kernels:b"
+signature  = { x = "*fp32:16" }
+  [[kernel.variant]]
+  name     = "BLOCK=64"
+  captured = "tests/test_b.py::test_b"
+)"));
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_EQ(m.rows[0].ref.python_path, (std::vector<std::filesystem::path>{dir.path() / "src"}));
+  EXPECT_EQ(m.rows[0].captured, "tests/test_a.py::test_a");
+  EXPECT_EQ(m.rows[1].ref.python_path,
+            (std::vector<std::filesystem::path>{dir.path() / "vendor", dir.path() / "src"}));
+  EXPECT_EQ(m.rows[1].display_name(), "b[BLOCK=64]");
+}
+
+TEST_F(ManifestTest, MissingPythonpathFolderNamesLineAndIndex) {
+  const auto error = error_for(R"([defaults]
+pythonpath = ["nope"]
+[[kernel]]
+name = "a"
+target = "kernels.py:a"
+signature = { x = "*fp32" }
+)");
+  EXPECT_NE(error.find("portcheck.toml:2: defaults.pythonpath[0]: folder"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("does not exist"), std::string::npos) << error;
+}
+
+TEST_F(ManifestTest, KernelNamesStillRefuseEquals) {
+  const auto error = error_for(R"([[kernel]]
+name = "a=1"
+target = "kernels.py:a"
+signature = { x = "*fp32" }
+)");
+  EXPECT_NE(error.find("kernel.name"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace portcheck
