@@ -91,9 +91,11 @@ CommandOutcome run_command(const std::vector<std::string>& command,
   util::UniqueFd read_end(error_pipe[0]);
   util::UniqueFd write_end(error_pipe[1]);
   std::vector<char*> argv;
+  argv.reserve(command.size() + 1);
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
 

@@ -145,6 +145,7 @@ Block make_block(const CapturedKernel& kernel, const std::string& name,
 
 std::vector<std::string> header_lines(const std::vector<std::string>& header) {
   std::vector<std::string> out;
+  out.reserve(header.size());
   for (const auto& h : header) out.push_back(h.empty() ? "#" : "# " + h);
   return out;
 }

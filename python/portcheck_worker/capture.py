@@ -139,7 +139,7 @@ class Recorder:
 
     def __init__(self, out_dir, mode):
         self.mode = mode
-        self.path = os.path.join(out_dir, f"launches-{os.getpid()}-{threading.get_ident()}.jsonl")
+        self.out_dir = out_dir
         self._seen = set()
         self._local = threading.local()
         self._lock = threading.RLock()
@@ -368,7 +368,7 @@ class Recorder:
         with self._lock:
             # Opened per record: a forked child (pytest-xdist, multiprocessing) must not share
             # a buffered file object with its parent.
-            path = os.path.join(os.path.dirname(self.path), f"launches-{os.getpid()}.jsonl")
+            path = os.path.join(self.out_dir, f"launches-{os.getpid()}.jsonl")
             with open(path, "a", encoding="utf-8") as f:
                 f.write(line)
 
