@@ -269,6 +269,8 @@ std::vector<CapturedLaunch> read_captured_launches(const std::filesystem::path& 
         if (kernel.contains("import_root") && kernel["import_root"].is_string())
           launch.import_root = kernel["import_root"].get<std::string>();
         launch.arg_names = kernel.at("arg_names").get<std::vector<std::string>>();
+        if (kernel.contains("not_importable") && kernel["not_importable"].is_string())
+          launch.not_importable = kernel["not_importable"].get<std::string>();
         launch.specialization = j.at("specialization");
         if (j.contains("explicit_options") && j["explicit_options"].is_object())
           launch.explicit_options = j["explicit_options"];
@@ -369,13 +371,16 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
   };
   std::map<std::pair<std::string, std::string>, Group> groups;  // (module or file, qualname)
   std::set<std::string> skipped;
+  std::map<std::string, std::vector<std::string>> left_out;  // reason -> "kernel (file:line)"
   for (const auto& launch : launches) {
-    if (launch.qualname.find_first_of(".<") != std::string::npos) {
-      if (skipped.insert(launch.qualname).second)
-        summary.warnings.push_back(fmt::format(
-            "{} ({}:{}) is defined inside a function or class, so `check` cannot import it: "
-            "move it to module level to check it",
-            launch.qualname, display(launch.file, manifest_dir), launch.line));
+    auto why = launch.not_importable;
+    if (why.empty() && launch.qualname.find_first_of(".<") != std::string::npos)
+      why = "it is defined inside a function or class";
+    if (!why.empty()) {
+      if (why.starts_with("it is defined inside")) why += " (move it to module level to check it)";
+      if (skipped.insert(launch.module + ":" + launch.qualname).second)
+        left_out[why].push_back(fmt::format("{} ({}:{})", launch.qualname,
+                                            display(launch.file, manifest_dir), launch.line));
       continue;
     }
     const auto where_from = launch.import_root ? launch.module : launch.file.string();
@@ -386,6 +391,22 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
       row.captured = display(launch.site.substr(0, launch.site.rfind(':')), manifest_dir) +
                      launch.site.substr(std::min(launch.site.size(), launch.site.rfind(':')));
     if (group.identities.insert(row.identity()).second) group.rows.push_back(std::move(row));
+  }
+
+  // One line per reason: a library generating kernels at run time can leave out dozens.
+  for (const auto& [why, kernels] : left_out) {
+    if (kernels.size() == 1) {
+      summary.warnings.push_back(
+          fmt::format("{} left out: `check` cannot import it again: {}", kernels.front(), why));
+      continue;
+    }
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < kernels.size() && i < 3; ++i)
+      names.push_back(kernels[i].substr(0, kernels[i].find(' ')));
+    summary.warnings.push_back(
+        fmt::format("{} kernels left out: `check` cannot import them again: {}: {}{}",
+                    kernels.size(), why, util::join(names, ", "),
+                    kernels.size() > 3 ? fmt::format(" and {} more", kernels.size() - 3) : ""));
   }
 
   std::map<std::string, int> name_count;

@@ -18,6 +18,7 @@ struct CapturedLaunch {
   int line = 0;
   std::optional<std::filesystem::path> import_root;  // sys.path entry it came from, if importable
   std::vector<std::string> arg_names;
+  std::string not_importable;     // why `check` could not import it again; empty when it can
   nlohmann::json specialization;  // serialize_specialization_data's object
   nlohmann::json explicit_options = nlohmann::json::object();  // options the caller passed
   std::optional<int> autotune_index;

@@ -245,33 +245,64 @@ class Recorder:
         cls.run = run
 
     def _patch_autotuner(self, cls):
+        """Autotuner.run, and the run of every subclass defined later (libraries subclass it:
+        flag_gems' LibTuner), since a subclass's own run would bypass a wrapper on the base."""
+        self._wrap_tuner_run(cls)
+        recorder = self
+        previous = cls.__dict__.get("__init_subclass__")
+
+        def __init_subclass__(sub, **kwargs):
+            if previous is not None:
+                previous.__func__(sub, **kwargs)
+            else:
+                super(cls, sub).__init_subclass__(**kwargs)
+            if "run" in sub.__dict__:
+                recorder._wrap_tuner_run(sub)
+
+        cls.__init_subclass__ = classmethod(__init_subclass__)
+
+    def _wrap_tuner_run(self, cls):
         original = cls.run
         recorder = self
 
         def run(tuner, *args, **kwargs):
-            if recorder.mode == "live":
-                # The real autotuner compiles every config it benchmarks; the hook sees each one.
-                with recorder._autotune_config({"count": len(tuner.configs)}, False):
-                    return original(tuner, *args, **kwargs)
-            configs = recorder._configs_to_try(tuner, args, kwargs)
-            saved = tuner.configs
+            active = getattr(recorder._local, "tuners", None)
+            if active is None:
+                active = recorder._local.tuners = set()
+            if id(tuner) in active:  # a subclass's run calling super().run: handled outside
+                return original(tuner, *args, **kwargs)
+            active.add(id(tuner))
             try:
-                for index, config in enumerate(configs):
-                    tuner.configs = [config]
-                    info = {"index": index, "count": len(configs), "config": str(config)}
-                    with recorder._autotune_config(info, True):
-                        original(tuner, *args, **dict(kwargs))
-                if recorder.mode == "record":
-                    return None
-                # One config runs for real in the interpreter so the test sees a result.
-                tuner.configs = [configs[0]]
-                info = {"index": 0, "count": len(configs), "config": str(configs[0])}
-                with recorder._autotune_config(info, False):
-                    return original(tuner, *args, **kwargs)
+                return recorder._tuner_run(original, tuner, args, kwargs)
             finally:
-                tuner.configs = saved
+                active.discard(id(tuner))
 
         cls.run = run
+
+    def _tuner_run(self, original, tuner, args, kwargs):
+        if self.mode == "live":
+            # The real autotuner compiles every config it benchmarks; the hook sees each one.
+            with self._autotune_config({"count": len(tuner.configs)}, False):
+                return original(tuner, *args, **kwargs)
+        configs = self._configs_to_try(tuner, args, kwargs)
+        saved = tuner.configs
+        try:
+            for index, config in enumerate(configs):
+                # With one config the autotuner benchmarks nothing: Triton's and subclasses'
+                # run() all go straight to the launch, applying the config and its heuristics.
+                tuner.configs = [config]
+                info = {"index": index, "count": len(configs), "config": str(config)}
+                with self._autotune_config(info, True):
+                    original(tuner, *args, **dict(kwargs))
+            if self.mode == "record":
+                return None
+            # One config runs for real in the interpreter so the test sees a result.
+            tuner.configs = [configs[0]]
+            info = {"index": 0, "count": len(configs), "config": str(configs[0])}
+            with self._autotune_config(info, False):
+                return original(tuner, *args, **kwargs)
+        finally:
+            tuner.configs = saved
 
     @staticmethod
     def _configs_to_try(tuner, args, kwargs):
@@ -355,6 +386,7 @@ class Recorder:
                 "file": os.path.abspath(code.co_filename),
                 "line": code.co_firstlineno,
                 "import_root": _import_root(func.__module__, code.co_filename),
+                "not_importable": _why_not_importable(func),
                 "arg_names": list(jit_function.arg_names),
             },
             "specialization": spec,
@@ -393,6 +425,27 @@ def _jsonable(value):
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     return str(value)
+
+
+def _why_not_importable(func):
+    """None when `check` can import the kernel again by name (or run its script by path), else
+    why not: kernels generated at run time, or reachable only through another object."""
+    module_name = func.__module__
+    if module_name == "__main__":
+        return None
+    if "<" in func.__qualname__ or "." in func.__qualname__:
+        return "it is defined inside a function or class"
+    module = sys.modules.get(module_name)
+    if module is None:
+        return "its module is not importable by name (not in sys.modules: generated at run time?)"
+    obj = getattr(module, func.__name__, None)
+    for _ in range(8):
+        if obj is None or getattr(obj, "__code__", None) is func.__code__:
+            break
+        obj = getattr(obj, "fn", None)
+    if obj is None:
+        return f"{module_name}.{func.__name__} is not this kernel"
+    return None
 
 
 def _import_root(module, filename):

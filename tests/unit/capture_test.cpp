@@ -120,6 +120,15 @@ TEST(CaptureRows, ImportRootElsewhereBecomesPythonpathAndLocalKernelsAreRefused)
   EXPECT_NE(summary.warnings.front().find("move it to module level"), std::string::npos);
 }
 
+TEST(CaptureRows, KernelsTheHookFoundNotImportableAreLeftOutWithTheReason) {
+  auto generated = add_launch("*fp32", true, true);
+  generated.not_importable = "its module _gen_module_1 is not importable";
+  const auto summary = build_captured_kernels({generated}, "/work/repo");
+  EXPECT_TRUE(summary.kernels.empty());
+  ASSERT_EQ(summary.warnings.size(), 1u);
+  EXPECT_NE(summary.warnings.front().find("_gen_module_1 is not importable"), std::string::npos);
+}
+
 TEST(CaptureRows, InstalledPackagesNeedNoPythonpathAndScriptsAreFiles) {
   auto installed = add_launch("*fp32", true, true);
   installed.import_root = std::filesystem::path("/venv/lib/python3.11/site-packages");
@@ -132,7 +141,9 @@ TEST(CaptureRows, InstalledPackagesNeedNoPythonpathAndScriptsAreFiles) {
   ASSERT_EQ(summary.kernels.size(), 2u);
   for (const auto& kernel : summary.kernels) {
     EXPECT_TRUE(kernel.python_path.empty());
-    if (kernel.name == "copy") EXPECT_EQ(kernel.target, "tools/bench.py:copy");
+    if (kernel.name == "copy") {
+      EXPECT_EQ(kernel.target, "tools/bench.py:copy");
+    }
   }
 }
 
