@@ -437,7 +437,7 @@ def _why_not_importable(func):
         return "it is defined inside a function or class"
     module = sys.modules.get(module_name)
     if module is None:
-        return "its module is not importable by name (not in sys.modules: generated at run time?)"
+        return "the module is not importable by name (not in sys.modules: generated at run time?)"
     obj = getattr(module, func.__name__, None)
     for _ in range(8):
         if obj is None or getattr(obj, "__code__", None) is func.__code__:
