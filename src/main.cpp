@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -568,9 +569,9 @@ int main(int argc, char** argv) {
                           "The command to run, after `--` (e.g. -- pytest tests/)");
   capture_cmd->footer(
       "Example: triton-portcheck capture -o portcheck.toml -- pytest tests/\n"
-      "Exit codes: 0 written; the command's own status when it failed (rows still written, "
-      "except in record mode); 1 nothing launched; 2 bad arguments or manifest; 130 "
-      "interrupted.");
+      "Exit codes: 0 written (in record mode also when the tests fail, as they do there); the "
+      "command's own status when it failed in interpret or live mode (rows still written); 1 "
+      "nothing launched; 2 bad arguments or manifest; 130 interrupted.");
 
   std::string targets_python;
   std::vector<std::string> targets_list;
@@ -589,7 +590,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "triton-portcheck: %s (see --help)\n", e.what());
+    const std::vector<std::string_view> args(argv + 1, argv + argc);
+    const bool capture_without_separator = !args.empty() && args.front() == "capture" &&
+                                           std::find(args.begin(), args.end(), "--") == args.end();
+    std::fprintf(stderr, "triton-portcheck: %s%s\n", e.what(),
+                 capture_without_separator
+                     ? ": put the command after `--`, as in `triton-portcheck capture -- pytest "
+                       "-q tests/`"
+                     : " (see --help)");
     return exit_code::usage;
   }
 

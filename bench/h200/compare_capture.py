@@ -10,18 +10,23 @@ import tomllib
 from pathlib import Path
 
 
-def rows_of(path):
+def rows_of(path, provenance=False):
+    """{display name: row} as `check` reads them; `captured` kept only with provenance=True."""
+    skipped = ("variant", "name") if provenance else ("variant", "name", "captured")
     data = tomllib.loads(Path(path).read_text())
     rows = {}
     for kernel in data.get("kernel", []):
-        base = {k: v for k, v in kernel.items() if k not in ("variant", "name", "captured")}
+        base = {k: v for k, v in kernel.items() if k not in skipped}
         for variant in kernel.get("variant") or [None]:
             row = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
             name = kernel["name"]
             if variant is not None:
                 name += f"[{variant['name']}]"
-                for key in ("signature", "constants", "options"):
-                    row[key] = {**row.get(key, {}), **variant.get(key, {})}
+                for key, value in variant.items():
+                    if key in ("signature", "constants", "options"):
+                        row[key] = {**row.get(key, {}), **value}
+                    elif key not in skipped:
+                        row[key] = value
             rows[name] = row
     return rows
 

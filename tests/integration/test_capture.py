@@ -1,6 +1,7 @@
 """`triton-portcheck capture`: the sample package's own pytest suite, real torch on the CPU, real
 Triton, then `check` on what was captured."""
 import shutil
+import sys
 import textwrap
 import tomllib
 from pathlib import Path
@@ -8,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, run_tool
+
+sys.path.insert(0, str(REPO / "bench" / "h200"))
+import compare_capture  # noqa: E402  (rows as `check` reads them; also compares the H200 runs)
 
 SAMPLE = REPO / "tests" / "fixtures" / "sample_pkg"
 
@@ -28,23 +32,8 @@ def capture(cwd, venv_python, *extra, pytest_args=(), output=None):
 
 
 def rows_of(manifest_path):
-    """{display name: merged row} of a manifest, as `check` reads it."""
-    data = tomllib.loads(Path(manifest_path).read_text())
-    rows = {}
-    for kernel in data["kernel"]:
-        base = {k: v for k, v in kernel.items() if k not in ("variant", "name")}
-        for variant in kernel.get("variant") or [None]:
-            row = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
-            name = kernel["name"]
-            if variant is not None:
-                name += f"[{variant['name']}]"
-                for key in ("signature", "constants", "options"):
-                    row[key] = {**row.get(key, {}), **variant.get(key, {})}
-                for key, value in variant.items():
-                    if key not in ("signature", "constants", "options", "name"):
-                        row[key] = value
-            rows[name] = row
-    return rows
+    """{display name: merged row} of a manifest, as `check` reads it, `captured` included."""
+    return compare_capture.rows_of(manifest_path, provenance=True)
 
 
 def without_provenance(rows):
@@ -207,6 +196,8 @@ def test_refuses_to_overwrite_and_bad_arguments(tmp_path, venv_python):
     assert run.returncode == 2 and "needs the command to run after `--`" in run.stderr
     run = run_tool(["capture", "-o", "new.toml", "--", "no-such-command-xyz"], cwd=pkg)
     assert run.returncode == 2 and "cannot run 'no-such-command-xyz'" in run.stderr
+    run = run_tool(["capture", "-o", "new.toml", "python3", "-c", "pass"], cwd=pkg)
+    assert run.returncode == 2 and "put the command after `--`" in run.stderr
     run = run_tool(["capture", "--append", "--update", "--", "true"], cwd=pkg)
     assert run.returncode == 2 and "exclude each other" in run.stderr
     assert not (pkg / "new.toml").exists()
