@@ -175,8 +175,16 @@ int run_capture(const CaptureOptions& options) {
         "{} exists: pass --update to replace the rows captured before, --append to add to it, "
         "or --force to overwrite it",
         options.output.string()));
-  // A manifest we will merge into is read now, not after a long test run.
+  // A manifest we will merge into is read now, and the folder made, not after a long test run.
   if (exists && options.merge != MergeMode::create) (void)load_manifest(options.output);
+  if (const auto folder = std::filesystem::absolute(options.output).parent_path();
+      !std::filesystem::is_directory(folder)) {
+    std::error_code ec;
+    std::filesystem::create_directories(folder, ec);
+    if (ec)
+      throw UsageError(fmt::format("-o {}: cannot create folder {}: {}", options.output.string(),
+                                   folder.string(), ec.message()));
+  }
 
   const auto share = ShareDirs::locate();
   util::TempDir scratch("portcheck-capture");
@@ -196,15 +204,16 @@ int run_capture(const CaptureOptions& options) {
     return exit_code::interrupted;
   }
 
-  int bad_lines = 0;
-  const auto launches = read_captured_launches(launches_dir, &bad_lines);
+  const auto records = read_capture_records(launches_dir);
   const auto manifest_dir = std::filesystem::absolute(options.output).parent_path();
-  const auto summary = build_captured_kernels(launches, manifest_dir);
+  const auto summary = build_captured_kernels(records.launches, manifest_dir);
+  for (const auto& warning : records.warnings)
+    std::cerr << "triton-portcheck: warning: " << warning << "\n";
   for (const auto& warning : summary.warnings)
     std::cerr << "triton-portcheck: warning: " << warning << "\n";
-  if (bad_lines > 0)
+  if (records.bad_lines > 0)
     std::cerr << fmt::format("triton-portcheck: warning: {} unreadable record(s) skipped\n",
-                             bad_lines);
+                             records.bad_lines);
   if (summary.kernels.empty()) {
     std::cerr << fmt::format(
         "triton-portcheck: the command launched no Triton kernel that can be checked (exit "
@@ -224,10 +233,12 @@ int run_capture(const CaptureOptions& options) {
   MergeResult result;
   if (exists && options.merge != MergeMode::create)
     result = merge_captured_manifest(options.output, util::read_file(options.output),
-                                     summary.kernels, options.merge);
+                                     summary.kernels, options.merge, header);
   else
     result = render_captured_manifest(summary.kernels, header);
   util::atomic_write_file(options.output, result.text);
+  for (const auto& warning : result.warnings)
+    std::cerr << "triton-portcheck: warning: " << warning << "\n";
 
   int rows = 0;
   for (const auto& k : summary.kernels) rows += static_cast<int>(k.rows.size());

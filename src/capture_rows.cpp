@@ -80,11 +80,31 @@ const nlohmann::json* find_field(const OrderedFields& fields, const std::string&
   return nullptr;
 }
 
-// What a row says about one argument: "=64" for a constant, else its type string.
-std::string arg_facet(const CapturedRow& row, const std::string& name) {
+// The type of an argument as text: "*fp16:16", or a tuple's types joined: "*fp32x*fp32".
+std::string type_text(const nlohmann::json& type) {
+  if (type.is_string()) return type.get<std::string>();
+  std::vector<std::string> parts;
+  if (type.is_array())
+    for (const auto& t : type) parts.push_back(type_text(t));
+  return util::join(parts, "x");
+}
+
+// What a row says about one argument: "=64" for a constant, else its type string. Rows written
+// as a whole specialisation are read from it, so that they too are named by what differs.
+std::string arg_facet(const CapturedRow& row, const std::string& name, std::size_t index) {
   if (const auto* c = find_field(row.constants, name)) return fmt::format("={}", value_text(*c));
   if (const auto* t = find_field(row.signature, name)) return t->get<std::string>();
-  return {};
+  if (!row.specialization) return {};
+  const auto spec = nlohmann::json::parse(*row.specialization);
+  const auto type = spec["signature"].value(name, nlohmann::json());
+  if (type == "constexpr") {
+    const auto& keys = spec["constant_keys"];
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == nlohmann::json::array({index}))
+        return fmt::format("={}", value_text(spec["constant_vals"][i]));
+    return {};
+  }
+  return type_text(type);
 }
 
 std::string dtype_facet(const CapturedRow& row) {
@@ -134,15 +154,16 @@ std::vector<Facet> facets_of(const std::vector<CapturedRow>& rows,
     dtype.push_back(dtype_facet(row));
     spec.push_back(row.specialization ? "spec" : "");
   }
-  for (const auto& name : arg_names) {
+  for (std::size_t index = 0; index < arg_names.size(); ++index) {
+    const auto& name = arg_names[index];
     Facet as_constant, as_type, as_alignment;
     bool any_constant = false;
-    for (const auto& row : rows) any_constant |= arg_facet(row, name).starts_with("=");
+    for (const auto& row : rows) any_constant |= arg_facet(row, name, index).starts_with("=");
     for (const auto& row : rows) {
-      const auto mine = arg_facet(row, name);
+      const auto mine = arg_facet(row, name, index);
       bool other_divisible = false, other_base = false;
       for (const auto& other : rows) {
-        const auto theirs = arg_facet(other, name);
+        const auto theirs = arg_facet(other, name, index);
         if (theirs.starts_with("=") || theirs.empty()) continue;
         other_divisible |= theirs.ends_with(":16");
         other_base |= base_type(theirs) != base_type(mine);
@@ -208,6 +229,11 @@ void name_variants(std::vector<CapturedRow>& rows, const std::vector<std::string
   });
 }
 
+// The name `check` imports the kernel by; records of older hooks name only the function.
+const std::string& attribute_of(const CapturedLaunch& launch) {
+  return launch.attribute.empty() ? launch.qualname : launch.attribute;
+}
+
 bool is_installed_location(const std::filesystem::path& folder) {
   for (const auto& part : folder)
     if (part == "site-packages" || part == "dist-packages") return true;
@@ -246,24 +272,31 @@ std::string CapturedRow::identity() const {
   return j.dump();
 }
 
-std::vector<CapturedLaunch> read_captured_launches(const std::filesystem::path& folder,
-                                                   int* bad_lines) {
+CaptureRecords read_capture_records(const std::filesystem::path& folder) {
   std::vector<std::filesystem::path> files;
   if (std::filesystem::is_directory(folder))
     for (const auto& entry : std::filesystem::directory_iterator(folder))
       if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
   std::sort(files.begin(), files.end());
-  std::vector<CapturedLaunch> out;
+  CaptureRecords out;
+  std::set<std::string> warnings;
   for (const auto& file : files) {
     std::ifstream in(file);
     for (std::string line; std::getline(in, line);) {
       if (line.empty()) continue;
       try {
         const auto j = nlohmann::json::parse(line);
+        if (j.contains("warning")) {
+          if (warnings.insert(j["warning"].get<std::string>()).second)
+            out.warnings.push_back(j["warning"].get<std::string>());
+          continue;
+        }
         const auto& kernel = j.at("kernel");
         CapturedLaunch launch;
         launch.module = kernel.at("module").get<std::string>();
         launch.qualname = kernel.at("qualname").get<std::string>();
+        if (kernel.contains("attribute") && kernel["attribute"].is_string())
+          launch.attribute = kernel["attribute"].get<std::string>();
         launch.file = kernel.at("file").get<std::string>();
         launch.line = kernel.value("line", 0);
         if (kernel.contains("import_root") && kernel["import_root"].is_string())
@@ -282,10 +315,10 @@ std::vector<CapturedLaunch> read_captured_launches(const std::filesystem::path& 
         }
         launch.site = j.value("site", "");
         launch.test = j.value("test", "");
-        out.push_back(std::move(launch));
+        out.launches.push_back(std::move(launch));
       } catch (const nlohmann::json::exception&) {
         // A process killed mid-write leaves a torn last line; the others still count.
-        if (bad_lines != nullptr) ++*bad_lines;
+        ++out.bad_lines;
       }
     }
   }
@@ -384,7 +417,7 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
       continue;
     }
     const auto where_from = launch.import_root ? launch.module : launch.file.string();
-    auto& group = groups[{where_from, launch.qualname}];
+    auto& group = groups[{where_from, attribute_of(launch)}];
     if (group.first == nullptr) group.first = &launch;
     auto row = row_from_launch(launch);
     if (row.captured.empty())
@@ -410,17 +443,17 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
   }
 
   std::map<std::string, int> name_count;
-  for (const auto& [key, group] : groups) ++name_count[group.first->qualname];
+  for (const auto& [key, group] : groups) ++name_count[attribute_of(*group.first)];
   for (auto& [key, group] : groups) {
     const auto& first = *group.first;
     CapturedKernel kernel;
-    kernel.name = name_count[first.qualname] > 1
-                      ? sanitize_name(first.module + "." + first.qualname)
-                      : first.qualname;
+    kernel.name = name_count[attribute_of(first)] > 1
+                      ? sanitize_name(first.module + "." + attribute_of(first))
+                      : attribute_of(first);
     kernel.source_file = display(first.file, manifest_dir);
     kernel.source_line = first.line;
     if (first.import_root && first.module != "__main__") {
-      kernel.target = first.module + ":" + first.qualname;
+      kernel.target = first.module + ":" + attribute_of(first);
       const auto root = first.import_root->lexically_normal();
       if (root != manifest_dir.lexically_normal() &&
           (root.string() + "/") != manifest_dir.lexically_normal().string() &&
@@ -428,7 +461,7 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
         kernel.python_path.push_back(portable_path(root, manifest_dir));
       }
     } else {
-      kernel.target = display(first.file, manifest_dir) + ":" + first.qualname;
+      kernel.target = display(first.file, manifest_dir) + ":" + attribute_of(first);
     }
     kernel.rows = std::move(group.rows);
     kernel.arg_names = first.arg_names;

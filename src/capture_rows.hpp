@@ -14,6 +14,7 @@ namespace portcheck {
 struct CapturedLaunch {
   std::string module;    // "sample_pkg.kernels"
   std::string qualname;  // "add_kernel"
+  std::string attribute;  // module-level name holding it (fast = triton.jit(_impl)); else qualname
   std::filesystem::path file;
   int line = 0;
   std::optional<std::filesystem::path> import_root;  // sys.path entry it came from, if importable
@@ -27,9 +28,14 @@ struct CapturedLaunch {
   std::string test;  // pytest's node id, empty outside pytest
 };
 
-// Reads every launches-*.jsonl file of a capture folder. Unreadable lines are skipped and counted.
-std::vector<CapturedLaunch> read_captured_launches(const std::filesystem::path& folder,
-                                                   int* bad_lines);
+struct CaptureRecords {
+  std::vector<CapturedLaunch> launches;
+  std::vector<std::string> warnings;  // what the hook could not record, deduplicated
+  int bad_lines = 0;                  // torn or unreadable lines, skipped
+};
+
+// Reads every launches-*.jsonl file of a capture folder.
+CaptureRecords read_capture_records(const std::filesystem::path& folder);
 
 using OrderedFields = std::vector<std::pair<std::string, nlohmann::json>>;
 

@@ -39,7 +39,13 @@ std::string string_value(const std::string& text) {
 }
 
 // Extra lines a replaced row carries over to its successor: "xfail = [...]  # why".
-using CarriedLines = std::map<std::string, std::vector<std::string>>;  // display name -> lines
+// Lines of a replaced row, found again by what the row compiles (its name may change between runs).
+struct Carried {
+  std::string display_name;
+  std::vector<std::string> lines;
+  bool used = false;
+};
+using CarriedLines = std::map<std::string, Carried>;  // row identity -> its annotation lines
 
 struct Block {
   std::string name;
@@ -113,14 +119,16 @@ void hoist_common(Block& block) {
 
 Block make_block(const CapturedKernel& kernel, const std::string& name,
                  const std::vector<CapturedRow>& rows, bool with_python_path,
-                 const CarriedLines& carried) {
+                 CarriedLines& carried) {
   Block block;
   block.name = name;
   block.target = kernel.target;
   if (with_python_path) block.python_path = kernel.python_path;
-  const auto carried_for = [&](const std::string& display) {
-    const auto it = carried.find(display);
-    return it == carried.end() ? std::vector<std::string>{} : it->second;
+  const auto carried_for = [&](const CapturedRow& row) {
+    const auto it = carried.find(row.identity());
+    if (it == carried.end()) return std::vector<std::string>{};
+    it->second.used = true;
+    return it->second.lines;
   };
   if (rows.size() == 1 && rows.front().variant.empty()) {
     const auto& row = rows.front();
@@ -128,7 +136,7 @@ Block make_block(const CapturedKernel& kernel, const std::string& name,
     block.constants = row.constants;
     block.options = row.options;
     block.captured = row.captured;
-    block.kernel_extra = carried_for(name);
+    block.kernel_extra = carried_for(row);
     if (row.specialization)
       block.kernel_extra.insert(
           block.kernel_extra.begin(),
@@ -138,10 +146,12 @@ Block make_block(const CapturedKernel& kernel, const std::string& name,
   block.captured = fmt::format("{}:{}", kernel.source_file, kernel.source_line);
   block.variants = rows;
   for (const auto& row : rows)
-    block.variant_extra.push_back(carried_for(name + "[" + row.variant + "]"));
+    block.variant_extra.push_back(carried_for(row));
   hoist_common(block);
   return block;
 }
+
+constexpr std::string_view kHeaderStart = "# Captured by `triton-portcheck capture";
 
 std::vector<std::string> header_lines(const std::vector<std::string>& header) {
   std::vector<std::string> out;
@@ -316,7 +326,8 @@ MergeResult render_captured_manifest(const std::vector<CapturedKernel>& kernels,
   }
   std::set<std::string> taken;
   for (const auto& kernel : kernels) {
-    const auto block = make_block(kernel, unique_name(kernel.name, taken), kernel.rows, false, {});
+    CarriedLines none;
+    const auto block = make_block(kernel, unique_name(kernel.name, taken), kernel.rows, false, none);
     out += '\n';
     out += render_block(block);
     result.rows_written += static_cast<int>(kernel.rows.size());
@@ -327,7 +338,8 @@ MergeResult render_captured_manifest(const std::vector<CapturedKernel>& kernels,
 
 MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
                                     const std::string& existing_text,
-                                    const std::vector<CapturedKernel>& kernels, MergeMode mode) {
+                                    const std::vector<CapturedKernel>& kernels, MergeMode mode,
+                                    const std::vector<std::string>& header) {
   const Manifest existing = load_manifest(manifest_file);
   toml::table root;
   try {
@@ -337,8 +349,10 @@ MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
                                  e.source().begin.line, e.description()));
   }
   const auto dir = std::filesystem::absolute(manifest_file).parent_path();
-  const auto lines = util::split_lines(existing_text);
+  auto lines = util::split_lines(existing_text);
   auto blocks = find_blocks(lines, root);
+  if (!header.empty() && !lines.empty() && lines.front().starts_with(kHeaderStart))
+    lines.front() = header_lines(header).front();
 
   MergeResult result;
   std::set<std::string> taken;
@@ -364,12 +378,13 @@ MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
   for (const auto& row : existing.rows) {
     if (replaced_names.count(row.kernel)) {
       ++result.rows_replaced;
-      auto& lines_out = carried[row.display_name()];
+      Carried entry{row.display_name(), {}, false};
       for (const char* key : {"xfail", "targets", "timeout", "max_rss"}) {
         const auto it = row.key_locations.find(key);
         if (it == row.key_locations.end()) continue;
-        for (const auto& l : key_lines(lines, it->second.line)) lines_out.push_back(l);
+        for (const auto& l : key_lines(lines, it->second.line)) entry.lines.push_back(l);
       }
+      if (!entry.lines.empty()) carried[row_of(row).identity()] = std::move(entry);
       continue;
     }
     kept_identities.insert(row.ref.spelled() + "\n" + row_of(row).identity());
@@ -432,6 +447,22 @@ MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
   }
   while (out.ends_with("\n\n")) out.pop_back();
   out += appended;
+  for (const auto& [identity, entry] : carried) {
+    if (entry.used) continue;
+    std::vector<std::string> trimmed;
+    for (const auto& l : entry.lines) trimmed.emplace_back(util::trim(l));
+    result.warnings.push_back(fmt::format(
+        "{} was captured before but not in this run, so --update removed it and its {}",
+        entry.display_name, util::join(trimmed, " ")));
+  }
+  if (existing_text.find("\r\n") != std::string::npos) {
+    std::string crlf;
+    for (char ch : out) {
+      if (ch == '\n') crlf += '\r';
+      crlf += ch;
+    }
+    out = std::move(crlf);
+  }
   result.text = out;
   return result;
 }

@@ -143,8 +143,11 @@ class Recorder:
         self._seen = set()
         self._local = threading.local()
         self._lock = threading.RLock()
+        self._tuner_lock = threading.RLock()
+        self._interpreted_class = ()
         self._skip_dirs = ()
         self._warned = set()
+        self._attributes = {}
 
     # -- context of the launch being recorded ------------------------------------------------
 
@@ -192,6 +195,7 @@ class Recorder:
         self._patch_autotuner(autotuner.Autotuner)
         if self.mode == "interpret":
             from triton.runtime import interpreter
+            self._interpreted_class = interpreter.InterpretedFunction
             self._patch_interpreter(interpreter.InterpretedFunction)
         else:
             self._patch_jit(jit.JITFunction)
@@ -236,8 +240,9 @@ class Recorder:
             try:
                 recorder._record_interpreted(fn, args, kwargs, grid, warmup, autotune)
             except Exception as e:
-                recorder._warn_once(("interp", type(e).__name__), f"a launch of {fn.__name__} was not "
-                                    f"recorded: {type(e).__name__}: {e}")
+                recorder._warn_once(("interp", fn.__name__, type(e).__name__),
+                                    f"a launch of {fn.__name__} was not recorded: "
+                                    f"{type(e).__name__}: {e}")
             if dry:
                 return None
             return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
@@ -284,6 +289,12 @@ class Recorder:
             # The real autotuner compiles every config it benchmarks; the hook sees each one.
             with self._autotune_config({"count": len(tuner.configs)}, False):
                 return original(tuner, *args, **kwargs)
+        # The configs are swapped on the tuner object, which other threads share: one capture-
+        # mode autotuned launch at a time.
+        with self._tuner_lock:
+            return self._tuner_run_each_config(original, tuner, args, kwargs)
+
+    def _tuner_run_each_config(self, original, tuner, args, kwargs):
         configs = self._configs_to_try(tuner, args, kwargs)
         saved = tuner.configs
         try:
@@ -331,12 +342,29 @@ class Recorder:
         names = set(getattr(fn, "arg_names", ()))
         return {k: v for k, v in kwargs.items() if k not in names}
 
-    def _record_interpreted(self, fn, args, kwargs, grid, warmup, autotune):
-        jit = self._jit_module
-        shadow = fn.__dict__.get("_portcheck_shadow")
+    def _shadow(self, interpreted):
+        """The JITFunction the same @triton.jit would have made without the interpreter."""
+        shadow = interpreted.__dict__.get("_portcheck_shadow")
         if shadow is None:
-            shadow = jit.JITFunction(fn.fn, **getattr(fn, "kwargs", {}))
-            fn.__dict__["_portcheck_shadow"] = shadow
+            shadow = self._jit_module.JITFunction(interpreted.fn, **getattr(interpreted, "kwargs", {}))
+            interpreted.__dict__["_portcheck_shadow"] = shadow
+        return shadow
+
+    def _as_jit(self, value):
+        """Arguments as the JIT would see them: a @triton.jit function passed as a constexpr is an
+        InterpretedFunction under the interpreter, a JITFunction without it."""
+        if isinstance(value, self._interpreted_class):
+            return self._shadow(value)
+        if isinstance(value, tuple) and not hasattr(value, "_fields"):
+            return tuple(self._as_jit(v) for v in value)
+        if isinstance(value, list):
+            return [self._as_jit(v) for v in value]
+        return value
+
+    def _record_interpreted(self, fn, args, kwargs, grid, warmup, autotune):
+        shadow = self._shadow(fn)
+        args = [self._as_jit(a) for a in args]
+        kwargs = {k: self._as_jit(v) for k, v in kwargs.items()}
         from triton import knobs
         from triton.runtime import driver as driver_config
         from .driver import StandInDriver
@@ -358,8 +386,9 @@ class Recorder:
         try:
             self._write(fn.jit_function, compile["specialization_data"], launch)
         except Exception as e:
-            self._warn_once(("write", type(e).__name__), f"a launch was not recorded: "
-                            f"{type(e).__name__}: {e}")
+            name = getattr(getattr(fn, "jit_function", None), "__name__", "?")
+            self._warn_once(("write", name, type(e).__name__), f"a launch of {name} was not "
+                            f"recorded: {type(e).__name__}: {e}")
         return self.mode != "live"
 
     def _write(self, jit_function, specialization_data, launch):
@@ -377,6 +406,7 @@ class Recorder:
                 return
             self._seen.add(identity)
         code = func.__code__
+        attribute, why_not = self._attribute_of(func)
         record = {
             "version": RECORD_VERSION,
             "mode": self.mode,
@@ -386,7 +416,8 @@ class Recorder:
                 "file": os.path.abspath(code.co_filename),
                 "line": code.co_firstlineno,
                 "import_root": _import_root(func.__module__, code.co_filename),
-                "not_importable": _why_not_importable(func),
+                "attribute": attribute,
+                "not_importable": why_not,
                 "arg_names": list(jit_function.arg_names),
             },
             "specialization": spec,
@@ -396,13 +427,13 @@ class Recorder:
             "site": self._call_site(),
             "test": test,
         }
-        line = json.dumps(record, default=str) + "\n"
-        with self._lock:
-            # Opened per record: a forked child (pytest-xdist, multiprocessing) must not share
-            # a buffered file object with its parent.
-            path = os.path.join(self.out_dir, f"launches-{os.getpid()}.jsonl")
-            with open(path, "a", encoding="utf-8") as f:
-                f.write(line)
+        self._append(record)
+
+    def _attribute_of(self, func):
+        cached = self._attributes.get(func)
+        if cached is None:
+            cached = self._attributes[func] = _kernel_attribute(func)
+        return cached
 
     def _call_site(self):
         frame = sys._getframe(1)
@@ -414,9 +445,24 @@ class Recorder:
         return ""
 
     def _warn_once(self, key, message):
-        if key not in self._warned:
-            self._warned.add(key)
-            _warn(message)
+        """On stderr, and in the records: pytest swallows a passing test's stderr."""
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        _warn(message)
+        try:
+            self._append({"version": RECORD_VERSION, "warning": message})
+        except OSError:
+            pass
+
+    def _append(self, record):
+        line = json.dumps(record, default=str) + "\n"
+        with self._lock:
+            # Opened per record: a forked child (pytest-xdist, multiprocessing) must not share
+            # a buffered file object with its parent.
+            path = os.path.join(self.out_dir, f"launches-{os.getpid()}.jsonl")
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(line)
 
 
 def _jsonable(value):
@@ -427,25 +473,28 @@ def _jsonable(value):
     return str(value)
 
 
-def _why_not_importable(func):
-    """None when `check` can import the kernel again by name (or run its script by path), else
-    why not: kernels generated at run time, or reachable only through another object."""
-    module_name = func.__module__
-    if module_name == "__main__":
-        return None
+def _kernel_attribute(func):
+    """(name, None) of the module-level attribute `check` can import the kernel by: the JIT object,
+    or a wrapper (autotuner, heuristics, a library's) whose `.fn` chain leads to it. Else (None,
+    why not): kernels generated at run time, or defined inside a function or class."""
     if "<" in func.__qualname__ or "." in func.__qualname__:
-        return "it is defined inside a function or class"
-    module = sys.modules.get(module_name)
+        return None, "it is defined inside a function or class"
+    module = sys.modules.get(func.__module__)
     if module is None:
-        return "the module is not importable by name (not in sys.modules: generated at run time?)"
-    obj = getattr(module, func.__name__, None)
-    for _ in range(8):
-        if obj is None or getattr(obj, "__code__", None) is func.__code__:
-            break
-        obj = getattr(obj, "fn", None)
-    if obj is None:
-        return f"{module_name}.{func.__name__} is not this kernel"
-    return None
+        return None, "the module is not importable by name (not in sys.modules: generated at run time?)"
+    names = [func.__name__] + [n for n in vars(module) if n != func.__name__]
+    for name in names:
+        obj = getattr(module, name, None)
+        try:
+            for _ in range(8):
+                if obj is None or obj is func:
+                    break
+                if getattr(obj, "fn", None) is func:
+                    return name, None
+                obj = getattr(obj, "fn", None)
+        except Exception:  # a module attribute whose `fn` is a property that raises
+            continue
+    return None, f"no module-level name of {func.__module__} holds this @triton.jit function"
 
 
 def _import_root(module, filename):

@@ -294,3 +294,56 @@ def test_failing_tests_still_write_rows_and_fail_the_capture(tmp_path, venv_pyth
     assert run.returncode == 1
     assert "the command exited with status 1" in run.stderr
     assert set(rows_of(pkg / "portcheck.toml")) == {"add_kernel", "softmax_kernel"}
+
+
+TRICKY = """\
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu(x):
+    return tl.maximum(x, 0.0)
+
+
+@triton.jit
+def apply(x_ptr, n, FN: tl.constexpr, DT: tl.constexpr, S: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, FN(x).to(DT).to(tl.float32), mask=offs < n)
+
+
+def _impl(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+fast = triton.jit(_impl)
+
+
+if __name__ == "__main__":
+    x = torch.randn(64)
+    apply[(1, )](x, 64, relu, tl.float16, 'q"uote', 64)
+    fast[(1, )](x, 64, BLOCK=64)
+"""
+
+
+@pytest.mark.parametrize("mode", ["interpret", "record"])
+def test_jit_function_arguments_aliases_and_a_new_output_folder(tmp_path, venv_python, mode):
+    (tmp_path / "tricky.py").write_text(TRICKY)
+    out = tmp_path / "out" / "nested" / "portcheck.toml"  # folders that do not exist yet
+    run = run_tool(["capture", "--mode", mode, "-o", out, "--", venv_python, "tricky.py"],
+                   cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "not recorded" not in run.stderr
+    rows = rows_of(out)
+    assert set(rows) == {"apply", "fast"}
+    # A @triton.jit function passed as a constexpr, as Triton serialises it in both modes.
+    assert rows["apply"]["constants"] == {"FN": {"jit_function": "__main__:relu"}, "DT": "fp16",
+                                          "S": 'q"uote', "BLOCK": 64}
+    # `fast = triton.jit(_impl)`: imported by the name that holds the JIT function.
+    assert rows["fast"]["target"] == "../../tricky.py:fast"
+    static = run_tool(["check", "--python", venv_python, "--static-only", "-t", "cuda:80"],
+                      cwd=out.parent, timeout=300)
+    assert static.returncode == 0, static.stdout + static.stderr

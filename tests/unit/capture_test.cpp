@@ -85,6 +85,20 @@ TEST(CaptureRows, TupleArgumentsFallBackToTheWholeSpecialisation) {
   EXPECT_TRUE(row.signature.empty());
 }
 
+TEST(CaptureRows, WholeSpecialisationRowsAreNamedByWhatDiffersToo) {
+  std::vector<CapturedLaunch> launches;
+  for (int block : {64, 128}) {
+    auto launch = add_launch("*fp32", true, true, block);
+    launch.specialization["signature"]["x"] = {"*fp32", "*fp32"};
+    launch.specialization["attrs_keys"] = {{0, 0}};
+    launch.specialization["attrs_vals"] = {{{"tt.divisibility", 16}}};
+    launches.push_back(launch);
+  }
+  const auto summary = build_captured_kernels(launches, "/work/repo");
+  EXPECT_EQ(variant_names(summary.kernels.front()),
+            (std::vector<std::string>{"BLOCK=64", "BLOCK=128"}));
+}
+
 TEST(CaptureRows, DuplicatesMergeAndVariantsAreNamedByWhatDiffers) {
   const std::vector<CapturedLaunch> launches = {
       add_launch("*fp32", true, true), add_launch("*fp32", true, true),
@@ -231,6 +245,35 @@ TEST_F(MergeTest, UpdateReplacesCapturedBlocksAndKeepsTheRest) {
   EXPECT_EQ(manifest.rows[0].xfail, (std::vector<std::string>{"cuda:80"}));
   EXPECT_NE(result.text.find("\"cuda:80\",  # see #3"), std::string::npos);
   EXPECT_EQ(manifest.rows[1].display_name(), "add_by_hand");
+}
+
+TEST_F(MergeTest, UpdateReportsAnnotationsOfRowsNotCapturedAgainAndKeepsCrlf) {
+  const std::string original =
+      "# Captured by `triton-portcheck capture --mode interpret` from: pytest old\r\n"
+      "[[kernel]]\r\n"
+      "name      = \"add\"\r\n"
+      "target    = \"pkg.kernels:add\"\r\n"
+      "signature = { x = \"*fp16:16\", y = \"*fp16:16\", out = \"*fp16:16\", n = \"i32:16\" }\r\n"
+      "constants = { BLOCK = 256 }\r\n"
+      "captured  = \"old\"\r\n"
+      "xfail     = [\"cuda:75\"]  # fp16 on Turing\r\n";
+  const auto file = write(original);
+  const auto kernels = captured({add_launch("*fp32", true, true)});
+  const auto result = merge_captured_manifest(
+      file, original, kernels, MergeMode::update,
+      {"Captured by `triton-portcheck capture --mode interpret` from: pytest new"});
+  ASSERT_EQ(result.warnings.size(), 1u);
+  EXPECT_NE(result.warnings.front().find("add was captured before but not in this run"),
+            std::string::npos);
+  EXPECT_NE(result.warnings.front().find("xfail     = [\"cuda:75\"]  # fp16 on Turing"),
+            std::string::npos);
+  EXPECT_EQ(result.text.rfind("# Captured by `triton-portcheck capture --mode interpret` from: "
+                              "pytest new\r\n",
+                              0),
+            0u);
+  EXPECT_EQ(result.text.find("\n", 0) - 1, result.text.find("\r\n", 0));
+  EXPECT_EQ(result.text.find("xfail"), std::string::npos);
+  EXPECT_EQ(load_manifest(write(result.text)).rows.size(), 1u);
 }
 
 TEST_F(MergeTest, AppendNeverRemovesAndRenamesClashingKernels) {
