@@ -12,8 +12,8 @@ namespace portcheck {
 // One launch recorded by the capture hook (python/portcheck_worker/capture.py): Triton's own
 // serialised specialisation plus what the hook knew about the launch.
 struct CapturedLaunch {
-  std::string module;    // "sample_pkg.kernels"
-  std::string qualname;  // "add_kernel"
+  std::string module;     // "sample_pkg.kernels"
+  std::string qualname;   // "add_kernel"
   std::string attribute;  // module-level name holding it (fast = triton.jit(_impl)); else qualname
   std::filesystem::path file;
   int line = 0;

@@ -145,8 +145,7 @@ Block make_block(const CapturedKernel& kernel, const std::string& name,
   }
   block.captured = fmt::format("{}:{}", kernel.source_file, kernel.source_line);
   block.variants = rows;
-  for (const auto& row : rows)
-    block.variant_extra.push_back(carried_for(row));
+  for (const auto& row : rows) block.variant_extra.push_back(carried_for(row));
   hoist_common(block);
   return block;
 }
@@ -327,7 +326,8 @@ MergeResult render_captured_manifest(const std::vector<CapturedKernel>& kernels,
   std::set<std::string> taken;
   for (const auto& kernel : kernels) {
     CarriedLines none;
-    const auto block = make_block(kernel, unique_name(kernel.name, taken), kernel.rows, false, none);
+    const auto block =
+        make_block(kernel, unique_name(kernel.name, taken), kernel.rows, false, none);
     out += '\n';
     out += render_block(block);
     result.rows_written += static_cast<int>(kernel.rows.size());
@@ -451,9 +451,9 @@ MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
     if (entry.used) continue;
     std::vector<std::string> trimmed;
     for (const auto& l : entry.lines) trimmed.emplace_back(util::trim(l));
-    result.warnings.push_back(fmt::format(
-        "{} was captured before but not in this run, so --update removed it and its {}",
-        entry.display_name, util::join(trimmed, " ")));
+    result.warnings.push_back(
+        fmt::format("{} was captured before but not in this run, so --update removed it and its {}",
+                    entry.display_name, util::join(trimmed, " ")));
   }
   if (existing_text.find("\r\n") != std::string::npos) {
     std::string crlf;
