@@ -351,7 +351,9 @@ MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
   const auto dir = std::filesystem::absolute(manifest_file).parent_path();
   auto lines = util::split_lines(existing_text);
   auto blocks = find_blocks(lines, root);
-  if (!header.empty() && !lines.empty() && lines.front().starts_with(kHeaderStart))
+  // After an --update the rows come from this run's command; after an --append from several.
+  if (mode == MergeMode::update && !header.empty() && !lines.empty() &&
+      lines.front().starts_with(kHeaderStart))
     lines.front() = header_lines(header).front();
 
   MergeResult result;

@@ -35,8 +35,8 @@ MergeResult render_captured_manifest(const std::vector<CapturedKernel>& kernels,
 // blocks it replaces and appending the rest: comments, hand-written rows and layout stay. An
 // --update carries the xfail, targets, timeout and max_rss lines of a replaced row (comments
 // on them included) to the new row of the same name. Throws UsageError for a manifest it
-// cannot read. A first line written by capture is replaced by `header`'s first line; CRLF line
-// endings stay CRLF.
+// cannot read. On --update a first line written by capture is replaced by `header`'s first
+// line; CRLF line endings stay CRLF.
 MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
                                     const std::string& existing_text,
                                     const std::vector<CapturedKernel>& kernels, MergeMode mode,
