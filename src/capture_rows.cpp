@@ -157,17 +157,21 @@ std::vector<Facet> facets_of(const std::vector<CapturedRow>& rows,
   for (std::size_t index = 0; index < arg_names.size(); ++index) {
     const auto& name = arg_names[index];
     Facet as_constant, as_type, as_alignment;
-    bool any_constant = false;
-    for (const auto& row : rows) any_constant |= arg_facet(row, name, index).starts_with("=");
-    for (const auto& row : rows) {
-      const auto mine = arg_facet(row, name, index);
-      bool other_divisible = false, other_base = false;
-      for (const auto& other : rows) {
-        const auto theirs = arg_facet(other, name, index);
-        if (theirs.starts_with("=") || theirs.empty()) continue;
-        other_divisible |= theirs.ends_with(":16");
-        other_base |= base_type(theirs) != base_type(mine);
-      }
+    // Each row's text for this argument, computed once: whole-specialisation rows parse JSON.
+    std::vector<std::string> text;
+    text.reserve(rows.size());
+    for (const auto& row : rows) text.push_back(arg_facet(row, name, index));
+    const bool any_constant =
+        std::any_of(text.begin(), text.end(), [](const auto& t) { return t.starts_with("="); });
+    bool any_divisible = false;
+    for (const auto& theirs : text)
+      any_divisible |= !theirs.starts_with("=") && theirs.ends_with(":16");
+    for (const auto& mine : text) {
+      bool other_base = false;
+      for (const auto& theirs : text)
+        if (!theirs.starts_with("=") && !theirs.empty())
+          other_base |= base_type(theirs) != base_type(mine);
+      const bool other_divisible = any_divisible;
       const bool constant = mine.starts_with("=");
       as_constant.push_back(constant ? name + mine
                             : any_constant && !mine.empty()
@@ -252,10 +256,6 @@ std::string display(const std::filesystem::path& file, const std::filesystem::pa
   return relative.empty() ? a.string() : relative.string();
 }
 
-std::string portable_path(const std::filesystem::path& folder, const std::filesystem::path& root) {
-  return display(folder, root);
-}
-
 }  // namespace
 
 void name_rows(CapturedKernel& kernel) { name_variants(kernel.rows, kernel.arg_names); }
@@ -307,12 +307,6 @@ CaptureRecords read_capture_records(const std::filesystem::path& folder) {
         launch.specialization = j.at("specialization");
         if (j.contains("explicit_options") && j["explicit_options"].is_object())
           launch.explicit_options = j["explicit_options"];
-        if (j.contains("autotune") && j["autotune"].is_object()) {
-          const auto& a = j["autotune"];
-          if (a.contains("index") && a["index"].is_number_integer())
-            launch.autotune_index = a["index"].get<int>();
-          launch.autotune_count = a.value("count", 0);
-        }
         launch.site = j.value("site", "");
         launch.test = j.value("test", "");
         out.launches.push_back(std::move(launch));
@@ -458,7 +452,7 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
       if (root != manifest_dir.lexically_normal() &&
           (root.string() + "/") != manifest_dir.lexically_normal().string() &&
           !is_installed_location(root)) {
-        kernel.python_path.push_back(portable_path(root, manifest_dir));
+        kernel.python_path.push_back(display(root, manifest_dir));
       }
     } else {
       kernel.target = display(first.file, manifest_dir) + ":" + attribute_of(first);

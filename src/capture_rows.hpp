@@ -22,8 +22,6 @@ struct CapturedLaunch {
   std::string not_importable;     // why `check` could not import it again; empty when it can
   nlohmann::json specialization;  // serialize_specialization_data's object
   nlohmann::json explicit_options = nlohmann::json::object();  // options the caller passed
-  std::optional<int> autotune_index;
-  int autotune_count = 0;
   std::string site;  // "/abs/file.py:12", the caller outside Triton
   std::string test;  // pytest's node id, empty outside pytest
 };

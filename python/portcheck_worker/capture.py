@@ -128,11 +128,10 @@ class _CallbackLoader(importlib.abc.Loader):
 class _Launch:
     """What the JIT hook cannot see: the caller's own option arguments, where, and which config."""
 
-    def __init__(self, explicit_options, warmup, autotune=None, dry=False):
+    def __init__(self, explicit_options, warmup, autotune=None):
         self.explicit_options = explicit_options
         self.warmup = warmup
         self.autotune = autotune
-        self.dry = dry
 
 
 class Recorder:
@@ -225,7 +224,8 @@ class Recorder:
         recorder = self
 
         def run(fn, *args, grid, warmup, **kwargs):
-            launch = _Launch(recorder._explicit_options(fn, kwargs), warmup, *recorder._config_state())
+            autotune, _dry = recorder._config_state()
+            launch = _Launch(recorder._explicit_options(fn, kwargs), warmup, autotune)
             with recorder._launch(launch):
                 return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
 
