@@ -22,6 +22,26 @@ std::filesystem::path executable_dir() {
   return ec ? std::filesystem::path() : exe.parent_path();
 }
 
+// The interpreter of the environment the tool is installed in (<prefix>/bin/triton-portcheck next
+// to <prefix>/bin/python), when that environment has Triton: `pip install triton-portcheck` into
+// the venv that holds Triton then needs neither activation nor --python. The check looks for the
+// package folder rather than importing it, to keep start-up free of a Python launch.
+std::string installed_environment_python() {
+  const auto bin = executable_dir();
+  if (bin.empty()) return {};
+  const auto python = bin / "python";
+  if (::access(python.c_str(), X_OK) != 0) return {};
+  std::error_code ec;
+  for (const auto& lib : {bin / ".." / "lib", bin / ".." / "lib64"}) {
+    for (std::filesystem::directory_iterator it(lib, ec), end; !ec && it != end; it.increment(ec)) {
+      if (!it->path().filename().string().starts_with("python")) continue;
+      if (std::filesystem::exists(it->path() / "site-packages" / "triton" / "__init__.py"))
+        return python.string();
+    }
+  }
+  return {};
+}
+
 std::string find_on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
   if (path == nullptr) return {};
@@ -36,10 +56,12 @@ std::string find_on_path(const std::string& name) {
 }  // namespace
 
 ShareDirs ShareDirs::locate() {
+  // Relative to the binary, never a path compiled in: <prefix>/bin/triton-portcheck finds
+  // <prefix>/share/triton-portcheck (pip, cmake --install), and <checkout>/build/triton-portcheck
+  // finds the checkout itself.
   std::vector<std::filesystem::path> candidates;
   if (const char* env = std::getenv("TRITON_PORTCHECK_SHARE"); env && *env)
     candidates.emplace_back(env);
-  candidates.emplace_back(PORTCHECK_SHARE_DIR);
   if (const auto exe = executable_dir(); !exe.empty()) {
     candidates.push_back(exe / ".." / "share" / "triton-portcheck");
     candidates.push_back(exe / "..");
@@ -50,10 +72,10 @@ ShareDirs ShareDirs::locate() {
                        std::filesystem::canonical(root) / "demo",
                        std::filesystem::canonical(root) / "data"};
   }
-  throw EnvironmentError(
-      "cannot find the portcheck_worker Python package next to the tool: set "
-      "TRITON_PORTCHECK_SHARE to "
-      "the folder that holds python/portcheck_worker");
+  throw EnvironmentError(fmt::format(
+      "cannot find the tool's files (python/portcheck_worker, data, demo) next to {}: reinstall "
+      "triton-portcheck, or set TRITON_PORTCHECK_SHARE to the folder that holds them",
+      executable_dir().string()));
 }
 
 std::string resolve_python(const std::string& explicit_python) {
@@ -76,6 +98,7 @@ std::string resolve_python(const std::string& explicit_python) {
                     "environment or pass --python",
                     venv));
   }
+  if (auto installed = installed_environment_python(); !installed.empty()) return installed;
   auto python = find_on_path("python3");
   if (python.empty())
     throw EnvironmentError(

@@ -17,7 +17,8 @@ struct ShareDirs {
   static ShareDirs locate();
 };
 
-// The interpreter holding the Triton under test: --python, else $VIRTUAL_ENV, else python3.
+// The interpreter holding the Triton under test: --python, else $VIRTUAL_ENV, else the environment
+// the tool is installed in when it has Triton, else python3 on PATH.
 std::string resolve_python(const std::string& explicit_python);
 
 // The environment a worker process runs with.

@@ -391,8 +391,10 @@ int main(int argc, char** argv) {
   check->add_flag("--demo", options.demo, "Check the bundled demo kernels instead of a manifest");
   check->add_option("-t,--targets", raw_targets,
                     "Targets, comma-separated (cuda:90,hip:gfx942); overrides the manifest");
-  check->add_option("--python", options.python,
-                    "Python interpreter holding Triton (default: $VIRTUAL_ENV, else python3)");
+  check->add_option(
+      "--python", options.python,
+      "Python interpreter holding Triton (default: $VIRTUAL_ENV, else the environment "
+      "the tool is installed in if it has Triton, else python3)");
   check->add_option("--timeout", timeout_text,
                     "Seconds per cell, whole process tree (overrides the manifest)");
   check->add_option("--max-rss", max_rss_text,
