@@ -1,0 +1,121 @@
+"""The install a user types. pip builds the wheel (scikit-build-core driving CMake), auditwheel
+gives it a manylinux tag, and the wheel installed into a fresh venv holding Triton runs the demo
+from a folder outside the checkout, without --python and without activating the venv: the same
+cells as the source build. The sdist installs into another fresh venv and builds from source."""
+import json
+import subprocess
+
+import pytest
+
+from conftest import REPO, SESSION_HOME, cells_by_position
+from helpers import install
+
+pytestmark = pytest.mark.slow
+
+TRITON = "triton==3.9.0"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    out = tmp_path_factory.mktemp("wheel")
+    built, _ = install.build_wheel(out / "raw")
+    repaired, show = install.auditwheel_repair(built, out / "repaired")
+    return repaired, show
+
+
+@pytest.fixture(scope="module")
+def wheel_venv(wheel, tmp_path_factory):
+    """A fresh venv with Triton, then the wheel: what `pip install triton triton-portcheck` gives."""
+    python = install.make_venv(tmp_path_factory.mktemp("wheel-venv") / "venv")
+    install.pip_install(python, TRITON)
+    install.pip_install(python, wheel[0])
+    return python.parent
+
+
+def tool(bin_dir, *args, cwd, **env):
+    return subprocess.run([str(bin_dir / "triton-portcheck"), *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=900, env=install.clean_env(TRITON_PORTCHECK_HOME=SESSION_HOME, **env))
+
+
+def verdicts(report):
+    return {pos: (c["status"], c["kind"], c["stage"], c["fingerprint"])
+            for pos, c in cells_by_position(report).items()}
+
+
+def test_wheel_is_manylinux_and_self_contained(wheel):
+    repaired, show = wheel
+    # Debian 12's toolchain (glibc 2.36) gives manylinux_2_34: pthread and __libc_start_main moved
+    # into libc at 2.34, so no build on this machine can go lower (docs/install.md).
+    assert "-py3-none-manylinux_2_34_x86_64" in repaired.name, repaired.name
+    assert '"manylinux_2_34_x86_64"' in show, show
+    names = install.wheel_files(repaired)
+    data = [n for n in names if ".data/" in n]
+    for needed in ("scripts/triton-portcheck", "scripts/triton-portcheck-pre-commit",
+                   "data/share/triton-portcheck/python/portcheck_worker/__main__.py",
+                   "data/share/triton-portcheck/data/known-failures.toml",
+                   "data/share/triton-portcheck/data/launch-limits.toml",
+                   "data/share/triton-portcheck/demo/kernels.py",
+                   "data/share/triton-portcheck/demo/portcheck.toml"):
+        assert any(n.endswith(needed) for n in data), f"{needed} missing from {repaired.name}"
+    # No shared library was grafted in: the binary needs nothing beyond glibc.
+    assert not [n for n in names if ".libs/" in n], names
+
+
+def test_installed_binary_needs_only_glibc_and_no_build_paths(wheel_venv):
+    binary = wheel_venv / "triton-portcheck"
+    needed = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True, check=True).stdout
+    libraries = set(line.split("[")[1].split("]")[0] for line in needed.splitlines() if "(NEEDED)" in line)
+    assert libraries <= {"libc.so.6", "libm.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2"}, libraries
+    assert str(REPO).encode() not in binary.read_bytes(), "a path of the build machine is compiled in"
+
+
+def test_one_version_everywhere(wheel_venv, tmp_path):
+    expected = install.version_in_cmakelists()
+    printed = tool(wheel_venv, "--version", cwd=tmp_path).stdout.strip()
+    assert printed.endswith(expected), printed
+    metadata = subprocess.run([str(wheel_venv / "python"), "-c",
+                               "import importlib.metadata as m; print(m.version('triton-portcheck'))"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    assert metadata == expected
+
+
+def test_installed_demo_matches_the_source_build(wheel_venv, demo_run, tmp_path):
+    """No --python, no activation, a folder outside the checkout: the venv the tool is installed in
+    holds Triton, so that is the interpreter; every cell agrees with the source build's report."""
+    out = tmp_path / "demo.json"
+    run = tool(wheel_venv, "check", "--demo", "--no-cache", "--json", out, cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    report = json.loads(out.read_text())
+    assert len(report["cells"]) == 81
+    assert verdicts(report) == verdicts(demo_run.report)
+    assert report["tool"]["version"] == install.version_in_cmakelists()
+    assert report["environment"]["python"]["executable"].startswith(str(wheel_venv.parent))
+
+    targets = tool(wheel_venv, "targets", cwd=tmp_path)
+    assert targets.returncode == 0, targets.stderr
+    assert str(wheel_venv / "python") in targets.stdout
+    assert "hip:gfx942" in targets.stdout and "cuda:90" in targets.stdout
+
+
+def test_virtual_env_and_python_flag_win_over_the_installed_environment(wheel_venv, venv_python, tmp_path):
+    via_flag = tool(wheel_venv, "targets", "--python", venv_python, cwd=tmp_path)
+    assert via_flag.returncode == 0 and str(venv_python) in via_flag.stdout, via_flag.stderr
+    via_env = tool(wheel_venv, "targets", cwd=tmp_path, VIRTUAL_ENV=venv_python.parent.parent)
+    assert via_env.returncode == 0 and str(venv_python) in via_env.stdout, via_env.stderr
+
+
+def test_sdist_builds_from_source_into_a_fresh_venv(tmp_path, demo_run, wheel_venv):
+    sdist, _ = install.build_sdist(tmp_path / "sdist")
+    python = install.make_venv(tmp_path / "venv")
+    install.pip_install(python, sdist)
+    bin_dir = python.parent
+    assert tool(bin_dir, "--version", cwd=tmp_path).stdout.strip().endswith(install.version_in_cmakelists())
+    # This venv has no Triton: the tool must be pointed at one, and then agrees with the source build.
+    out = tmp_path / "demo.json"
+    run = tool(bin_dir, "check", "--demo", "-t", "cuda:90,hip:gfx942", "--python", wheel_venv / "python",
+               "--json", out, cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    subset = {pos: v for pos, v in verdicts(demo_run.report).items() if pos[1] in ("cuda:90", "hip:gfx942")}
+    assert verdicts(json.loads(out.read_text())) == subset
+    missing = tool(bin_dir, "targets", cwd=tmp_path, PATH="/usr/bin:/bin")
+    assert missing.returncode == 3 and "triton" in missing.stderr.lower(), missing.stderr
