@@ -641,6 +641,8 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   const auto share = ShareDirs::locate();
   const auto manifest_path = options.demo ? share.demo / "portcheck.toml" : options.manifest;
   Manifest manifest = load_manifest(manifest_path);
+  for (const auto& note : manifest.notes)
+    std::fprintf(stderr, "triton-portcheck: warning: %s\n", note.c_str());
   if (!options.only_rows.empty()) {
     std::vector<KernelRow> chosen;
     for (const auto& wanted : options.only_rows) {
