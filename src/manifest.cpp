@@ -370,23 +370,22 @@ class Parser {
   static std::optional<std::string> value_checked_nowhere(const KernelRow& base,
                                                           const std::vector<KernelRow>& variants,
                                                           const std::vector<std::string>& added) {
-    for (const auto& [field, own] :
-         {std::pair{"signature", &base.signature}, std::pair{"constants", &base.constants}}) {
-      for (const auto& [name, value] : own->items()) {
+    for (const auto field : {&KernelRow::signature, &KernelRow::constants}) {
+      for (const auto& item : (base.*field).items()) {
         const bool replaced_everywhere =
             std::all_of(variants.begin(), variants.end(), [&](const KernelRow& row) {
-              const auto& theirs =
-                  std::string(field) == "signature" ? row.signature : row.constants;
-              return theirs.value(name, nlohmann::json()) != value;
+              return (row.*field).value(item.key(), nlohmann::json()) != item.value();
             });
         if (!replaced_everywhere) continue;
-        const auto key = fmt::format("{}.{}", field, name);
+        const auto key = fmt::format(
+            "{}.{}", field == &KernelRow::signature ? "signature" : "constants", item.key());
         const auto missing = util::join(added, ", ");
         return fmt::format(
             "{}: {} is compiled in no row: every variant replaces it, and the [[kernel]] is not a "
             "row of its own because it leaves {} to its variants (give {} there to check it as "
             "a row too)",
-            base.location_of(key).describe(row_key(base, key)), value.dump(), missing, missing);
+            base.location_of(key).describe(row_key(base, key)), item.value().dump(), missing,
+            missing);
       }
     }
     return std::nullopt;
