@@ -44,15 +44,17 @@ def test_pasted_output_holds_no_build_machine_path(name):
 
 def test_the_paste_script_makes_the_machines_paths_relative():
     script = paste_script()
-    root, venv = Path("/srv/ci/checkout"), Path("/opt/envs/pc")
+    root, venv, home = Path("/srv/ci/checkout"), Path("/opt/envs/pc"), Path("/home/ci")
     output = ("triton 3.9.0 at /opt/envs/pc/lib/python3.11/site-packages/triton\n"
               "python 3.11.7 (/opt/envs/pc/bin/python)\n"
               "wrote /srv/ci/checkout/build/export/axpy/cuda_90/axpy.cubin\n"
+              "created /home/ci/.cache/triton-portcheck/envs/3.8.0 (1.2 GiB)\n"
               "/srv/ci/checkout-other/x.py stays, and so does https://example.org/a/b\n")
-    relative = script.relative_paths(output, root, venv)
+    relative = script.relative_paths(output, root, venv, home)
     assert relative == ("triton 3.9.0 at .venv/lib/python3.11/site-packages/triton\n"
                         "python 3.11.7 (.venv/bin/python)\n"
                         "wrote build/export/axpy/cuda_90/axpy.cubin\n"
+                        "created ~/.cache/triton-portcheck/envs/3.8.0 (1.2 GiB)\n"
                         "/srv/ci/checkout-other/x.py stays, and so does https://example.org/a/b\n")
     # What is left is caught before it is pasted.
     assert script.absolute_paths(relative) == ["/srv/ci/checkout-other/x.py"]
