@@ -25,7 +25,7 @@ SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test deps venv test-venv build unit integration bench readme-examples format clean wheel
 
-demo: deps venv build
+demo: deps venv tool
 	@# Exit code 1 only says the demo has failing cells, which is what it is there to show.
 	$(BUILD)/triton-portcheck check --demo --python $(VENV_PY) --json $(BUILD)/demo-report.json || [ $$? -eq 1 ]
 	@echo "JSON report: $(BUILD)/demo-report.json"
@@ -55,8 +55,13 @@ $(TEST_STAMP): $(VENV_STAMP)
 	$(VENV_PY) -m pip install --quiet "triton==$(TRITON_VERSION)" $(TEST_PY_PACKAGES)
 	touch $@
 
-build:
+# `tool` is all the demo needs; `build` adds the unit tests (and GoogleTest's).
+.PHONY: tool
+tool:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(BUILD) -j $(JOBS) --target triton-portcheck
+
+build: tool
 	cmake --build $(BUILD) -j $(JOBS)
 
 unit: build
@@ -76,7 +81,7 @@ wheel: venv test-venv
 	@ls -l dist/*.whl
 
 readme-examples: deps venv test-venv build
-	scripts/update-readme-examples
+	PORTCHECK_VENV=$(abspath $(VENV)) scripts/update-readme-examples
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

@@ -219,8 +219,11 @@ int run_capture(const CaptureOptions& options) {
         "triton-portcheck: the command launched no Triton kernel that can be checked (exit "
         "status {}), so {} was not written. In interpret and record modes kernels must be "
         "launched with CPU tensors; tests that skip themselves without CUDA launch nothing "
-        "(see docs/capture.md).\n",
-        outcome.exit_code, options.output.string());
+        "(see docs/capture.md).{}\n",
+        outcome.exit_code, options.output.string(),
+        outcome.exit_code != 0
+            ? fmt::format(" The command's own exit status {} is passed on.", outcome.exit_code)
+            : "");
     return outcome.exit_code != 0 ? outcome.exit_code : exit_code::new_failures;
   }
 

@@ -35,31 +35,8 @@ namespace {
 
 constexpr std::size_t kLogLimit = 16000;
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string suggestion(const std::string& word, const std::set<std::string>& candidates) {
-  std::string best;
-  std::size_t best_distance = 3;
-  for (const auto& c : candidates) {
-    const auto d = edit_distance(word, c);
-    if (d < best_distance) {
-      best_distance = d;
-      best = c;
-    }
-  }
+  const auto best = util::closest_match(word, {candidates.begin(), candidates.end()});
   return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
 }
 
@@ -641,6 +618,8 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   const auto share = ShareDirs::locate();
   const auto manifest_path = options.demo ? share.demo / "portcheck.toml" : options.manifest;
   Manifest manifest = load_manifest(manifest_path);
+  for (const auto& note : manifest.notes)
+    std::fprintf(stderr, "triton-portcheck: warning: %s\n", note.c_str());
   if (!options.only_rows.empty()) {
     std::vector<KernelRow> chosen;
     for (const auto& wanted : options.only_rows) {

@@ -388,6 +388,7 @@ std::string render_diff(const DiffResult& r, bool colour) {
   };
   only(r.only_in_old, true);
   only(r.only_in_new, false);
+  out += "\n" + paint(std::string(kCompileOnlyDisclaimer), kDim) + "\n";
   return out;
 }
 

@@ -140,6 +140,37 @@ int run_targets(const std::string& python_flag, const std::vector<std::string>& 
   return exit_code::ok;
 }
 
+// `triton-portcheck bogus`, `env bogus`, a bare `cache`: CLI11 would only say that a subcommand
+// is required. Names the word (or its absence) and lists the commands where one is expected;
+// nothing when the words are known.
+std::optional<std::string> unknown_command(const CLI::App& app,
+                                           const std::vector<std::string_view>& args) {
+  const CLI::App* current = &app;
+  std::string path;  // "env ", the commands read so far
+  for (std::size_t i = 0;; ++i) {
+    if (current->get_require_subcommand_min() == 0 || (i < args.size() && args[i].starts_with("-")))
+      return std::nullopt;
+    std::vector<std::string> names;
+    const CLI::App* next = nullptr;
+    for (const auto* sub : current->get_subcommands([](const CLI::App*) { return true; })) {
+      names.push_back(sub->get_name());
+      if (i < args.size() && sub->get_name() == args[i]) next = sub;
+    }
+    const auto listed = fmt::format("the commands{} are: {} (see {}--help)",
+                                    path.empty() ? "" : fmt::format(" of '{}'", util::trim(path)),
+                                    util::join(names, ", "), path);
+    if (i == args.size()) return fmt::format("a command is needed; {}", listed);
+    if (next == nullptr) {
+      const auto near = util::closest_match(args[i], names);
+      return fmt::format("unknown command '{}{}'{}; {}", path, args[i],
+                         near.empty() ? "" : fmt::format(" (did you mean '{}{}'?)", path, near),
+                         listed);
+    }
+    path += fmt::format("{} ", args[i]);
+    current = next;
+  }
+}
+
 // TRITON_PORTCHECK_CACHE_MAX bounds the result cache (default 512MiB).
 std::uint64_t cache_bound() {
   const char* text = std::getenv("TRITON_PORTCHECK_CACHE_MAX");
@@ -571,9 +602,11 @@ int main(int argc, char** argv) {
                           "The command to run, after `--` (e.g. -- pytest tests/)");
   capture_cmd->footer(
       "Example: triton-portcheck capture -o portcheck.toml -- pytest tests/\n"
-      "Exit codes: 0 written (in record mode also when the tests fail, as they do there); the "
-      "command's own status when it failed in interpret or live mode (rows still written); 1 "
-      "nothing launched; 2 bad arguments or manifest; 130 interrupted.");
+      "Exit codes: 0 written (in record mode also when the tests fail, as they do there); 1 "
+      "nothing launched by a command that succeeded; 2 bad arguments or manifest; 130 "
+      "interrupted. Otherwise a failing command's own status wins, rows written (interpret and "
+      "live modes) or nothing launched: pytest's 2 when collection failed, 5 when no test was "
+      "selected. So 2 may be pytest's too: the last line on stderr says which.");
 
   std::string targets_python;
   std::vector<std::string> targets_list;
@@ -583,6 +616,10 @@ int main(int argc, char** argv) {
   targets->add_option("-t,--targets", targets_list,
                       "Targets to describe (default: the default targets)");
 
+  if (const auto message = unknown_command(app, {argv + 1, argv + argc})) {
+    std::fprintf(stderr, "triton-portcheck: %s\n", message->c_str());
+    return exit_code::usage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,6 +1,7 @@
 #include "src/manifest.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -319,20 +320,75 @@ class Parser {
     }
     if (!variants->is_array_of_tables())
       fail(*variants, row_key(base, "variant"), "use [[kernel.variant]] tables");
-    for (const auto& node : *variants->as_array()) {
-      const auto& vt = *node.as_table();
-      KernelRow row = base;
-      row.where = where(vt);
-      const auto* vname = vt.get("name");
-      if (vname == nullptr) fail(vt, row_key(base, "variant"), "missing key 'name'");
-      row.variant = need_string(*vname, row_key(base, "variant.name"));
-      static const std::regex variant_name(R"([A-Za-z0-9_.+=\-]+)");
-      if (!std::regex_match(row.variant, variant_name))
-        fail(*vname, row_key(base, "variant.name"),
-             fmt::format("'{}': use letters, digits, '_', '-', '.', '+' or '='", row.variant));
-      apply_fields(vt, row, true);
-      finish_row(row, manifest);
+    std::vector<KernelRow> rows;
+    for (const auto& node : *variants->as_array())
+      rows.push_back(parse_variant(*node.as_table(), base));
+    const auto added = left_to_variants(base, rows);
+    if (added.empty())
+      finish_row(base, manifest);  // its own keys are a whole specialisation: a row too
+    else if (auto note = value_checked_nowhere(base, rows, added))
+      manifest.notes.push_back(std::move(*note));
+    for (auto& row : rows) finish_row(row, manifest);
+  }
+
+  KernelRow parse_variant(const toml::table& vt, const KernelRow& base) const {
+    KernelRow row = base;
+    row.where = where(vt);
+    const auto* vname = vt.get("name");
+    if (vname == nullptr) fail(vt, row_key(base, "variant"), "missing key 'name'");
+    row.variant = need_string(*vname, row_key(base, "variant.name"));
+    static const std::regex variant_name(R"([A-Za-z0-9_.+=\-]+)");
+    if (!std::regex_match(row.variant, variant_name))
+      fail(*vname, row_key(base, "variant.name"),
+           fmt::format("'{}': use letters, digits, '_', '-', '.', '+' or '='", row.variant));
+    apply_fields(vt, row, true);
+    return row;
+  }
+
+  // What the variants add to the kernel's own keys: the arguments it leaves to them, and
+  // "specialization" when they bring a whole one it lacks. Each variant is checked complete
+  // against the function before anything compiles, so the kernel's own keys form a complete
+  // specialisation (and it is a row of its own) exactly when they add nothing.
+  static std::vector<std::string> left_to_variants(const KernelRow& base,
+                                                   const std::vector<KernelRow>& variants) {
+    std::vector<std::string> added;
+    const auto add = [&](const std::string& name) {
+      if (std::find(added.begin(), added.end(), name) == added.end()) added.push_back(name);
+    };
+    if (base.specialization) return added;
+    for (const auto& row : variants) {
+      if (row.specialization) add("specialization");
+      for (const auto* table : {&row.signature, &row.constants})
+        for (const auto& [name, value] : table->items())
+          if (!base.signature.contains(name) && !base.constants.contains(name)) add(name);
     }
+    return added;
+  }
+
+  // A kernel that is not a row yet holds a value every variant replaces: that value is compiled
+  // in no row, which looks like a kernel meant as a row that misses an argument.
+  static std::optional<std::string> value_checked_nowhere(const KernelRow& base,
+                                                          const std::vector<KernelRow>& variants,
+                                                          const std::vector<std::string>& added) {
+    for (const auto field : {&KernelRow::signature, &KernelRow::constants}) {
+      for (const auto& item : (base.*field).items()) {
+        const bool replaced_everywhere =
+            std::all_of(variants.begin(), variants.end(), [&](const KernelRow& row) {
+              return (row.*field).value(item.key(), nlohmann::json()) != item.value();
+            });
+        if (!replaced_everywhere) continue;
+        const auto key = fmt::format(
+            "{}.{}", field == &KernelRow::signature ? "signature" : "constants", item.key());
+        const auto missing = util::join(added, ", ");
+        return fmt::format(
+            "{}: {} is compiled in no row: every variant replaces it, and the [[kernel]] is not a "
+            "row of its own because it leaves {} to its variants (give {} there to check it as "
+            "a row too)",
+            base.location_of(key).describe(row_key(base, key)), item.value().dump(), missing,
+            missing);
+      }
+    }
+    return std::nullopt;
   }
 
   void finish_row(KernelRow& row, Manifest& manifest) const {

@@ -29,7 +29,8 @@ struct KernelRef {
   [[nodiscard]] std::string spelled() const;       // as a user would write it
 };
 
-// One row of the matrix: a [[kernel]] or one of its [[kernel.variant]]s.
+// One row of the matrix: a [[kernel]] whose own keys form a complete specialisation, or one of
+// its [[kernel.variant]]s.
 struct KernelRow {
   std::string kernel;
   std::string variant;  // empty for a plain row
@@ -60,6 +61,9 @@ struct Manifest {
   std::uint64_t max_rss_bytes = 8ULL << 30;
   std::vector<std::filesystem::path> python_path;  // [defaults] pythonpath, absolute
   std::vector<KernelRow> rows;
+  // Not errors, but worth one line before the run: a [[kernel]] that looks meant as a row and
+  // is not one (its variants complete it, and every variant replaces one of its own values).
+  std::vector<std::string> notes;
 };
 
 // Parses and validates everything that can be checked without Python. Throws UsageError.

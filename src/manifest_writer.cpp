@@ -91,10 +91,21 @@ std::string render_block(const Block& block) {
   return out;
 }
 
-// Fields every row shares move up to the [[kernel]]; variants keep what sets them apart.
+// Fields every row shares move up to the [[kernel]]; variants keep what sets them apart. A
+// [[kernel]] whose own keys form a complete specialisation is a row of its own, so the hoisted
+// fields must leave it incomplete: rows that differ only in options keep their signature (their
+// constants when there is none) each, or the manifest would gain a row nobody launched.
 void hoist_common(Block& block) {
   auto& rows = block.variants;
   if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.specialization; })) return;
+  const auto shared_by_all = [&](OrderedFields CapturedRow::*field) {
+    return std::all_of(rows.begin(), rows.end(),
+                       [&](const CapturedRow& r) { return r.*field == rows.front().*field; });
+  };
+  const bool would_complete =
+      shared_by_all(&CapturedRow::signature) && shared_by_all(&CapturedRow::constants);
+  const bool keep_signature = would_complete && !rows.front().signature.empty();
+  const bool keep_constants = would_complete && !keep_signature;
   const auto hoist = [&](OrderedFields CapturedRow::*field, OrderedFields& into) {
     for (const auto& entry : rows.front().*field) {
       const bool shared = std::all_of(rows.begin(), rows.end(), [&](const CapturedRow& r) {
@@ -112,8 +123,8 @@ void hoist_common(Block& block) {
               f.end());
     }
   };
-  hoist(&CapturedRow::signature, block.signature);
-  hoist(&CapturedRow::constants, block.constants);
+  if (!keep_signature) hoist(&CapturedRow::signature, block.signature);
+  if (!keep_constants) hoist(&CapturedRow::constants, block.constants);
   hoist(&CapturedRow::options, block.options);
 }
 
@@ -377,8 +388,14 @@ MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
   }
   CarriedLines carried;
   std::set<std::string> kept_identities;  // rows that stay: compared with the captured ones
+  std::set<std::string> with_variants;
+  for (const auto& row : existing.rows)
+    if (!row.variant.empty()) with_variants.insert(row.kernel);
   for (const auto& row : existing.rows) {
     if (replaced_names.count(row.kernel)) {
+      // The [[kernel]] of a captured block with variants holds what they share; no launch made
+      // it a row, though older versions of capture could leave its keys complete.
+      if (row.variant.empty() && with_variants.count(row.kernel)) continue;
       ++result.rows_replaced;
       Carried entry{row.display_name(), {}, false};
       for (const char* key : {"xfail", "targets", "timeout", "max_rss"}) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -7,6 +8,13 @@
 #include "src/cell.hpp"
 
 namespace portcheck {
+
+// What a passing cell proves and what it does not. Every format carries it, since a report is
+// read without the tool that wrote it.
+inline constexpr std::string_view kCompileOnlyDisclaimer =
+    "Compile-only check: a passing cell means Triton produced a binary for that target. It does "
+    "not prove the kernel launches on the device (shared memory, registers) or computes correct "
+    "results.";
 
 // Everything one `check` produced; every report format renders from this.
 // What a --baseline did to a report: where it came from and which of its failures now pass.

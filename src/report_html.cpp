@@ -246,9 +246,7 @@ constexpr std::string_view kScript = R"JS(
         str(f.message) + ')'));
     }
   }
-  add(header, el('p', 'note', 'Compile-only check: a passing cell means Triton produced a binary for ' +
-    'that target. It does not prove the kernel launches on the device (shared memory, registers) or ' +
-    'computes correct results.'));
+  add(header, el('p', 'note', str(report.disclaimer)));
   document.title = 'triton-portcheck: ' + str(view.summary).split(' \u00b7 ')[0];
 
   // ---- filters

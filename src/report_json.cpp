@@ -87,6 +87,7 @@ nlohmann::json report_to_json(const Report& report) {
   return {
       {"schema_version", kReportSchemaVersion},
       {"tool", {{"name", "triton-portcheck"}, {"version", report.tool_version}}},
+      {"disclaimer", kCompileOnlyDisclaimer},
       {"environment", report.environment},
       {"targets", report.targets},
       {"rows", report.rows},

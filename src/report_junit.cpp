@@ -132,6 +132,7 @@ std::string render_junit(const Report& report) {
   for (const auto& t : report.targets) targets += (targets.empty() ? "" : ",") + t;
   property("targets", targets);
   property("interrupted", report.interrupted ? "true" : "false");
+  property("disclaimer", std::string(kCompileOnlyDisclaimer));
   out += "    </properties>\n";
 
   for (const auto& c : report.cells) {

@@ -113,7 +113,7 @@ std::string render_markdown(const Report& input) {
   if (report.baseline.applied)
     out += fmt::format(" ⭕ marks failures already in the baseline; {} of its failures are fixed.",
                        report.baseline.fixed.size());
-  out += "\n\n";
+  out += fmt::format("\n\n*{}*\n\n", md(std::string(kCompileOnlyDisclaimer)));
   for (const auto& g : groups) {
     const auto& first = *g.cells.front();
     std::string cells;

@@ -328,6 +328,7 @@ nlohmann::json render_sarif(const Report& report) {
       {"invocations", nlohmann::json::array({invocation})},
       {"results", results},
       {"properties", run_properties},
+      {"automationDetails", {{"description", text(std::string(kCompileOnlyDisclaimer))}}},
   };
   if (const auto bases = uris.original_uri_base_ids()) run["originalUriBaseIds"] = *bases;
 

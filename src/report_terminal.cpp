@@ -292,11 +292,8 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
   out += prediction_lines(report);
   const std::string summary = summary_line(report);
   out += summary + "\n";
-  out +=
-      "Compile-only check: a passing cell means Triton produced a binary for that target. It does "
-      "not "
-      "prove the kernel launches on the device (shared memory, registers) or computes correct "
-      "results.\n";
+  out += kCompileOnlyDisclaimer;
+  out += "\n";
   return out;
 }
 

@@ -13,6 +13,10 @@ std::vector<std::string> split_lines(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
+// The candidate nearest to `word` by edit distance, if it is at most 2 edits away (the first of
+// equally near ones): what a "did you mean" names. Empty when none is that near.
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
 // "8GiB", "512MiB", "2G", "1000000" -> bytes; nullopt when malformed.
 std::optional<std::uint64_t> parse_byte_size(std::string_view text);
 std::string format_bytes(std::uint64_t bytes);

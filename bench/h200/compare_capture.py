@@ -10,6 +10,16 @@ import tomllib
 from pathlib import Path
 
 
+def is_row_itself(kernel):
+    """A [[kernel]] is a row when its own keys form a complete specialisation: when no variant
+    names an argument it leaves out or brings a whole specialization it lacks (docs/manifest.md)."""
+    if not kernel.get("variant") or "specialization" in kernel:
+        return True
+    own = set(kernel.get("signature", {})) | set(kernel.get("constants", {}))
+    return not any("specialization" in v or (set(v.get("signature", {})) | set(v.get("constants", {}))) - own
+                   for v in kernel["variant"])
+
+
 def rows_of(path, provenance=False):
     """{display name: row} as `check` reads them; `captured` kept only with provenance=True."""
     skipped = ("variant", "name") if provenance else ("variant", "name", "captured")
@@ -17,7 +27,7 @@ def rows_of(path, provenance=False):
     rows = {}
     for kernel in data.get("kernel", []):
         base = {k: v for k, v in kernel.items() if k not in skipped}
-        for variant in kernel.get("variant") or [None]:
+        for variant in ([None] if is_row_itself(kernel) else []) + (kernel.get("variant") or []):
             row = {k: (dict(v) if isinstance(v, dict) else v) for k, v in base.items()}
             name = kernel["name"]
             if variant is not None:

@@ -222,6 +222,23 @@ def test_nothing_launched_writes_nothing(tmp_path, venv_python):
     assert not (tmp_path / "portcheck.toml").exists()
 
 
+def test_a_collection_error_passes_pytests_status_on_as_help_and_docs_say(tmp_path, venv_python):
+    (tmp_path / "test_broken.py").write_text("import no_such_module_xyz\n")
+    run = capture(tmp_path, venv_python)
+    assert run.returncode == 2, run.stderr  # pytest's "interrupted: errors during collection"
+    last = run.stderr.splitlines()[-1]
+    assert "launched no Triton kernel" in last and last.endswith("The command's own exit status 2 is passed on.")
+    assert not (tmp_path / "portcheck.toml").exists()
+    usage = run_tool(["capture", "--help"], cwd=tmp_path)
+    assert usage.returncode == 0
+    footer = " ".join(usage.stdout.split())
+    assert "1 nothing launched by a command that succeeded" in footer
+    assert "a failing command's own status wins" in footer and "pytest's 2 when collection failed" in footer
+    docs = " ".join((REPO / "docs" / "capture.md").read_text().split())
+    assert "A failing command's own exit status wins over 0 and 1" in docs
+    assert "an exit status of 2 may be pytest's as well as ours" in docs
+
+
 SCRIPT = '''\
 import os
 import subprocess

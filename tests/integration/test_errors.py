@@ -138,6 +138,24 @@ def test_default_manifest_missing_in_cwd_is_exit_2(venv_python, tmp_path):
     assert len(run.stderr.splitlines()) == 1 and "portcheck.toml" in run.stderr
 
 
+COMMANDS = "check, report, merge, export, env, diff, cache, capture, targets"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["bogus"], f"unknown command 'bogus'; the commands are: {COMMANDS} (see --help)"),
+    (["chek", "--demo"], f"unknown command 'chek' (did you mean 'check'?); the commands are: {COMMANDS} (see --help)"),
+    (["env", "ad", "3.8.0"], "unknown command 'env ad' (did you mean 'env add'?); the commands of 'env' are: add, "
+                             "list, remove (see env --help)"),
+    ([], f"a command is needed; the commands are: {COMMANDS} (see --help)"),
+    (["cache"], "a command is needed; the commands of 'cache' are: stats, clean (see cache --help)"),
+])
+def test_an_unknown_or_missing_command_is_named_beside_the_real_ones(tmp_path, args, message):
+    run = run_tool(args, cwd=tmp_path)
+    assert run.returncode == 2
+    assert run.stdout == ""
+    assert run.stderr == f"triton-portcheck: {message}\n"
+
+
 # ======================================================================== (c) no Triton
 
 

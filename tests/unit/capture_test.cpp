@@ -203,6 +203,69 @@ TEST_F(MergeTest, RenderedManifestLoadsWithEveryRow) {
   EXPECT_EQ(result.text.rfind("# header", 0), 0u);
 }
 
+// Autotune configs: one specialisation launched with several option sets.
+std::vector<CapturedLaunch> launches_with_warps(const std::vector<int>& warps) {
+  std::vector<CapturedLaunch> out;
+  for (const int w : warps) {
+    auto launch = add_launch("*fp32", true, true);
+    launch.explicit_options = {{"num_warps", w}};
+    out.push_back(launch);
+  }
+  return out;
+}
+
+// Hoisting everything the rows share would leave the [[kernel]] a complete specialisation, a
+// row of its own that nobody launched: the rows keep their signature instead.
+TEST_F(MergeTest, VariantsDifferingOnlyInOptionsAddNoRowOfTheirKernel) {
+  const auto result = render_captured_manifest(captured(launches_with_warps({4, 8})), {});
+  const auto manifest = load_manifest(write(result.text));
+  ASSERT_EQ(manifest.rows.size(), 2u) << result.text;
+  EXPECT_EQ(manifest.rows[0].display_name(), "add[num_warps=4]");
+  EXPECT_EQ(manifest.rows[1].display_name(), "add[num_warps=8]");
+  for (const auto& row : manifest.rows) {
+    EXPECT_EQ(row.signature["x"], "*fp32:16");
+    EXPECT_EQ(row.constants["BLOCK"], 256);
+  }
+  EXPECT_EQ(manifest.rows[0].options["num_warps"], 4);
+  EXPECT_EQ(manifest.rows[1].options["num_warps"], 8);
+  EXPECT_NE(result.text.find("constants = { BLOCK = 256 }\ncaptured"), std::string::npos)
+      << result.text;  // what they do share still moves up
+}
+
+// What an older capture wrote for such rows: a complete [[kernel]], which is now a row. An
+// --update writes the block anew without it, and does not count it as a launch replaced.
+TEST_F(MergeTest, UpdateRewritesAnOlderBlockWhoseKernelWasComplete) {
+  const std::string original =
+      "[[kernel]]\n"
+      "name      = \"add\"\n"
+      "target    = \"pkg.kernels:add\"\n"
+      "signature = { x = \"*fp32:16\", y = \"*fp32:16\", out = \"*fp32:16\", n = \"i32:16\" }\n"
+      "constants = { BLOCK = 256 }\n"
+      "captured  = \"pkg/kernels.py:7\"\n"
+      "xfail     = [\"cuda:75\"]\n"
+      "\n"
+      "  [[kernel.variant]]\n"
+      "  name      = \"num_warps=4\"\n"
+      "  options   = { num_warps = 4 }\n"
+      "  captured  = \"tests/test_add.py::test_add\"\n"
+      "\n"
+      "  [[kernel.variant]]\n"
+      "  name      = \"num_warps=8\"\n"
+      "  options   = { num_warps = 8 }\n"
+      "  captured  = \"tests/test_add.py::test_add\"\n";
+  const auto file = write(original);
+  ASSERT_EQ(load_manifest(file).rows.size(), 3u);
+  const auto result = merge_captured_manifest(file, original, captured(launches_with_warps({4, 8})),
+                                              MergeMode::update);
+  EXPECT_EQ(result.rows_replaced, 2);
+  EXPECT_EQ(result.rows_written, 2);
+  EXPECT_TRUE(result.warnings.empty()) << result.warnings.front();
+  const auto manifest = load_manifest(write(result.text));
+  ASSERT_EQ(manifest.rows.size(), 2u) << result.text;
+  EXPECT_EQ(manifest.rows[0].display_name(), "add[num_warps=4]");
+  EXPECT_EQ(manifest.rows[1].xfail, (std::vector<std::string>{"cuda:75"}));  // carried over
+}
+
 TEST_F(MergeTest, UpdateReplacesCapturedBlocksAndKeepsTheRest) {
   const std::string original =
       "# my manifest\n"

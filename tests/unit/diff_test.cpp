@@ -285,6 +285,13 @@ TEST(DiffRender, HeaderCountsAndSections) {
   EXPECT_NE(render_diff(d, true).find("\033[31mregressed 1\033[0m"), std::string::npos);
 }
 
+TEST(DiffRender, EndsSayingWhatAPassingCellProves) {
+  const auto r = two_versions();
+  const auto text =
+      render_diff(diff_reports(r, r, {Mode::versions, "3.8.0", "current"}, {}), false);
+  EXPECT_TRUE(text.ends_with("\n\n" + std::string(kCompileOnlyDisclaimer) + "\n")) << text;
+}
+
 TEST(DiffJson, CountsAndCells) {
   const auto r = two_versions();
   const auto j = diff_to_json(diff_reports(r, r, {Mode::versions, "3.8.0", "current"}, {}));

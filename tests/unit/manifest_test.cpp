@@ -64,18 +64,84 @@ TEST_F(ManifestTest, ParsesDefaultsRowsAndVariants) {
   EXPECT_EQ(m.targets, (std::vector<std::string>{"cuda:80", "cuda:90", "hip:gfx942"}));
   EXPECT_DOUBLE_EQ(m.timeout_s, 120);
   EXPECT_EQ(m.max_rss_bytes, 2ULL << 30);
-  ASSERT_EQ(m.rows.size(), 3u);
+  // The kernel's own keys give every argument its variants give: it is a row, then each variant.
+  ASSERT_EQ(m.rows.size(), 4u);
+  EXPECT_EQ(m.rows[0].display_name(), "attention-fp16");
+  EXPECT_EQ(m.rows[0].signature["q_ptr"], "*fp16:16");
+  EXPECT_EQ(m.rows[1].display_name(), "attention-fp16[bf16]");
+  EXPECT_EQ(m.rows[1].signature["q_ptr"], "*bf16:16");
+  EXPECT_EQ(m.rows[1].signature["seq_len"], "i32");  // inherited from the kernel
+  EXPECT_EQ(m.rows[2].display_name(), "attention-fp16[small]");
+  EXPECT_EQ(m.rows[2].constants["BLOCK"], 16);
+  EXPECT_EQ(m.rows[2].constants["HEAD_DIM"], 128);
+  EXPECT_EQ(m.rows[2].xfail, std::vector<std::string>{"hip:gfx942"});
+  EXPECT_EQ(m.rows[1].ref.file, dir.path() / "kernels.py");
+  EXPECT_EQ(m.rows[3].ref.module, "mypkg.kernels");
+  EXPECT_EQ(m.rows[3].ref.function, "axpy");
+  EXPECT_EQ(m.rows[1].location_of("options.num_warps").line, 12);
+  EXPECT_TRUE(m.notes.empty());
+}
+
+// The demo's dot_small: shared constants on the kernel, a signature per variant.
+TEST_F(ManifestTest, KernelLeavingArgumentsToItsVariantsIsNoRowAndSaysNothing) {
+  const auto m = load_manifest(write(R"(
+[[kernel]]
+name      = "dot"
+target    = "kernels.py:dot"
+constants = { BLOCK = 32 }
+  [[kernel.variant]]
+  name      = "fp16"
+  signature = { a = "*fp16:16", c = "*fp32:16" }
+  [[kernel.variant]]
+  name      = "int8"
+  signature = { a = "*i8:16", c = "*i32:16" }
+)"));
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_EQ(m.rows[0].display_name(), "dot[fp16]");
+  EXPECT_EQ(m.rows[1].display_name(), "dot[int8]");
+  EXPECT_TRUE(m.notes.empty());
+}
+
+// A value of the kernel that every variant replaces while the kernel is no row is compiled
+// nowhere: most likely an argument was forgotten in the kernel meant as a row.
+TEST_F(ManifestTest, KernelValueEveryVariantReplacesIsNamedOnce) {
+  const auto m = load_manifest(write(R"(
+[[kernel]]
+name      = "attention-fp16"
+target    = "kernels.py:attention"
+signature = { q_ptr = "*fp16:16", out_ptr = "*fp16:16" }
+constants = { BLOCK = 64 }
+  [[kernel.variant]]
+  name      = "bf16"
+  signature = { q_ptr = "*bf16:16", out_ptr = "*bf16:16", seq_len = "i32" }
+  [[kernel.variant]]
+  name      = "fp32"
+  signature = { q_ptr = "*fp32:16", out_ptr = "*fp32:16", seq_len = "i32" }
+)"));
+  ASSERT_EQ(m.rows.size(), 2u);
   EXPECT_EQ(m.rows[0].display_name(), "attention-fp16[bf16]");
-  EXPECT_EQ(m.rows[0].signature["q_ptr"], "*bf16:16");
-  EXPECT_EQ(m.rows[0].signature["seq_len"], "i32");  // inherited from the kernel
-  EXPECT_EQ(m.rows[1].display_name(), "attention-fp16[small]");
-  EXPECT_EQ(m.rows[1].constants["BLOCK"], 16);
-  EXPECT_EQ(m.rows[1].constants["HEAD_DIM"], 128);
-  EXPECT_EQ(m.rows[1].xfail, std::vector<std::string>{"hip:gfx942"});
-  EXPECT_EQ(m.rows[0].ref.file, dir.path() / "kernels.py");
-  EXPECT_EQ(m.rows[2].ref.module, "mypkg.kernels");
-  EXPECT_EQ(m.rows[2].ref.function, "axpy");
-  EXPECT_EQ(m.rows[0].location_of("options.num_warps").line, 12);
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_NE(m.notes[0].find("portcheck.toml:5: kernel 'attention-fp16'.signature.out_ptr: "
+                            "\"*fp16:16\" is compiled in no row"),
+            std::string::npos)
+      << m.notes[0];
+  EXPECT_NE(m.notes[0].find("leaves seq_len to its variants"), std::string::npos) << m.notes[0];
+}
+
+// A whole serialised specialisation is complete by itself; variants then only change options.
+TEST_F(ManifestTest, KernelWithItsOwnSpecializationIsARowBesideItsVariants) {
+  const auto m = load_manifest(write(R"(
+[[kernel]]
+name           = "mm"
+target         = "kernels.py:mm"
+specialization = '{"name": "mm", "signature": {}}'
+  [[kernel.variant]]
+  name    = "num_warps=8"
+  options = { num_warps = 8 }
+)"));
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_EQ(m.rows[0].display_name(), "mm");
+  EXPECT_EQ(m.rows[1].display_name(), "mm[num_warps=8]");
 }
 
 TEST_F(ManifestTest, DefaultTargetsWhenNoneGiven) {
@@ -208,8 +274,9 @@ pythonpath = ["vendor"]
 target     = "pkg.kernels:b"
 signature  = { x = "*fp32:16" }
   [[kernel.variant]]
-  name     = "BLOCK=64"
-  captured = "tests/test_b.py::test_b"
+  name      = "BLOCK=64"
+  constants = { BLOCK = 64 }
+  captured  = "tests/test_b.py::test_b"
 )"));
   ASSERT_EQ(m.rows.size(), 2u);
   EXPECT_EQ(m.rows[0].ref.python_path, (std::vector<std::filesystem::path>{dir.path() / "src"}));

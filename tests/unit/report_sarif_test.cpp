@@ -120,6 +120,11 @@ TEST(SarifReport, Envelope) {
   EXPECT_NO_THROW((void)sarif.dump());
 }
 
+TEST(SarifReport, RunDescriptionSaysWhatAPassingCellProves) {
+  const auto sarif = render_in_root(sample_report());
+  EXPECT_EQ(sarif["runs"][0]["automationDetails"]["description"]["text"], kCompileOnlyDisclaimer);
+}
+
 TEST(SarifReport, OneRulePerFingerprintInGroupOrder) {
   const auto sarif = render_in_root(sample_report());
   const auto& rules = sarif["runs"][0]["tool"]["driver"]["rules"];

@@ -174,6 +174,13 @@ TEST(Strings, JoinAndStartsWith) {
   EXPECT_FALSE(util::starts_with("abc", "b"));
 }
 
+TEST(Strings, ClosestMatchIsAtMostTwoEditsAway) {
+  EXPECT_EQ(util::closest_match("chek", {"check", "capture"}), "check");
+  EXPECT_EQ(util::closest_match("num_wraps", {"num_stages", "num_warps"}), "num_warps");
+  EXPECT_EQ(util::closest_match("bogus", {"check", "capture", "cache"}), "");
+  EXPECT_EQ(util::closest_match("anything", {}), "");
+}
+
 // ---------------------------------------------------------------------------------------------
 // utf8_codepoints / append_utf8 / valid_utf8
 

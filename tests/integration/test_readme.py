@@ -1,0 +1,60 @@
+"""What the README promises about setting up: `make demo` builds only the tool, and the outputs
+pasted into it (by scripts/update-readme-examples) hold no path of the machine that ran them."""
+import importlib.machinery
+import importlib.util
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+BLOCKS = re.compile(r"<!-- BEGIN output: (\S+) -->\n(.*?)<!-- END output: \1 -->", re.S)
+
+
+def paste_script():
+    loader = importlib.machinery.SourceFileLoader("update_readme_examples",
+                                                  str(REPO / "scripts" / "update-readme-examples"))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def cmake_builds(goal, tmp_path):
+    """The `cmake --build` commands `make GOAL` would run (make -n: printed, not run)."""
+    dry = subprocess.run(["make", "-n", goal, f"BUILD={tmp_path / 'b'}", f"VENV={tmp_path / 'venv'}", "JOBS=2"],
+                         cwd=REPO, capture_output=True, text=True, check=True)
+    return [line.split() for line in dry.stdout.splitlines() if line.startswith("cmake --build")]
+
+
+def test_make_demo_builds_the_tool_alone(tmp_path):
+    build = str(tmp_path / "b")
+    assert cmake_builds("demo", tmp_path) == [["cmake", "--build", build, "-j", "2", "--target", "triton-portcheck"]]
+    # `make test` still builds everything, unit tests included.
+    assert ["cmake", "--build", build, "-j", "2"] in cmake_builds("test", tmp_path)
+
+
+@pytest.mark.parametrize("name", [m.group(1) for m in BLOCKS.finditer((REPO / "README.md").read_text())])
+def test_pasted_output_holds_no_build_machine_path(name):
+    block = {m.group(1): m.group(2) for m in BLOCKS.finditer((REPO / "README.md").read_text())}[name]
+    assert paste_script().absolute_paths(block) == []
+
+
+def test_the_paste_script_makes_the_machines_paths_relative():
+    script = paste_script()
+    root, venv, home = Path("/srv/ci/checkout"), Path("/opt/envs/pc"), Path("/home/ci")
+    output = ("triton 3.9.0 at /opt/envs/pc/lib/python3.11/site-packages/triton\n"
+              "python 3.11.7 (/opt/envs/pc/bin/python)\n"
+              "wrote /srv/ci/checkout/build/export/axpy/cuda_90/axpy.cubin\n"
+              "created /home/ci/.cache/triton-portcheck/envs/3.8.0 (1.2 GiB)\n"
+              "/srv/ci/checkout-other/x.py stays, and so does https://example.org/a/b\n")
+    relative = script.relative_paths(output, root, venv, home)
+    assert relative == ("triton 3.9.0 at .venv/lib/python3.11/site-packages/triton\n"
+                        "python 3.11.7 (.venv/bin/python)\n"
+                        "wrote build/export/axpy/cuda_90/axpy.cubin\n"
+                        "created ~/.cache/triton-portcheck/envs/3.8.0 (1.2 GiB)\n"
+                        "/srv/ci/checkout-other/x.py stays, and so does https://example.org/a/b\n")
+    # What is left is caught before it is pasted.
+    assert script.absolute_paths(relative) == ["/srv/ci/checkout-other/x.py"]
