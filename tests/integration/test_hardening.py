@@ -1,0 +1,90 @@
+"""Hostile user modules and a hostile environment (issue 14): faults stay in their own cells,
+nothing outlives the run, files are written where the user asked and nowhere else."""
+import json
+import os
+import signal
+import time
+
+import pytest
+
+from conftest import (AXPY_SIGNATURE, KERNELS_PY, assert_no_leftovers, cells_by_position, popen_tool, run_tool,
+                      tagged_processes, tool_env, write_manifest)
+
+pytestmark = pytest.mark.slow
+
+# Module-level code run before the kernel is defined: the faults of issue 14, item 1.
+IMPORT_FAULTS = {
+    "segv": "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n",
+    "hang": "while True:\n    pass\n",
+    "bomb": "_ballast = bytearray(3 << 30)\nfor _i in range(0, len(_ballast), 4096):\n    _ballast[_i] = 1\n",
+    "exits": "import os\nos._exit(0)\n",
+}
+
+
+def faulty_module(fault):
+    return IMPORT_FAULTS[fault] + KERNELS_PY
+
+
+def row(name, module):
+    return (f'\n[[kernel]]\nname = "{name}"\ntarget = "{module}.py:axpy"\nsignature = {AXPY_SIGNATURE}\n'
+            "constants = { BLOCK = 1024 }\n")
+
+
+def import_fault_manifest(tmp_path, faults, limits='timeout = 4\nmax_rss = "512MiB"\n'):
+    body = '[defaults]\ntargets = ["cuda:80", "hip:gfx942"]\n' + limits + row("healthy", "kernels")
+    for fault in faults:
+        (tmp_path / f"{fault}.py").write_text(faulty_module(fault))
+        body += row(fault, fault)
+    return write_manifest(tmp_path, body)
+
+
+@pytest.mark.parametrize("isolation", ["fork", "process"])
+def test_faults_at_import_are_their_own_red_cells(venv_python, tmp_path, isolation):
+    manifest = import_fault_manifest(tmp_path, IMPORT_FAULTS)
+    json_path = tmp_path / "out.json"
+    run = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--json", json_path, "--no-cache",
+                    "-j", "2", "--isolation", isolation], cwd=tmp_path, timeout=120)
+    assert run.returncode == 1, run.stdout + run.stderr
+    cells = cells_by_position(json.loads(json_path.read_text()))
+    assert len(cells) == 10
+    expected = {"segv": ("import-error", "SIGSEGV"), "hang": ("timeout", "time limit"),
+                "bomb": ("oom", "memory limit"), "exits": ("import-error", "exited with status 0")}
+    for target in ("cuda:80", "hip:gfx942"):
+        assert cells[("healthy", target)]["status"] == "ok", cells[("healthy", target)]["message"]
+        for fault, (kind, words) in expected.items():
+            cell = cells[(fault, target)]
+            assert (cell["status"], cell["kind"], cell["stage"]) == ("failed", kind, "import"), cell
+            assert words in cell["message"], cell["message"]
+    # The 4 s limit applies at import too (the probe used to wait a fixed 300 s).
+    assert run.seconds < 60, run.seconds
+    assert_no_leftovers(run.tag)
+
+
+def test_ctrl_c_during_an_import_hang_exits_at_once(venv_python, tmp_path):
+    manifest = import_fault_manifest(tmp_path, ["hang"], limits="timeout = 300\n")
+    env = tool_env()
+    tag = env["PORTCHECK_ITEST_TAG"]
+    proc = popen_tool(["check", "--manifest", manifest, "--python", venv_python, "--no-cache"], cwd=tmp_path,
+                      env=env)
+    deadline = time.monotonic() + 60
+    # Wait until the hanging import runs (a worker spinning on the module), then interrupt.
+    while time.monotonic() < deadline and proc.poll() is None:
+        if sum("portcheck_worker" in cmd for _, cmd in tagged_processes(tag)) >= 2:
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    assert proc.poll() is None, proc.communicate()
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:  # never leave a stuck run behind, whatever the verdict
+            proc.kill()
+            proc.communicate()
+            for pid, _ in tagged_processes(tag):
+                os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 130, (out, err)
+    assert time.monotonic() - sent < 5
+    assert_no_leftovers(tag)
+
