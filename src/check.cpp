@@ -29,6 +29,7 @@
 #include "src/supervisor.hpp"
 #include "src/worker_pool.hpp"
 #include "util/fs.hpp"
+#include "util/proc.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -357,6 +358,12 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   auto env = worker_environment(share, run_dir.path() / "triton-cache");
   if (!inherit_site.empty())
     env.push_back("PORTCHECK_INHERIT_SITE=" + util::join(inherit_site, ":"));
+  // Every process of this run carries the marker, so that if we are killed (SIGKILL, OOM killer)
+  // the watcher can still find and end them, and remove the run's folder.
+  const auto run_marker =
+      fmt::format("TRITON_PORTCHECK_RUN={}", run_dir.path().filename().string());
+  env.push_back(run_marker);
+  const util::DeathWatch death_watch(run_marker, {run_dir.path()});
 
   // Every cell's request, written before anything runs: the probe hashes them for the cache.
   std::vector<PlannedCell> plans;

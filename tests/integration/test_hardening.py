@@ -88,3 +88,55 @@ def test_ctrl_c_during_an_import_hang_exits_at_once(venv_python, tmp_path):
     assert time.monotonic() - sent < 5
     assert_no_leftovers(tag)
 
+
+# ======================================================================== item 2: nothing outlives the run
+
+DAEMON_AT_IMPORT = '''\
+import os
+if os.fork() == 0:  # a helper daemonising itself: out of the cell's session, re-parented away
+    os.setsid()
+    if os.fork() == 0:
+        os.execvp("sleep", ["sleep", "3607"])
+    os._exit(0)
+'''
+
+
+@pytest.mark.parametrize("isolation", ["fork", "process"])
+def test_daemons_started_by_user_code_do_not_outlive_the_run(venv_python, tmp_path, isolation):
+    (tmp_path / "daemon.py").write_text(DAEMON_AT_IMPORT + KERNELS_PY)
+    manifest = write_manifest(tmp_path, '[defaults]\ntargets = ["cuda:80", "hip:gfx942"]\n' + row("daemon", "daemon"))
+    run = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--no-cache", "-j", "2",
+                    "--isolation", isolation], cwd=tmp_path, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert_no_leftovers(run.tag)
+
+
+def wait_for(predicate, timeout_s, what):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"never saw {what}")
+
+
+@pytest.mark.parametrize("isolation", ["fork", "process"])
+def test_sigkill_of_the_tool_leaves_no_process_and_no_temp_folder(venv_python, tmp_path, isolation):
+    manifest = write_manifest(tmp_path, '[defaults]\ntargets = ["cuda:80", "hip:gfx942"]\n' + row("axpy", "kernels"))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = tool_env(TRITON_PORTCHECK_INJECT="llir:hang", TMPDIR=temp)
+    tag = env["PORTCHECK_ITEST_TAG"]
+    proc = popen_tool(["check", "--manifest", manifest, "--python", venv_python, "--no-cache", "-j", "2",
+                       "--isolation", isolation, "--timeout", "300"], cwd=tmp_path, env=env)
+    try:
+        # Both cells hang in a grandchild, the way a runaway ptxas would.
+        wait_for(lambda: sum("time.sleep(3600)" in cmd for _, cmd in tagged_processes(tag)) >= 2, 60,
+                 "the hanging grandchildren")
+        proc.kill()
+        proc.communicate()
+        assert_no_leftovers(tag, grace_s=5.0)
+        assert not list(temp.iterdir()), list(temp.iterdir())
+    finally:
+        for pid, _ in tagged_processes(tag):
+            os.kill(pid, signal.SIGKILL)
