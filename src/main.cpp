@@ -195,8 +195,9 @@ void add_output_flags(CLI::App* command, OutputFlags& flags) {
 // Prints the matrix and writes the requested files; the exit code follows the report.
 int finish(Report report, const OutputFlags& flags, const std::vector<BaselineEntry>& baseline) {
   if (flags.baseline) apply_baseline(report, baseline, flags.baseline->string());
-  std::fputs(render_terminal(report, TerminalStyle{util::use_colour(stdout)}).c_str(), stdout);
-  std::fflush(stdout);
+  FILE* matrix = writes_to_stdout(flags.outputs) ? stderr : stdout;  // the report owns stdout
+  std::fputs(render_terminal(report, TerminalStyle{util::use_colour(matrix)}).c_str(), matrix);
+  std::fflush(matrix);
   int code = exit_code_for(report);
   for (const auto& error : write_reports(report, flags.outputs)) {
     std::fprintf(stderr, "triton-portcheck: %s\n", error.c_str());

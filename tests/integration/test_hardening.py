@@ -140,3 +140,68 @@ def test_sigkill_of_the_tool_leaves_no_process_and_no_temp_folder(venv_python, t
     finally:
         for pid, _ in tagged_processes(tag):
             os.kill(pid, signal.SIGKILL)
+
+
+# ======================================================================== item 3: reports go where the path points
+
+@pytest.fixture(scope="module")
+def small_report(venv_python, tmp_path_factory):
+    """A real one-cell JSON report, to render with `report` in every way a path can point."""
+    workdir = tmp_path_factory.mktemp("small-report")
+    manifest = write_manifest(workdir, '[defaults]\ntargets = ["cuda:80"]\n' + row("axpy", "kernels"))
+    json_path = workdir / "report.json"
+    run = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--json", json_path], cwd=workdir)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return json_path
+
+
+def render(report, *args, cwd):
+    return run_tool(["report", report, *args], cwd=cwd, timeout=60)
+
+
+def same_cells(text, report):
+    return json.loads(text)["cells"] == json.loads(report.read_text())["cells"]
+
+
+def test_dash_and_dev_stdout_write_the_report_on_stdout(small_report, tmp_path):
+    for destination in ("-", "/dev/stdout", tmp_path / "link-to-stdout"):
+        if destination == tmp_path / "link-to-stdout":
+            destination.symlink_to("/dev/stdout")
+        run = render(small_report, "--json", destination, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        assert same_cells(run.stdout, small_report), run.stdout[:300]
+        assert "axpy" in run.stderr  # the matrix moved to stderr, so stdout stays parseable
+    assert not (tmp_path / "-").exists()
+    assert (tmp_path / "link-to-stdout").is_symlink()
+
+
+def test_symlinks_are_written_through_and_stay_links(small_report, tmp_path):
+    (tmp_path / "reports").mkdir()
+    link, dangling = tmp_path / "latest.json", tmp_path / "baseline.json"
+    (tmp_path / "reports" / "old.json").write_text("{}")
+    link.symlink_to("reports/old.json")
+    dangling.symlink_to("reports/new-baseline.json")
+    run = render(small_report, "--json", link, "--write-baseline", dangling, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert link.is_symlink() and dangling.is_symlink()
+    assert same_cells((tmp_path / "reports" / "old.json").read_text(), small_report)
+    assert json.loads((tmp_path / "reports" / "new-baseline.json").read_text())
+
+
+def test_a_fifo_is_written_into_not_replaced(small_report, tmp_path):
+    import threading
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    run = render(small_report, "--json", fifo, cwd=tmp_path)
+    reader.join(10)
+    assert run.returncode == 0, run.stderr
+    assert received and same_cells(received[0], small_report)
+    assert fifo.is_fifo()
+
+
+def test_two_reports_on_stdout_is_a_usage_error(small_report, tmp_path):
+    run = render(small_report, "--json", "-", "--sarif", "-", cwd=tmp_path)
+    assert run.returncode == 2 and "standard output" in run.stderr, run.stderr
