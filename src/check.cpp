@@ -203,7 +203,8 @@ nlohmann::json cache_entry(const std::string& key, const CellEvidence& evidence,
           {"result", *evidence.result},
           {"stderr", evidence.stderr_text},
           {"last_stage", evidence.last_stage},
-          {"wall_s", evidence.outcome.wall_seconds}};
+          {"wall_s", evidence.outcome.wall_seconds},
+          {"peak_rss_bytes", evidence.outcome.peak_rss_bytes}};
 }
 
 // The same kernel checked out elsewhere (another CI runner, a moved project) has the same key;
@@ -558,7 +559,8 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
       continue;
     }
     if (options.use_cache && !plan.key.empty()) {
-      if (const auto entry = cache.load(plan.key)) {
+      if (const auto entry = cache.load(plan.key);
+          entry && fits_limits(*entry, plan.timeout_s, plan.max_rss)) {
         results[id] = finish_cell(
             plan,
             interpret(plan, evidence_from_cache(rebased(*entry, plan.row->ref.import_root)),

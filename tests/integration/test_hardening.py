@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -205,3 +206,50 @@ def test_a_fifo_is_written_into_not_replaced(small_report, tmp_path):
 def test_two_reports_on_stdout_is_a_usage_error(small_report, tmp_path):
     run = render(small_report, "--json", "-", "--sarif", "-", cwd=tmp_path)
     assert run.returncode == 2 and "standard output" in run.stderr, run.stderr
+
+
+# ======================================================================== item 7: the cache verifies what it serves
+
+def cache_entries(home):
+    return sorted((Path(home) / "cache" / "results").glob("*/*.json"))
+
+
+def checked(venv_python, tmp_path, home, *extra):
+    json_path = tmp_path / "report.json"
+    run = run_tool(["check", "--manifest", tmp_path / "portcheck.toml", "--python", venv_python, "--json", json_path,
+                    *extra], cwd=tmp_path, TRITON_PORTCHECK_HOME=home)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return {c["target"]: c for c in json.loads(json_path.read_text())["cells"]}, run
+
+
+def test_damaged_cache_entries_are_misses_reported_once(venv_python, tmp_path):
+    write_manifest(tmp_path, '[defaults]\ntargets = ["cuda:80", "hip:gfx942"]\n' + row("axpy", "kernels"))
+    home = tmp_path / "home"
+    first, _ = checked(venv_python, tmp_path, home)
+    entries = cache_entries(home)
+    assert len(entries) == 2
+    # The edits of issue 14: a mistyped field, a missing result, each in one entry.
+    for path, edit in zip(entries, (lambda e: e["result"].update(compile_s="x"), lambda e: e.pop("result"))):
+        entry = json.loads(path.read_text())
+        edit(entry)
+        path.write_text(json.dumps(entry))
+    second, run = checked(venv_python, tmp_path, home)
+    assert run.stderr.count("damaged cache entry") == 1, run.stderr
+    for target, cell in second.items():
+        assert not cell["cached"], cell
+        assert (cell["status"], cell["kind"], cell["fingerprint"]) == \
+            (first[target]["status"], first[target]["kind"], first[target]["fingerprint"])
+    third, run = checked(venv_python, tmp_path, home)  # replaced by the recompile: hits again
+    assert all(c["cached"] for c in third.values()) and "damaged" not in run.stderr
+
+
+def test_a_cached_result_obeys_this_runs_limits(venv_python, tmp_path):
+    write_manifest(tmp_path, '[defaults]\ntargets = ["cuda:80"]\n' + row("axpy", "kernels"))
+    home = tmp_path / "home"
+    checked(venv_python, tmp_path, home)
+    json_path = tmp_path / "limited.json"
+    run = run_tool(["check", "--manifest", tmp_path / "portcheck.toml", "--python", venv_python, "--json", json_path,
+                    "--max-rss", "1"], cwd=tmp_path, TRITON_PORTCHECK_HOME=home)
+    assert run.returncode == 1, run.stdout + run.stderr
+    (cell, ) = json.loads(json_path.read_text())["cells"]
+    assert (cell["kind"], cell["cached"]) == ("oom", False), cell
