@@ -107,6 +107,8 @@ std::optional<nlohmann::json> ResultCache::load(const std::string& key) {
   const auto entry = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (entry.is_object() && entry.contains("schema") && entry["schema"] != kEntrySchema)
     return std::nullopt;  // another version's entry: a plain miss
+  if (entry.is_object() && !entry.contains("schema") && !entry.contains("checksum"))
+    return std::nullopt;  // written before entries were sealed: a plain miss too
   std::string problem;
   if (!entry.is_object())
     problem = "not a JSON object";

@@ -81,6 +81,16 @@ TEST_F(CacheTest, EveryKindOfDamageIsAMiss) {
   EXPECT_EQ(cache_.damaged(), edits.size() + 2);
 }
 
+TEST_F(CacheTest, AnEarlierVersionsEntryIsAQuietMiss) {
+  cache_.store(kKey, entry());
+  damage_json([](nlohmann::json& j) {
+    j.erase("schema");
+    j.erase("checksum");
+  });
+  EXPECT_FALSE(cache_.load(kKey).has_value());
+  EXPECT_EQ(cache_.damaged(), 0u);
+}
+
 TEST_F(CacheTest, AnEntryThatSaysItIsOkButIsMistypedIsRefusedEvenWithAGoodChecksum) {
   auto bad = entry();
   bad["result"]["sizes"]["cubin"] = "big";
