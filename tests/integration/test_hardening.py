@@ -253,3 +253,23 @@ def test_a_cached_result_obeys_this_runs_limits(venv_python, tmp_path):
     assert run.returncode == 1, run.stdout + run.stderr
     (cell, ) = json.loads(json_path.read_text())["cells"]
     assert (cell["kind"], cell["cached"]) == ("oom", False), cell
+
+
+# ======================================================================== item 5 (part): values that meant "no limit"
+
+@pytest.mark.parametrize("args", [["--timeout", "0.0001"], ["--timeout", "1e-9"], ["--timeout", "inf"],
+                                  ["--timeout", "1e300"], ["--timeout", "5x"], ["-j", "-1"],
+                                  ["-j", "99999999999999999999"], ["-j", "0"]])
+def test_limits_that_would_silently_mean_none_are_refused(venv_python, tmp_path, args):
+    manifest = write_manifest(tmp_path, '[defaults]\ntargets = ["cuda:80"]\n' + row("axpy", "kernels"))
+    run = run_tool(["check", "--manifest", manifest, "--python", venv_python, *args], cwd=tmp_path, timeout=60)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.count("\n") == 1 and args[0].lstrip("-")[:1] in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("value", ["1e300", "0.0001", "inf"])
+def test_a_manifest_timeout_out_of_range_names_the_line_and_key(venv_python, tmp_path, value):
+    manifest = write_manifest(tmp_path, f'[defaults]\ntargets = ["cuda:80"]\ntimeout = {value}\n' + row("axpy", "kernels"))
+    run = run_tool(["check", "--manifest", manifest, "--python", venv_python], cwd=tmp_path, timeout=60)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "portcheck.toml:3: defaults.timeout: must be between" in run.stderr, run.stderr
