@@ -33,7 +33,7 @@ def probe(request):
     server (or with no cell's limits), where a module's crash, hang or memory bomb at import would
     take the whole run down. What needs their modules is `inspect`, run as a cell."""
     triton = _import_triton()
-    from . import tables
+    from . import static, tables
     return {
         "protocol": PROTOCOL_VERSION,
         "python": {"version": sys.version.split()[0], "executable": sys.executable},
@@ -41,6 +41,8 @@ def probe(request):
         "triton": {"version": triton.__version__, "path": os.path.dirname(triton.__file__)},
         "option_fields": tables.option_fields(),
         "targets": [tables.describe_target(t) for t in request.get("targets", [])],
+        # The tables the static pre-checks use, read from Triton alone (`targets` shows them).
+        "static": {"tables": static.tables(request.get("targets", []))} if request.get("predict") else None,
     }
 
 
