@@ -178,7 +178,8 @@ std::vector<pid_t> processes_marked(const std::string& marker) {
   return out;
 }
 
-DeathWatch::DeathWatch(std::string marker, std::vector<std::filesystem::path> litter) {
+DeathWatch::DeathWatch(const std::string& marker,
+                       const std::vector<std::filesystem::path>& litter) {
   int fds[2];
   // Close-on-exec: a worker that inherited the write end would keep the watch from ending.
   if (::pipe2(fds, O_CLOEXEC) != 0) return;

@@ -46,7 +46,7 @@ std::vector<pid_t> processes_marked(const std::string& marker);
 // `marker` and, unless the end was orderly (this object destroyed), removes `litter`.
 class DeathWatch {
  public:
-  DeathWatch(std::string marker, std::vector<std::filesystem::path> litter);
+  DeathWatch(const std::string& marker, const std::vector<std::filesystem::path>& litter);
   DeathWatch(const DeathWatch&) = delete;
   DeathWatch& operator=(const DeathWatch&) = delete;
   ~DeathWatch();
