@@ -4,10 +4,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "util/fs.hpp"
+#include "util/strings.hpp"
 
 namespace portcheck {
 namespace {
@@ -24,6 +28,50 @@ std::map<std::string, double> read_timings(const std::filesystem::path& file) {
   return out;
 }
 
+// Bumped whenever what an entry holds changes; an entry of another schema is a silent miss.
+constexpr int kEntrySchema = 2;
+
+std::string checksum_of(nlohmann::json entry) {
+  entry.erase("checksum");
+  return util::sha1_hex(entry.dump());
+}
+
+bool all_numbers(const nlohmann::json& object) {
+  return object.is_object() && std::all_of(object.begin(), object.end(),
+                                           [](const nlohmann::json& v) { return v.is_number(); });
+}
+
+// What is wrong with the types of an entry whose checksum holds (we wrote it, so only a bug or
+// a deliberate edit gets here), as check.cpp reads it; empty when nothing is.
+std::string type_problem(const nlohmann::json& entry) {
+  for (const char* name : {"key", "origin", "stderr", "last_stage"})
+    if (!entry.contains(name) || !entry[name].is_string())
+      return fmt::format("'{}' is not text", name);
+  for (const char* name : {"wall_s", "peak_rss_bytes"})
+    if (!entry.contains(name) || !entry[name].is_number())
+      return fmt::format("'{}' is not a number", name);
+  if (!entry.contains("result") || !entry["result"].is_object()) return "no result";
+  const auto& r = entry["result"];
+  const auto status =
+      r.value("status", nlohmann::json()).is_string() ? r["status"].get<std::string>() : "";
+  if (status != "ok" && status != "error") return "result.status is neither ok nor error";
+  if (r.contains("compile_s") && !r["compile_s"].is_number())
+    return "result.compile_s is not a number";
+  for (const char* name : {"stages", "sizes"})
+    if (r.contains(name) && !all_numbers(r[name]))
+      return fmt::format("result.{} is not a table of numbers", name);
+  for (const char* name : {"metadata", "resources", "export", "source", "error"})
+    if (r.contains(name) && !r[name].is_object())
+      return fmt::format("result.{} is not a table", name);
+  if (r.contains("source") && (!r["source"].value("file", nlohmann::json()).is_string() ||
+                               !r["source"].value("line", nlohmann::json()).is_number_integer()))
+    return "result.source is not a file and a line";
+  if (status == "error" &&
+      (!r.value("stage", nlohmann::json()).is_string() || !r.contains("error")))
+    return "a failed result without its stage and error";
+  return {};
+}
+
 }  // namespace
 
 std::filesystem::path portcheck_home() {
@@ -35,6 +83,12 @@ std::filesystem::path portcheck_home() {
          "triton-portcheck";
 }
 
+bool fits_limits(const nlohmann::json& entry, double timeout_s, std::uint64_t max_rss) {
+  if (timeout_s > 0 && entry.value("wall_s", 0.0) >= timeout_s) return false;
+  const auto& peak = entry.value("peak_rss_bytes", nlohmann::json());
+  return max_rss == 0 || (peak.is_number() && peak.get<double>() <= static_cast<double>(max_rss));
+}
+
 ResultCache::ResultCache(std::filesystem::path root, std::uint64_t max_bytes)
     : root_(std::move(root)), max_bytes_(max_bytes) {}
 
@@ -44,22 +98,52 @@ std::filesystem::path ResultCache::path_for(const std::string& key) const {
 
 std::optional<nlohmann::json> ResultCache::load(const std::string& key) {
   const auto path = path_for(key);
+  std::string text;
   try {
-    auto entry = nlohmann::json::parse(util::read_file(path));
-    if (entry.value("key", "") != key) return std::nullopt;
-    ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // most recently used now
-    return entry;
+    text = util::read_file(path);
   } catch (const std::exception&) {
-    return std::nullopt;  // absent, evicted meanwhile, or damaged: a miss
+    return std::nullopt;  // absent, or evicted meanwhile: a plain miss
   }
+  const auto entry = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (entry.is_object() && entry.contains("schema") && entry["schema"] != kEntrySchema)
+    return std::nullopt;  // another version's entry: a plain miss
+  if (entry.is_object() && !entry.contains("schema") && !entry.contains("checksum"))
+    return std::nullopt;  // written before entries were sealed: a plain miss too
+  std::string problem;
+  if (!entry.is_object())
+    problem = "not a JSON object";
+  else if (!entry.contains("checksum") || entry["checksum"] != checksum_of(entry))
+    problem = "its checksum does not match its content";
+  else if (entry.value("key", nlohmann::json()) != key)
+    problem = "it holds another key";
+  else
+    problem = type_problem(entry);
+  if (!problem.empty()) {
+    note_damage(path, problem);
+    return std::nullopt;
+  }
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // most recently used now
+  return entry;
+}
+
+void ResultCache::note_damage(const std::filesystem::path& path, const std::string& problem) {
+  // Once per run: a damaged cache costs a recompile, and the user should know why, not 500 times.
+  if (damaged_++ == 0)
+    std::fprintf(stderr,
+                 "triton-portcheck: ignoring a damaged cache entry %s (%s); damaged entries are "
+                 "compiled again and replaced\n",
+                 path.c_str(), problem.c_str());
 }
 
 void ResultCache::store(const std::string& key, const nlohmann::json& entry) {
   const auto path = path_for(key);
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
+  auto sealed = entry;
+  sealed["schema"] = kEntrySchema;
+  sealed["checksum"] = checksum_of(sealed);
   try {
-    util::atomic_write_file(path, entry.dump());
+    util::atomic_write_file(path, sealed.dump());
   } catch (const std::exception&) {
     // A read-only or full cache costs speed, never a run.
   }

@@ -20,8 +20,12 @@ class ResultCache {
  public:
   ResultCache(std::filesystem::path root, std::uint64_t max_bytes);
 
+  // An entry is served only when its checksum (over all its content) holds, it is of this
+  // version's schema and its fields have the types the tool reads. Anything else is a miss; the
+  // first damaged entry is reported on stderr, once.
   std::optional<nlohmann::json> load(const std::string& key);
   void store(const std::string& key, const nlohmann::json& entry);
+  [[nodiscard]] std::size_t damaged() const { return damaged_; }  // entries refused so far
   // Removes least-recently-used entries until the cache fits in 90% of its bound.
   void evict_to_fit();
 
@@ -36,9 +40,16 @@ class ResultCache {
 
  private:
   [[nodiscard]] std::filesystem::path path_for(const std::string& key) const;
+  void note_damage(const std::filesystem::path& path, const std::string& problem);
   std::filesystem::path root_;
   std::uint64_t max_bytes_;
+  std::size_t damaged_ = 0;
 };
+
+// A cached verdict was reached under the limits of the run that stored it. It stands only if
+// this run's limits (0: none) would have let that compile finish too: it took less time than
+// `timeout_s` and, as sampled, no more memory than `max_rss`. Otherwise the cell is compiled again.
+bool fits_limits(const nlohmann::json& entry, double timeout_s, std::uint64_t max_rss);
 
 // Past wall times per (row, target, Triton version), so the slowest cells start first.
 class CellTimings {

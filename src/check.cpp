@@ -23,11 +23,13 @@
 #include "src/known_failures.hpp"
 #include "src/launch_limits.hpp"
 #include "src/manifest.hpp"
+#include "src/module_inspection.hpp"
 #include "src/scheduler.hpp"
 #include "src/shard.hpp"
 #include "src/supervisor.hpp"
 #include "src/worker_pool.hpp"
 #include "util/fs.hpp"
+#include "util/proc.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -102,6 +104,8 @@ void validate_against_triton(const Manifest& manifest, const nlohmann::json& pro
                       name, suggestion(name, valid)));
     }
     if (row.specialization) continue;
+    // A module whose import failed (or was never reached) is reported through its cells.
+    if (!kernels.contains(row.display_name())) continue;
     const auto& info = kernels.at(row.display_name());
     if (!info.at("ok").get<bool>()) continue;  // reported per cell as an import-error
     std::vector<std::string> args = info.at("args").get<std::vector<std::string>>();
@@ -168,22 +172,6 @@ struct PlannedCell {
   std::string label;  // the Triton environment: "current" or a version
 };
 
-CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome) {
-  CellEvidence evidence;
-  evidence.outcome = outcome;
-  if (const auto text = util::read_file_bounded(dir / "result.json", 1 << 24)) {
-    try {
-      evidence.result = nlohmann::json::parse(*text);
-    } catch (const nlohmann::json::exception&) {
-      evidence.result.reset();
-    }
-  }
-  evidence.last_stage =
-      last_stage_from_progress(util::read_file_bounded(dir / "progress", 1 << 16).value_or(""));
-  evidence.stderr_text = util::read_file_bounded(dir / "stderr", kLogLimit).value_or("");
-  return evidence;
-}
-
 // What a cache entry keeps of a cell: enough to classify it again exactly as the first time.
 nlohmann::json cache_entry(const std::string& key, const CellEvidence& evidence,
                            const std::filesystem::path& origin) {
@@ -192,7 +180,8 @@ nlohmann::json cache_entry(const std::string& key, const CellEvidence& evidence,
           {"result", *evidence.result},
           {"stderr", evidence.stderr_text},
           {"last_stage", evidence.last_stage},
-          {"wall_s", evidence.outcome.wall_seconds}};
+          {"wall_s", evidence.outcome.wall_seconds},
+          {"peak_rss_bytes", evidence.outcome.peak_rss_bytes}};
 }
 
 // The same kernel checked out elsewhere (another CI runner, a moved project) has the same key;
@@ -209,6 +198,44 @@ nlohmann::json rebased(const nlohmann::json& entry, const std::filesystem::path&
        pos += inner_to.size())
     text.replace(pos, inner_from.size(), inner_to);
   return nlohmann::json::parse(text);
+}
+
+// Of two limits where 0 means none, the one that allows more.
+template <typename Limit>
+Limit most_generous(Limit a, Limit b) {
+  return a == Limit{} || b == Limit{} ? Limit{} : std::max(a, b);
+}
+
+// One inspection per user module (and import path), serving every row defined in it.
+std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
+                                                const std::vector<PlannedCell>& plans) {
+  std::map<std::string, std::size_t> index;
+  std::vector<ModuleToInspect> modules;
+  const auto module_of = [&](const KernelRow& row) -> ModuleToInspect& {
+    auto where = kernel_ref_json(row.ref);
+    where.erase("function");
+    const auto [it, inserted] = index.emplace(where.dump(), modules.size());
+    if (inserted) {
+      modules.emplace_back();
+      modules.back().cwd = row.ref.import_root;
+    }
+    return modules[it->second];
+  };
+  for (const auto& row : manifest.rows)
+    module_of(row).kernels.push_back(
+        {{"id", row.display_name()}, {"kernel", kernel_ref_json(row.ref)}});
+  for (std::size_t id = 0; id < plans.size(); ++id) {
+    const auto& plan = plans[id];
+    auto& module = module_of(*plan.row);
+    module.cells.push_back({{"id", id}, {"request", plan.request}});
+    const auto timeout = std::chrono::milliseconds(static_cast<long long>(plan.timeout_s * 1000));
+    const bool first = module.cells.size() == 1;
+    module.timeout = first ? timeout : most_generous(module.timeout, timeout);
+    module.max_rss_bytes = first ? plan.max_rss : most_generous(module.max_rss_bytes, plan.max_rss);
+  }
+  // A module with no cell in this run (another shard's) is left to the run that compiles it.
+  std::erase_if(modules, [](const ModuleToInspect& m) { return m.cells.empty(); });
+  return modules;
 }
 
 CellEvidence evidence_from_cache(const nlohmann::json& entry) {
@@ -309,6 +336,12 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   auto env = worker_environment(share, run_dir.path() / "triton-cache");
   if (!inherit_site.empty())
     env.push_back("PORTCHECK_INHERIT_SITE=" + util::join(inherit_site, ":"));
+  // Every process of this run carries the marker, so that if we are killed (SIGKILL, OOM killer)
+  // the watcher can still find and end them, and remove the run's folder.
+  const auto run_marker =
+      fmt::format("TRITON_PORTCHECK_RUN={}", run_dir.path().filename().string());
+  env.push_back(run_marker);
+  const util::DeathWatch death_watch(run_marker, {run_dir.path()});
 
   // Every cell's request, written before anything runs: the probe hashes them for the cache.
   std::vector<PlannedCell> plans;
@@ -368,15 +401,6 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   probe_request["tool_version"] = PORTCHECK_VERSION;
   probe_request["targets"] = nlohmann::json::array();
   for (const auto& n : columns) probe_request["targets"].push_back(target_json(*parse_target(n)));
-  probe_request["kernels"] = nlohmann::json::array();
-  for (const auto& row : manifest.rows)
-    probe_request["kernels"].push_back(
-        {{"id", row.display_name()}, {"kernel", kernel_ref_json(row.ref)}});
-  probe_request["cells"] = nlohmann::json::array();
-  for (std::size_t i = 0; i < plans.size(); ++i)
-    probe_request["cells"].push_back({{"id", i}, {"request", plans[i].request}});
-  probe_request["keys"] = options.use_cache && options.static_mode != StaticMode::only;
-  probe_request["predict"] = true;
 
   // Backends the run compiles for, one target each, for the fork server's warm-up.
   nlohmann::json warm_targets = nlohmann::json::array();
@@ -405,6 +429,23 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
     probe = probe_environment(python, share, run_dir.path(), probe_request);
     runner = std::make_unique<Supervisor>();
   }
+  const std::size_t jobs =
+      options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+  InspectionSettings inspection_settings;
+  inspection_settings.python_argv = {python, "-m", "portcheck_worker"};
+  inspection_settings.env = env;
+  inspection_settings.scratch = run_dir.path();
+  inspection_settings.common = {
+      {"tool_version", PORTCHECK_VERSION},
+      {"targets", probe_request["targets"]},
+      {"keys", options.use_cache && options.static_mode != StaticMode::only},
+      {"predict", true}};
+  inspection_settings.jobs = jobs;
+  const auto inspection = inspect_modules(modules_to_inspect(manifest, plans), inspection_settings,
+                                          *runner, interrupted);
+  probe["kernels"] = inspection.kernels;
+  probe["keys"] = inspection.keys;
+  probe["static"] = inspection.static_result;
   validate_against_triton(manifest, probe, row_targets);
   const auto triton_version = probe.at("triton").at("version").get<std::string>();
   std::map<std::string, int> warp_sizes;
@@ -488,8 +529,15 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
       results[id] = uncompiled_cell(plan, predicted);
       continue;
     }
+    if (const auto fault = inspection.failed.find(id); fault != inspection.failed.end()) {
+      // Its module crashed, hung or blew the memory limit at import: not compiled.
+      results[id] =
+          finish_cell(plan, interpret(plan, fault->second, triton_version, known), predicted);
+      continue;
+    }
     if (options.use_cache && !plan.key.empty()) {
-      if (const auto entry = cache.load(plan.key)) {
+      if (const auto entry = cache.load(plan.key);
+          entry && fits_limits(*entry, plan.timeout_s, plan.max_rss)) {
         results[id] = finish_cell(
             plan,
             interpret(plan, evidence_from_cache(rebased(*entry, plan.row->ref.import_root)),
@@ -526,8 +574,6 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
     tasks.push_back(std::move(task));
   }
 
-  const std::size_t jobs =
-      options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
   Scheduler scheduler(*runner, jobs);
   std::size_t stored = 0;
   const auto on_ended = [&](ProcessRunner::Id id, const ProcessOutcome& outcome) {

@@ -263,6 +263,16 @@ Classification classify(const CellEvidence& evidence) {
            "cancelled: the run was interrupted", "",    std::nullopt};
       break;
     case Termination::signaled: {
+      if (stage == "import") {
+        c = {FailureKind::import_error,
+             stage,
+             "",
+             fmt::format("importing the kernel's module killed its process with {}",
+                         signal_name(outcome.signal)),
+             "",
+             std::nullopt};
+        break;
+      }
       auto detail = crash_detail(evidence.stderr_text);
       c = {FailureKind::crash,
            stage,
@@ -274,6 +284,17 @@ Classification classify(const CellEvidence& evidence) {
       break;
     }
     case Termination::exited:
+      if ((!evidence.result || outcome.exit_code != 0) && stage == "import") {
+        // os._exit() or sys.exit() past our handler while the user's module was being imported.
+        c = {FailureKind::import_error,
+             stage,
+             "",
+             fmt::format("the process exited with status {} while importing the kernel's module",
+                         outcome.exit_code),
+             "",
+             std::nullopt};
+        break;
+      }
       if (!evidence.result || outcome.exit_code != 0) {
         const auto last = last_nonempty_line(evidence.stderr_text);
         c = {FailureKind::internal_error,

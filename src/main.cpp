@@ -18,6 +18,7 @@
 #include "src/errors.hpp"
 #include "src/export.hpp"
 #include "src/launch_limits.hpp"
+#include "src/manifest.hpp"
 #include "src/report_json.hpp"
 #include "src/report_terminal.hpp"
 #include "src/reports.hpp"
@@ -226,8 +227,9 @@ void add_output_flags(CLI::App* command, OutputFlags& flags) {
 // Prints the matrix and writes the requested files; the exit code follows the report.
 int finish(Report report, const OutputFlags& flags, const std::vector<BaselineEntry>& baseline) {
   if (flags.baseline) apply_baseline(report, baseline, flags.baseline->string());
-  std::fputs(render_terminal(report, TerminalStyle{util::use_colour(stdout)}).c_str(), stdout);
-  std::fflush(stdout);
+  FILE* matrix = writes_to_stdout(flags.outputs) ? stderr : stdout;  // the report owns stdout
+  std::fputs(render_terminal(report, TerminalStyle{util::use_colour(matrix)}).c_str(), matrix);
+  std::fflush(matrix);
   int code = exit_code_for(report);
   for (const auto& error : write_reports(report, flags.outputs)) {
     std::fprintf(stderr, "triton-portcheck: %s\n", error.c_str());
@@ -430,7 +432,8 @@ int main(int argc, char** argv) {
                     "Seconds per cell, whole process tree (overrides the manifest)");
   check->add_option("--max-rss", max_rss_text,
                     "Memory per cell, whole process tree, e.g. 8GiB (overrides the manifest)");
-  check->add_option("-j,--jobs", options.jobs, "Cells compiled at once (default: number of cores)");
+  check->add_option("-j,--jobs", options.jobs, "Cells compiled at once (default: number of cores)")
+      ->check(CLI::Range(1, 4096));  // -1 would wrap to 2^64-1 in a size_t
   OutputFlags check_outputs;
   add_output_flags(check, check_outputs);
   std::string static_text = "compile";
@@ -703,12 +706,16 @@ int main(int argc, char** argv) {
     }
     options.targets = split_list(raw_targets);
     if (!timeout_text.empty()) {
+      std::size_t used = 0;
       try {
-        options.timeout_s = std::stod(timeout_text);
+        options.timeout_s = std::stod(timeout_text, &used);
       } catch (const std::exception&) {
-        throw UsageError(fmt::format("--timeout: '{}' is not a number of seconds", timeout_text));
+        used = 0;
       }
-      if (!(*options.timeout_s > 0)) throw UsageError("--timeout: must be greater than 0");
+      if (used == 0 || used != timeout_text.size())
+        throw UsageError(fmt::format("--timeout: '{}' is not a number of seconds", timeout_text));
+      if (const auto problem = timeout_problem(*options.timeout_s); !problem.empty())
+        throw UsageError(fmt::format("--timeout {}: {}", timeout_text, problem));
     }
     if (!max_rss_text.empty()) {
       options.max_rss_bytes = util::parse_byte_size(max_rss_text);

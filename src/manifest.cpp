@@ -91,7 +91,7 @@ class Parser {
       v = f->get();
     else
       fail(node, key, "expected a number of seconds");
-    if (!(v > 0)) fail(node, key, "must be greater than 0");
+    if (const auto problem = timeout_problem(v); !problem.empty()) fail(node, key, problem);
     return v;
   }
 
@@ -455,6 +455,12 @@ Manifest load_manifest(const std::filesystem::path& file) {
                     "try --demo)",
                     file.string()));
   return Parser(file).parse();
+}
+
+std::string timeout_problem(double seconds) {
+  if (seconds >= kMinTimeoutSeconds && seconds <= kMaxTimeoutSeconds) return {};
+  return fmt::format("must be between {} and {:.0f} seconds (a week)", kMinTimeoutSeconds,
+                     kMaxTimeoutSeconds);
 }
 
 }  // namespace portcheck

@@ -53,6 +53,14 @@ struct KernelRow {
   [[nodiscard]] Location location_of(const std::string& key) const;
 };
 
+// The range a cell's time limit may take. Below 10 ms nothing compiles; beyond a week (1e300,
+// inf) it would silently mean no limit at all, as would anything that rounds to 0 ms.
+inline constexpr double kMinTimeoutSeconds = 0.01;
+inline constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600;
+
+// Empty when `seconds` is a usable time limit, else what is wrong with it.
+std::string timeout_problem(double seconds);
+
 struct Manifest {
   std::filesystem::path file;
   std::vector<std::string> targets;  // names, validated

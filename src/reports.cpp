@@ -22,9 +22,21 @@ namespace portcheck {
 namespace {
 
 void check_writable(const std::optional<std::filesystem::path>& file, const char* flag) {
-  if (!file) return;
-  const auto dir = file->has_parent_path() ? file->parent_path() : std::filesystem::path(".");
+  if (!file || util::is_standard_output(*file)) return;
+  if (util::is_special_file(*file)) {
+    // A FIFO or a device is written as it is: it must be writable, not its folder.
+    if (::access(file->c_str(), W_OK) != 0)
+      throw UsageError(fmt::format("{} {}: is not writable", flag, file->string()));
+    return;
+  }
+  std::filesystem::path target;
+  try {
+    target = util::resolve_links(*file);
+  } catch (const std::runtime_error& e) {
+    throw UsageError(fmt::format("{} {}", flag, e.what()));
+  }
   std::error_code ec;
+  const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(dir, ec))
     throw UsageError(
         fmt::format("{} {}: the folder {} does not exist", flag, file->string(), dir.string()));
@@ -43,7 +55,21 @@ std::filesystem::path workspace_root() {
 
 }  // namespace
 
+bool writes_to_stdout(const ReportOutputs& outputs) {
+  for (const auto* file : {&outputs.json, &outputs.junit, &outputs.sarif, &outputs.html,
+                           &outputs.markdown, &outputs.write_baseline})
+    if (*file && util::is_standard_output(**file)) return true;
+  return false;
+}
+
 void check_destinations(const ReportOutputs& outputs) {
+  int on_stdout = 0;
+  for (const auto* file : {&outputs.json, &outputs.junit, &outputs.sarif, &outputs.html,
+                           &outputs.markdown, &outputs.write_baseline})
+    on_stdout += *file && util::is_standard_output(**file) ? 1 : 0;
+  if (on_stdout > 1) throw UsageError("only one report can be written to standard output ('-')");
+  if (on_stdout > 0 && outputs.github)
+    throw UsageError("--github writes annotations on standard output: no report can go there too");
   check_writable(outputs.json, "--json");
   check_writable(outputs.junit, "--junit");
   check_writable(outputs.sarif, "--sarif");
@@ -58,7 +84,7 @@ std::vector<std::string> write_reports(const Report& report, const ReportOutputs
                          const std::function<std::string()>& render) {
     if (!file) return;
     try {
-      util::atomic_write_file(*file, render());
+      util::write_output_file(*file, render());
     } catch (const std::exception& e) {
       errors.emplace_back(e.what());
     }

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -113,13 +114,13 @@ std::vector<std::pair<pid_t, Termination>> SessionLimits::enforce(
     const std::vector<pid_t>& also_count, std::uint64_t* total_rss,
     std::vector<std::uint64_t>* also_rss) {
   std::vector<std::pair<pid_t, Termination>> over;
-  if (entries_.empty() && also_count.empty()) {
-    if (total_rss) *total_rss = 0;
-    return over;
-  }
   const auto now = Clock::now();
   std::unordered_map<pid_t, std::uint64_t> rss_by_session;
-  for (const auto& p : util::snapshot_processes()) rss_by_session[p.session] += p.rss_bytes;
+  const auto processes = util::snapshot_processes();
+  for (const auto& p : processes) rss_by_session[p.session] += p.rss_bytes;
+  std::set<pid_t> ours(also_count.begin(), also_count.end());
+  for (const auto& [session, entry] : entries_) ours.insert(session);
+  util::kill_strays(processes, ours);
   std::uint64_t total = 0;
   if (also_rss) also_rss->clear();
   for (const pid_t s : also_count) {
@@ -220,7 +221,8 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> Supervisor::cancel_all
     const auto entry = limits_.take(pid);
     ended.emplace_back(entry.id, finish_session(pid, entry, Termination::cancelled, status));
   }
-  // Collect grandchildren that were re-parented to us while their sessions were killed.
+  // Daemons that left their cell's session, then grandchildren re-parented to us meanwhile.
+  util::kill_strays(util::snapshot_processes(), {});
   int status = 0;
   while (::waitpid(-1, &status, WNOHANG) > 0) {
   }

@@ -371,6 +371,7 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::canc
   in_flight_.clear();
   by_pid_.clear();
   stop_server();
+  util::kill_strays(util::snapshot_processes(), {});  // daemons that left their cell's session
   int status = 0;
   while (::waitpid(-1, &status, WNOHANG) > 0) {
   }

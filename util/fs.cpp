@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -42,6 +43,68 @@ std::optional<std::string> read_file_bounded(const std::filesystem::path& path,
          text.substr(text.size() - keep);
 }
 
+namespace {
+
+void write_all(int fd, std::string_view contents, const std::filesystem::path& path) {
+  std::size_t written = 0;
+  while (written < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      throw std::runtime_error(
+          fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+    written += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+std::filesystem::path resolve_links(const std::filesystem::path& path) {
+  std::filesystem::path current = path;
+  for (int depth = 0; depth < 40; ++depth) {
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(std::filesystem::symlink_status(current, ec))) return current;
+    const auto target = std::filesystem::read_symlink(current, ec);
+    if (ec)
+      throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), ec.message()));
+    current = target.is_absolute() ? target : current.parent_path() / target;
+  }
+  throw std::runtime_error(
+      fmt::format("cannot write {}: too many levels of symbolic links", path.string()));
+}
+
+bool is_standard_output(const std::filesystem::path& path) {
+  if (path == "-") return true;
+  struct stat named {};
+  struct stat out {};
+  return ::stat(path.c_str(), &named) == 0 && ::fstat(STDOUT_FILENO, &out) == 0 &&
+         named.st_dev == out.st_dev && named.st_ino == out.st_ino;
+}
+
+bool is_special_file(const std::filesystem::path& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+void write_output_file(const std::filesystem::path& path, std::string_view contents) {
+  if (is_standard_output(path)) {  // "-", /dev/stdout, /proc/self/fd/1: through our own fd 1
+    std::fflush(stdout);
+    write_all(STDOUT_FILENO, contents, path);
+    return;
+  }
+  if (!is_special_file(path)) {
+    atomic_write_file(resolve_links(path), contents);
+    return;
+  }
+  // Renaming over a FIFO or a device would replace it by a regular file: write into it instead.
+  // Opened by its own name: /dev/fd/N and /proc links to pipes resolve only in the kernel.
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY));
+  if (!fd.valid())
+    throw std::runtime_error(
+        fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  write_all(fd.get(), contents, path);
+}
+
 void atomic_write_file(const std::filesystem::path& path, std::string_view contents) {
   const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::string tmpl = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
@@ -52,17 +115,11 @@ void atomic_write_file(const std::filesystem::path& path, std::string_view conte
     throw std::runtime_error(
         fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
   const std::string tmp_path(name.data());
-  std::size_t written = 0;
-  while (written < contents.size()) {
-    const ssize_t n = ::write(fd.get(), contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::unlink(tmp_path.c_str());
-      throw std::runtime_error(
-          fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
-    }
-    written += static_cast<std::size_t>(n);
+  try {
+    write_all(fd.get(), contents, path);
+  } catch (const std::runtime_error&) {
+    ::unlink(tmp_path.c_str());
+    throw;
   }
   ::fchmod(fd.get(), 0644);
   fd.reset();

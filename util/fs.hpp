@@ -17,6 +17,22 @@ std::optional<std::string> read_file_bounded(const std::filesystem::path& path,
 // half-written file.
 void atomic_write_file(const std::filesystem::path& path, std::string_view contents);
 
+// Where writing to `path` lands: symbolic links followed (relative ones from their own folder)
+// to the file they name, which need not exist yet. A loop or too deep a chain is an error.
+std::filesystem::path resolve_links(const std::filesystem::path& path);
+
+// "-", or a name of the very file our standard output is (/dev/stdout when it is redirected).
+bool is_standard_output(const std::filesystem::path& path);
+
+// An existing FIFO, device or socket (followed through links, /proc's included).
+bool is_special_file(const std::filesystem::path& path);
+
+// Writes a report where the user pointed: "-" is standard output; a FIFO, a terminal or a device
+// (/dev/stdout, /dev/null) is opened and written as it is; a regular file, or a new one, is
+// replaced atomically (atomic_write_file), through any symbolic link, which stays a link.
+// Throws std::runtime_error naming the path.
+void write_output_file(const std::filesystem::path& path, std::string_view contents);
+
 // `file` relative to `root` when it lies inside it (`root` itself gives "."), else `file`
 // unchanged: also when one is absolute and the other not. Lexical only: nothing is normalised (a
 // ".." after the root's part stays), no link is resolved and nothing is read from the disk.

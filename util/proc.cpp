@@ -4,12 +4,20 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <map>
 
 #include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
+
+#include <fmt/format.h>
+
+#include "util/fs.hpp"
 
 #include "util/unique_fd.hpp"
 
@@ -98,5 +106,105 @@ void kill_session(pid_t sid) {
 }
 
 void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
+
+}  // namespace util
+
+namespace util {
+namespace {
+
+void kill_tree(const std::multimap<pid_t, pid_t>& children, pid_t root) {
+  ::kill(root, SIGKILL);
+  const auto [first, last] = children.equal_range(root);
+  for (auto it = first; it != last; ++it) kill_tree(children, it->second);
+}
+
+bool environment_holds(pid_t pid, const std::string& marker) {
+  const auto text = read_file_bounded(fmt::format("/proc/{}/environ", pid), 1 << 20);
+  if (!text) return false;
+  for (std::size_t pos = 0; pos < text->size();) {
+    const auto end = std::min(text->find('\0', pos), text->size());
+    if (std::string_view(*text).substr(pos, end - pos) == marker) return true;
+    pos = end + 1;
+  }
+  return false;
+}
+
+[[noreturn]] void watch(int pipe_read, const std::string& marker,
+                        const std::vector<std::filesystem::path>& litter) {
+  // Ctrl-C and `kill` of the process group reach us too: only the pipe may end the watch.
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(sig, SIG_IGN);
+  const int null = ::open("/dev/null", O_RDWR);
+  for (int fd = 0; fd <= 2; ++fd) ::dup2(null, fd);
+  // Holding the tool's other descriptors would keep its pipes open after it died.
+  ::close_range(3, static_cast<unsigned>(pipe_read) - 1, 0);
+  ::close_range(static_cast<unsigned>(pipe_read) + 1, ~0U, 0);
+  char byte = 0;
+  ssize_t n = 0;
+  while ((n = ::read(pipe_read, &byte, 1)) < 0 && errno == EINTR) {
+  }
+  const bool orderly = n == 1;
+  for (int round = 0; round < 100; ++round) {
+    const auto marked = processes_marked(marker);
+    if (marked.empty()) break;
+    for (const pid_t pid : marked) ::kill(pid, SIGKILL);
+    ::usleep(10000);
+  }
+  if (!orderly) {
+    std::error_code ec;
+    for (const auto& path : litter) std::filesystem::remove_all(path, ec);
+  }
+  ::_exit(0);
+}
+
+}  // namespace
+
+void kill_strays(const std::vector<ProcessInfo>& snapshot, const std::set<pid_t>& keep) {
+  const pid_t self = ::getpid();
+  const pid_t own_session = ::getsid(0);
+  std::multimap<pid_t, pid_t> children;
+  for (const auto& p : snapshot) children.emplace(p.ppid, p.pid);
+  for (const auto& p : snapshot) {
+    if (p.ppid != self || p.state == 'Z' || p.session == own_session || keep.count(p.session) != 0)
+      continue;
+    kill_tree(children, p.pid);
+  }
+}
+
+std::vector<pid_t> processes_marked(const std::string& marker) {
+  std::vector<pid_t> out;
+  for (const auto& p : snapshot_processes())
+    if (p.pid != ::getpid() && p.state != 'Z' && environment_holds(p.pid, marker))
+      out.push_back(p.pid);
+  return out;
+}
+
+DeathWatch::DeathWatch(const std::string& marker,
+                       const std::vector<std::filesystem::path>& litter) {
+  int fds[2];
+  // Close-on-exec: a worker that inherited the write end would keep the watch from ending.
+  if (::pipe2(fds, O_CLOEXEC) != 0) return;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[1]);
+    watch(fds[0], marker, litter);
+  }
+  ::close(fds[0]);
+  if (pid < 0) {
+    ::close(fds[1]);
+    return;
+  }
+  watcher_ = pid;
+  pipe_write_ = fds[1];
+}
+
+DeathWatch::~DeathWatch() {
+  if (watcher_ < 0) return;
+  const char orderly = 'x';
+  (void)!::write(pipe_write_, &orderly, 1);
+  ::close(pipe_write_);
+  int status = 0;
+  while (::waitpid(watcher_, &status, 0) < 0 && errno == EINTR) {
+  }
+}
 
 }  // namespace util

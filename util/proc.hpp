@@ -2,6 +2,9 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <set>
+#include <string>
 #include <vector>
 
 namespace util {
@@ -28,5 +31,29 @@ void kill_session(pid_t sid);
 // Makes this process the reaper of its orphaned descendants, so grandchildren whose parent died
 // are re-parented here and can be waited for instead of escaping to init.
 void become_subreaper();
+
+// Kills every direct child of this process that left to start a session of its own, other than
+// those in `keep` (the sessions of the workers we started), with all of its descendants. As a
+// subreaper we inherit whatever a worker's descendant double-forked and setsid()'d away: that
+// is the only way such a daemon can be found, and nothing a check starts may outlive it.
+void kill_strays(const std::vector<ProcessInfo>& snapshot, const std::set<pid_t>& keep);
+
+// Every process whose environment holds `marker` ("NAME=value"), this one excepted.
+std::vector<pid_t> processes_marked(const std::string& marker);
+
+// Cleans up after this process however it ends, SIGKILL included: a forked watcher waits on a
+// pipe only this process holds; at end-of-file it kills every process whose environment holds
+// `marker` and, unless the end was orderly (this object destroyed), removes `litter`.
+class DeathWatch {
+ public:
+  DeathWatch(const std::string& marker, const std::vector<std::filesystem::path>& litter);
+  DeathWatch(const DeathWatch&) = delete;
+  DeathWatch& operator=(const DeathWatch&) = delete;
+  ~DeathWatch();
+
+ private:
+  pid_t watcher_ = -1;
+  int pipe_write_ = -1;
+};
 
 }  // namespace util

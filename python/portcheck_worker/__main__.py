@@ -29,8 +29,11 @@ def _site_packages():
 
 
 def probe(request):
+    """The environment alone: it never imports the user's modules, because it runs in the fork
+    server (or with no cell's limits), where a module's crash, hang or memory bomb at import would
+    take the whole run down. What needs their modules is `inspect`, run as a cell."""
     triton = _import_triton()
-    from . import keys, static, tables
+    from . import static, tables
     return {
         "protocol": PROTOCOL_VERSION,
         "python": {"version": sys.version.split()[0], "executable": sys.executable},
@@ -38,6 +41,19 @@ def probe(request):
         "triton": {"version": triton.__version__, "path": os.path.dirname(triton.__file__)},
         "option_fields": tables.option_fields(),
         "targets": [tables.describe_target(t) for t in request.get("targets", [])],
+        # The tables the static pre-checks use, read from Triton alone (`targets` shows them).
+        "static": {"tables": static.tables(request.get("targets", []))} if request.get("predict") else None,
+    }
+
+
+def inspect(request, progress):
+    """What the supervisor needs from one user module before compiling its cells: each row's
+    argument names, the cells' cache keys and static predictions. Runs as a cell, under the limits
+    of the rows it serves, so a fault at import is those rows' red cells and nobody else's."""
+    from . import keys, static, tables
+    progress.mark("import")
+    return {
+        "status": "ok",
         "kernels": {k["id"]: tables.kernel_arguments(k["kernel"]) for k in request.get("kernels", [])},
         "keys": keys.keys_for(request.get("cells", []), request.get("tool_version", ""))
         if request.get("keys", True) else {},
@@ -48,6 +64,8 @@ def probe(request):
 
 def cell(request, progress):
     _import_triton()
+    if "inspect" in request:
+        return inspect(request["inspect"], progress)
     from . import stages
     from .loader import KernelImportError
     try:

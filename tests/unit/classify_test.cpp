@@ -151,6 +151,30 @@ TEST(Classify, ImportErrorIsTheUsersModule) {
   EXPECT_EQ(c.stage, "import");
 }
 
+// A module that kills its process while being imported (a segfault in an extension it loads,
+// os._exit) is the user's module failing to import, not a compiler crash nor a bug of ours.
+TEST(Classify, DeathWhileImportingIsAnImportError) {
+  CellEvidence e;
+  e.last_stage = "import";
+  e.outcome.how = Termination::signaled;
+  e.outcome.signal = SIGSEGV;
+  auto c = classify(e);
+  EXPECT_EQ(c.kind, FailureKind::import_error);
+  EXPECT_EQ(c.stage, "import");
+  EXPECT_NE(c.message.find("SIGSEGV"), std::string::npos) << c.message;
+
+  e.outcome.how = Termination::exited;
+  e.outcome.exit_code = 0;
+  c = classify(e);
+  EXPECT_EQ(c.kind, FailureKind::import_error);
+  EXPECT_NE(c.message.find("exited with status 0"), std::string::npos) << c.message;
+
+  e.outcome.how = Termination::timed_out;
+  EXPECT_EQ(classify(e).kind, FailureKind::timeout);
+  e.outcome.how = Termination::out_of_memory;
+  EXPECT_EQ(classify(e).kind, FailureKind::oom);
+}
+
 TEST(Classify, OkResultIsNoFailure) {
   CellEvidence e;
   e.outcome.how = Termination::exited;

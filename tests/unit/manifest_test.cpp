@@ -201,8 +201,15 @@ TEST_F(ManifestTest, BadSizeAndTimeout) {
           .find("portcheck.toml:2: defaults.max_rss"),
       std::string::npos);
   EXPECT_NE(error_for("[defaults]\ntimeout = -1\n[[kernel]]\nname=\"k\"\ntarget=\"kernels.py:k\"\n")
-                .find("portcheck.toml:2: defaults.timeout: must be greater than 0"),
+                .find("portcheck.toml:2: defaults.timeout: must be between 0.01 and 604800"),
             std::string::npos);
+  // Values that would have meant no limit at all: rounded to 0 ms, or beyond any real wait.
+  for (const char* value : {"0.0001", "1e300", "inf", "nan"})
+    EXPECT_NE(error_for(std::string("[defaults]\ntimeout = ") + value +
+                        "\n[[kernel]]\nname=\"k\"\ntarget=\"kernels.py:k\"\n")
+                  .find("portcheck.toml:2: defaults.timeout: must be between"),
+              std::string::npos)
+        << value;
 }
 
 TEST_F(ManifestTest, DuplicateRowNames) {

@@ -366,6 +366,54 @@ TEST_F(SupervisorTest, GrandchildOutlivingItsParentIsKilledOnExit) {
                                  << info->ppid;
 }
 
+// A daemon that left its cell's session (setsid) is out of reach of kill_session; as our
+// subreaper child it is still found, and killed, while the run goes on.
+TEST_F(SupervisorTest, DaemonThatLeftItsSessionIsKilled) {
+  sup_.start(3, shell("daemon",
+                      "setsid sh -c 'echo $$ > d; exec sleep 1000' & "
+                      "while [ ! -s d ]; do sleep 0.01; done; exit 0"));
+  Ended ended;
+  const pid_t daemon = wait_for_pid_file("d", ended);
+  remember_grandchild(daemon);
+  ASSERT_GT(daemon, 0);
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  while (is_live(daemon) && std::chrono::steady_clock::now() < until) sup_.wait(10ms);
+  EXPECT_FALSE(is_live(daemon)) << "daemon " << daemon << " outlived its cell";
+}
+
+TEST(DeathWatch, KillsMarkedProcessesAndRemovesLitterWhenItsOwnerIsKilled) {
+  util::TempDir dir("portcheck-death-watch-test");
+  const auto litter = dir.path() / "run";
+  fs::create_directories(litter);
+  const std::string marker = "PORTCHECK_DEATH_WATCH_TEST=" + std::to_string(::getpid());
+  const pid_t owner = ::fork();
+  if (owner == 0) {
+    // The owner: watch, start a marked sleeper in a session of its own, then wait to be killed.
+    const util::DeathWatch watch(marker, {litter});
+    if (::fork() == 0) {
+      ::setsid();
+      ::execle("/bin/sleep", "sleep", "1000", nullptr,
+               std::vector<const char*>{marker.c_str(), nullptr}.data());
+      ::_exit(127);
+    }
+    ::pause();
+    ::_exit(0);
+  }
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  while (util::processes_marked(marker).empty() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_FALSE(util::processes_marked(marker).empty()) << "the marked sleeper never started";
+  ::kill(owner, SIGKILL);
+  int status = 0;
+  ::waitpid(owner, &status, 0);
+  const auto deadline = std::chrono::steady_clock::now() + 3s;
+  while ((!util::processes_marked(marker).empty() || fs::exists(litter)) &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(util::processes_marked(marker).empty());
+  EXPECT_FALSE(fs::exists(litter));
+}
+
 TEST_F(SupervisorTest, CancelAllKillsEverythingAndReportsCancelled) {
   for (int i = 1; i <= 3; ++i) {
     const std::string n = std::to_string(i);

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Wall time of `check --demo --no-cache` for one or more binaries, runs interleaved, median.
+
+    bench/demo_wall.py --python .venv/bin/python [--runs 3] [--isolation fork] BINARY [BINARY...]
+
+Used to measure what a change to the run's structure costs (issue 14: user modules imported
+per cell under its limits instead of once in the fork server). Interleaving the binaries'
+runs spreads a busy machine's noise over all of them alike.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+
+
+def one_run(binary, python, isolation, workdir):
+    out = os.path.join(workdir, "report.json")
+    env = dict(os.environ, TRITON_PORTCHECK_HOME=os.path.join(workdir, "home"))
+    proc = subprocess.run([binary, "check", "--demo", "--no-cache", "--isolation", isolation, "--python", python,
+                           "--json", out], cwd=workdir, env=env, capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{binary}: exit {proc.returncode}\n{proc.stderr}")
+    report = json.load(open(out))
+    return report["wall_s"], len(report["cells"])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--python", required=True)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--isolation", default="fork")
+    parser.add_argument("binaries", nargs="+")
+    args = parser.parse_args()
+    walls = {b: [] for b in args.binaries}
+    with tempfile.TemporaryDirectory(prefix="demo-wall-") as workdir:
+        for _ in range(args.runs):
+            for binary in args.binaries:
+                wall, cells = one_run(binary, args.python, args.isolation, workdir)
+                walls[binary].append(wall)
+    print(f"| binary | cells | runs | median wall s | all |\n| --- | --- | --- | --- | --- |")
+    for binary, values in walls.items():
+        print(f"| {binary} | {cells} | {len(values)} | {statistics.median(values):.2f} | "
+              f"{', '.join(f'{v:.2f}' for v in values)} |")
+
+
+if __name__ == "__main__":
+    main()
