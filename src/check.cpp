@@ -238,6 +238,21 @@ std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
   return modules;
 }
 
+// What every module's inspection is told: the run's targets, and whether to compute cache keys.
+InspectionSettings inspection_settings(const std::string& python,
+                                       const std::vector<std::string>& env,
+                                       const std::filesystem::path& scratch,
+                                       const nlohmann::json& targets, bool keys, std::size_t jobs) {
+  InspectionSettings settings;
+  settings.python_argv = {python, "-m", "portcheck_worker"};
+  settings.env = env;
+  settings.scratch = scratch;
+  settings.common = {
+      {"tool_version", PORTCHECK_VERSION}, {"targets", targets}, {"keys", keys}, {"predict", true}};
+  settings.jobs = jobs;
+  return settings;
+}
+
 CellEvidence evidence_from_cache(const nlohmann::json& entry) {
   CellEvidence evidence;
   evidence.outcome.how = Termination::exited;
@@ -431,18 +446,11 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   }
   const std::size_t jobs =
       options.jobs ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
-  InspectionSettings inspection_settings;
-  inspection_settings.python_argv = {python, "-m", "portcheck_worker"};
-  inspection_settings.env = env;
-  inspection_settings.scratch = run_dir.path();
-  inspection_settings.common = {
-      {"tool_version", PORTCHECK_VERSION},
-      {"targets", probe_request["targets"]},
-      {"keys", options.use_cache && options.static_mode != StaticMode::only},
-      {"predict", true}};
-  inspection_settings.jobs = jobs;
-  const auto inspection = inspect_modules(modules_to_inspect(manifest, plans), inspection_settings,
-                                          *runner, interrupted);
+  const auto inspection = inspect_modules(
+      modules_to_inspect(manifest, plans),
+      inspection_settings(python, env, run_dir.path(), probe_request["targets"],
+                          options.use_cache && options.static_mode != StaticMode::only, jobs),
+      *runner, interrupted);
   probe["kernels"] = inspection.kernels;
   probe["keys"] = inspection.keys;
   probe["static"] = inspection.static_result;
