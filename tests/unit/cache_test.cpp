@@ -1,5 +1,5 @@
 // The result cache must never trust what it reads back: damage of any kind is a miss.
-#include "src/cache.hpp"
+#include "src/run/result_cache.hpp"
 
 #include <gtest/gtest.h>
 

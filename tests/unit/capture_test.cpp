@@ -3,10 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include "src/capture_rows.hpp"
-#include "src/errors.hpp"
-#include "src/manifest.hpp"
-#include "src/manifest_writer.hpp"
+#include "src/capture/capture_rows.hpp"
+#include "src/capture/manifest_writer.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/manifest.hpp"
 #include "util/fs.hpp"
 
 namespace portcheck {

@@ -1,6 +1,6 @@
 // Classification and fingerprints, on messages captured from real Triton 3.9.0 compiles
 // (tests/unit/data/*.result.json and *.stderr, written by the worker for demo cells).
-#include "src/classify.hpp"
+#include "src/check/classify.hpp"
 
 #include <csignal>
 #include <regex>

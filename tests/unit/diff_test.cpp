@@ -1,11 +1,11 @@
-#include "src/diff.hpp"
+#include "src/versions/diff.hpp"
 
 #include <algorithm>
 #include <random>
 
 #include <gtest/gtest.h>
 
-#include "src/errors.hpp"
+#include "src/core/errors.hpp"
 #include "tests/unit/report_fixtures.hpp"
 #include "util/fs.hpp"
 

@@ -1,6 +1,6 @@
 // Unit tests for src/environments: version validation, listing and removing environments in a
 // temporary TRITON_PORTCHECK_HOME with fake folders, and the wheel size estimate. No network.
-#include "src/environments.hpp"
+#include "src/versions/environments.hpp"
 
 #include <sys/stat.h>
 
@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "src/errors.hpp"
+#include "src/core/errors.hpp"
 #include "util/fs.hpp"
 
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "src/export_header.hpp"
+#include "src/export/export_header.hpp"
 
 #include <cstdio>
 #include <cstdlib>

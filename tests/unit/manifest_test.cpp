@@ -1,10 +1,10 @@
-#include "src/manifest.hpp"
+#include "src/core/manifest.hpp"
 
 #include <fstream>
 
 #include <gtest/gtest.h>
 
-#include "src/errors.hpp"
+#include "src/core/errors.hpp"
 #include "util/fs.hpp"
 
 namespace portcheck {

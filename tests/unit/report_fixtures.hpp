@@ -3,7 +3,7 @@
 // tests, so that a new CellResult field is filled in one place.
 #include <string>
 
-#include "src/cell.hpp"
+#include "src/core/cell.hpp"
 
 namespace portcheck::test_support {
 

@@ -1,4 +1,4 @@
-#include "src/report_html.hpp"
+#include "src/report/html.hpp"
 
 #include <regex>
 #include <string>
@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include "tests/unit/report_fixtures.hpp"
 
-#include "src/report_json.hpp"
-#include "src/report_terminal.hpp"
+#include "src/report/json.hpp"
+#include "src/report/terminal.hpp"
 
 namespace portcheck {
 namespace {

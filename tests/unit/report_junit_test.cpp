@@ -1,4 +1,4 @@
-#include "src/report_junit.hpp"
+#include "src/report/junit.hpp"
 
 #include <regex>
 

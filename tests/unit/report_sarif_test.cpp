@@ -1,4 +1,4 @@
-#include "src/report_sarif.hpp"
+#include "src/report/sarif.hpp"
 
 #include <filesystem>
 #include <set>

@@ -1,4 +1,5 @@
-#include "src/report_terminal.hpp"
+#include "src/report/grouping.hpp"
+#include "src/report/terminal.hpp"
 
 #include <fstream>
 #include <regex>

@@ -1,5 +1,5 @@
 // Tests of the Scheduler against a scripted fake ProcessRunner: no processes are started.
-#include "src/scheduler.hpp"
+#include "src/run/scheduler.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -1,6 +1,6 @@
 // Tests of the real Supervisor: it spawns /bin/sh and python3 children, each in its own session,
 // and must leave no process of those sessions behind.
-#include "src/supervisor.hpp"
+#include "src/run/supervisor.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -1,0 +1,275 @@
+#include "src/capture/capture.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "src/capture/capture_rows.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/manifest.hpp"
+#include "src/run/python_worker.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+#include "util/unique_fd.hpp"
+
+extern char** environ;
+
+namespace portcheck {
+
+namespace {
+
+const char* mode_name(CaptureMode mode) {
+  switch (mode) {
+    case CaptureMode::interpret:
+      return "interpret";
+    case CaptureMode::record:
+      return "record";
+    case CaptureMode::live:
+      return "live";
+  }
+  return "interpret";
+}
+
+// Python imports `sitecustomize` from the first sys.path entry that has one; ours comes first
+// on PYTHONPATH and hands over to whichever one it shadows.
+constexpr const char* kSiteCustomize =
+    "# Written by triton-portcheck capture for one run (portcheck_worker/capture.py).\n"
+    "try:\n"
+    "    from portcheck_worker import capture as _portcheck_capture\n"
+    "except Exception as _error:\n"
+    "    import sys\n"
+    "    sys.stderr.write(f\"triton-portcheck capture: cannot load the hook: {_error}\\n\")\n"
+    "else:\n"
+    "    _portcheck_capture.run_sitecustomize()\n";
+
+std::vector<std::string> capture_environment(const std::filesystem::path& hook_dir,
+                                             const std::filesystem::path& launches_dir,
+                                             const std::filesystem::path& worker_dir,
+                                             CaptureMode mode) {
+  std::vector<std::string> env;
+  std::string pythonpath = hook_dir.string() + ":" + worker_dir.string();
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    if (entry.starts_with("PYTHONPATH=")) {
+      if (entry.size() > 11) {
+        pythonpath += ':';
+        pythonpath += entry.substr(11);
+      }
+      continue;
+    }
+    // Interpret mode needs the interpreter; the others must not have it, or no JIT runs.
+    if (entry.starts_with("TRITON_INTERPRET=") || entry.starts_with("PORTCHECK_CAPTURE_")) continue;
+    env.emplace_back(entry);
+  }
+  env.push_back("PYTHONPATH=" + pythonpath);
+  env.push_back("PORTCHECK_CAPTURE_DIR=" + launches_dir.string());
+  env.push_back(fmt::format("PORTCHECK_CAPTURE_MODE={}", mode_name(mode)));
+  env.push_back("PORTCHECK_CAPTURE_HOOK_DIR=" + hook_dir.string());
+  if (mode == CaptureMode::interpret) env.push_back("TRITON_INTERPRET=1");
+  return env;
+}
+
+struct CommandOutcome {
+  int exit_code = 0;
+  bool interrupted = false;
+};
+
+// Runs the command in the foreground, sharing the terminal: Ctrl-C reaches it as it would
+// without us, and we wait for it like system() does.
+CommandOutcome run_command(const std::vector<std::string>& command,
+                           const std::vector<std::string>& env) {
+  int error_pipe[2];
+  if (::pipe2(error_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
+  util::UniqueFd read_end(error_pipe[0]);
+  util::UniqueFd write_end(error_pipe[1]);
+  std::vector<char*> argv;
+  argv.reserve(command.size() + 1);
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  struct sigaction old_int {
+  }, old_quit{};
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGINT, &dfl, nullptr);
+    ::environ = envp.data();
+    ::execvp(argv[0], argv.data());
+    const int err = errno;
+    [[maybe_unused]] auto n = ::write(write_end.get(), &err, sizeof err);
+    ::_exit(127);
+  }
+  write_end.reset();
+  if (pid < 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
+  }
+  int exec_errno = 0;
+  const auto got = ::read(read_end.get(), &exec_errno, sizeof exec_errno);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (got == static_cast<ssize_t>(sizeof exec_errno))
+    throw UsageError(
+        fmt::format("cannot run '{}': {}", command.front(), std::strerror(exec_errno)));
+  CommandOutcome outcome;
+  if (WIFEXITED(status)) {
+    outcome.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    outcome.interrupted = WTERMSIG(status) == SIGINT;
+    outcome.exit_code = 128 + WTERMSIG(status);
+  }
+  return outcome;
+}
+
+std::string quoted_command(const std::vector<std::string>& command) {
+  std::string out;
+  for (const auto& part : command) {
+    const bool plain = part.find_first_of(" \t\"'$\\") == std::string::npos && !part.empty();
+    out += (out.empty() ? "" : " ") + (plain ? part : "'" + part + "'");
+  }
+  return out;
+}
+
+}  // namespace
+
+CaptureMode parse_capture_mode(const std::string& text) {
+  if (text == "interpret") return CaptureMode::interpret;
+  if (text == "record") return CaptureMode::record;
+  if (text == "live") return CaptureMode::live;
+  throw UsageError(fmt::format("--mode {}: expected interpret (default), record or live", text));
+}
+
+int run_capture(const CaptureOptions& options) {
+  if (options.command.empty())
+    throw UsageError(
+        "capture needs the command to run after `--`, e.g. `triton-portcheck capture -- "
+        "pytest tests/`");
+  const bool exists = std::filesystem::exists(options.output);
+  if (exists && options.merge == MergeMode::create && !options.force)
+    throw UsageError(fmt::format(
+        "{} exists: pass --update to replace the rows captured before, --append to add to it, "
+        "or --force to overwrite it",
+        options.output.string()));
+  // A manifest we will merge into is read now, and the folder made, not after a long test run.
+  if (exists && options.merge != MergeMode::create) (void)load_manifest(options.output);
+  if (const auto folder = std::filesystem::absolute(options.output).parent_path();
+      !std::filesystem::is_directory(folder)) {
+    std::error_code ec;
+    std::filesystem::create_directories(folder, ec);
+    if (ec)
+      throw UsageError(fmt::format("-o {}: cannot create folder {}: {}", options.output.string(),
+                                   folder.string(), ec.message()));
+  }
+
+  const auto share = ShareDirs::locate();
+  util::TempDir scratch("portcheck-capture");
+  const auto hook_dir = scratch.path() / "hook";
+  const auto launches_dir = scratch.path() / "launches";
+  std::filesystem::create_directories(hook_dir);
+  std::filesystem::create_directories(launches_dir);
+  util::atomic_write_file(hook_dir / "sitecustomize.py", kSiteCustomize);
+
+  if (!options.quiet)
+    std::cerr << fmt::format("triton-portcheck: capturing ({} mode): {}\n", mode_name(options.mode),
+                             quoted_command(options.command));
+  const auto outcome = run_command(
+      options.command, capture_environment(hook_dir, launches_dir, share.worker, options.mode));
+  if (outcome.interrupted) {
+    std::cerr << "triton-portcheck: interrupted: nothing written\n";
+    return exit_code::interrupted;
+  }
+
+  const auto records = read_capture_records(launches_dir);
+  const auto manifest_dir = std::filesystem::absolute(options.output).parent_path();
+  const auto summary = build_captured_kernels(records.launches, manifest_dir);
+  for (const auto& warning : records.warnings)
+    std::cerr << "triton-portcheck: warning: " << warning << "\n";
+  for (const auto& warning : summary.warnings)
+    std::cerr << "triton-portcheck: warning: " << warning << "\n";
+  if (records.bad_lines > 0)
+    std::cerr << fmt::format("triton-portcheck: warning: {} unreadable record(s) skipped\n",
+                             records.bad_lines);
+  if (summary.kernels.empty()) {
+    std::cerr << fmt::format(
+        "triton-portcheck: the command launched no Triton kernel that can be checked (exit "
+        "status {}), so {} was not written. In interpret and record modes kernels must be "
+        "launched with CPU tensors; tests that skip themselves without CUDA launch nothing "
+        "(see docs/capture.md).{}\n",
+        outcome.exit_code, options.output.string(),
+        outcome.exit_code != 0
+            ? fmt::format(" The command's own exit status {} is passed on.", outcome.exit_code)
+            : "");
+    return outcome.exit_code != 0 ? outcome.exit_code : exit_code::new_failures;
+  }
+
+  const std::vector<std::string> header = {
+      fmt::format("Captured by `triton-portcheck capture --mode {}` from: {}",
+                  mode_name(options.mode), quoted_command(options.command)),
+      "Each row is a specialisation the JIT compiled: ':16' is tt.divisibility 16, and an int",
+      "equal to 1 is a constant. `capture --update` replaces the rows that carry `captured` and",
+      "keeps hand-written rows, comments and xfail lists."};
+  MergeResult result;
+  if (exists && options.merge != MergeMode::create)
+    result = merge_captured_manifest(options.output, util::read_file(options.output),
+                                     summary.kernels, options.merge, header);
+  else
+    result = render_captured_manifest(summary.kernels, header);
+  util::atomic_write_file(options.output, result.text);
+  for (const auto& warning : result.warnings)
+    std::cerr << "triton-portcheck: warning: " << warning << "\n";
+
+  int rows = 0;
+  for (const auto& k : summary.kernels) rows += static_cast<int>(k.rows.size());
+  std::cerr << fmt::format(
+      "triton-portcheck: {} distinct launch(es) of {} kernel(s) -> {} row(s); {} written to "
+      "{}{}{}\n",
+      summary.launches, summary.kernels.size(), rows, result.rows_written, options.output.string(),
+      result.rows_replaced
+          ? fmt::format(" ({} earlier captured row(s) replaced)", result.rows_replaced)
+          : "",
+      result.rows_existing
+          ? fmt::format(" ({} already in the manifest, not repeated)", result.rows_existing)
+          : "");
+  if (outcome.exit_code != 0) {
+    if (options.mode == CaptureMode::record) {
+      std::cerr << fmt::format(
+          "triton-portcheck: the command exited with status {}: expected in record mode, where "
+          "kernels are recorded but never run, so tests that check results fail\n",
+          outcome.exit_code);
+      return exit_code::ok;
+    }
+    std::cerr << fmt::format(
+        "triton-portcheck: the command exited with status {}: the rows of the launches it made "
+        "were written, but tests that failed early may have launched less\n",
+        outcome.exit_code);
+    return outcome.exit_code;
+  }
+  return exit_code::ok;
+}
+
+}  // namespace portcheck

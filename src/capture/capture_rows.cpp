@@ -1,0 +1,473 @@
+#include "src/capture/capture_rows.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "src/core/manifest.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+namespace portcheck {
+
+namespace {
+
+bool contains_null(const nlohmann::json& value) {
+  if (value.is_null()) return true;
+  if (value.is_array() || value.is_object())
+    return std::any_of(value.begin(), value.end(), [](const auto& v) { return contains_null(v); });
+  return false;
+}
+
+// The manifest's spelling of a constexpr value, or nullopt when TOML cannot hold it.
+std::optional<nlohmann::json> manifest_constant(const nlohmann::json& value) {
+  if (value.is_null()) return nlohmann::json{{"none", true}};
+  if (contains_null(value)) return std::nullopt;
+  return value;
+}
+
+std::string value_text(const nlohmann::json& value) {
+  if (value.is_boolean()) return value.get<bool>() ? "True" : "False";
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_integer()) return value.dump();
+  if (value.is_number_float()) return fmt::format("{}", value.get<double>());
+  if (value.is_array()) {
+    std::vector<std::string> parts;
+    for (const auto& item : value) parts.push_back(value_text(item));
+    return util::join(parts, "x");
+  }
+  if (value.is_object()) {
+    if (value.contains("none")) return "None";
+    if (value.contains("constexpr")) return value_text(value["constexpr"]);
+    if (value.contains("jit_function")) {
+      const auto text = value["jit_function"].get<std::string>();
+      return text.substr(text.rfind(':') + 1);
+    }
+  }
+  return value.dump();
+}
+
+std::string sanitize_name(const std::string& text) {
+  std::string out;
+  for (char ch : text) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '+' || ch == '=' ||
+                    ch == '-';
+    out += ok ? ch : '_';
+  }
+  return out;
+}
+
+std::string base_type(const std::string& type) {
+  return type.ends_with(":16") ? type.substr(0, type.size() - 3) : type;
+}
+
+bool is_pointer(const std::string& type) { return type.starts_with("*"); }
+
+std::string element_type(const std::string& type) {
+  std::string t = base_type(type).substr(1);
+  return t.starts_with("k") ? t.substr(1) : t;
+}
+
+const nlohmann::json* find_field(const OrderedFields& fields, const std::string& name) {
+  for (const auto& [k, v] : fields)
+    if (k == name) return &v;
+  return nullptr;
+}
+
+// The type of an argument as text: "*fp16:16", or a tuple's types joined: "*fp32x*fp32".
+std::string type_text(const nlohmann::json& type) {
+  if (type.is_string()) return type.get<std::string>();
+  std::vector<std::string> parts;
+  if (type.is_array())
+    for (const auto& t : type) parts.push_back(type_text(t));
+  return util::join(parts, "x");
+}
+
+// What a row says about one argument: "=64" for a constant, else its type string. Rows written
+// as a whole specialisation are read from it, so that they too are named by what differs.
+std::string arg_facet(const CapturedRow& row, const std::string& name, std::size_t index) {
+  if (const auto* c = find_field(row.constants, name)) return fmt::format("={}", value_text(*c));
+  if (const auto* t = find_field(row.signature, name)) return t->get<std::string>();
+  if (!row.specialization) return {};
+  const auto spec = nlohmann::json::parse(*row.specialization);
+  const auto type = spec["signature"].value(name, nlohmann::json());
+  if (type == "constexpr") {
+    const auto& keys = spec["constant_keys"];
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == nlohmann::json::array({index}))
+        return fmt::format("={}", value_text(spec["constant_vals"][i]));
+    return {};
+  }
+  return type_text(type);
+}
+
+std::string dtype_facet(const CapturedRow& row) {
+  std::vector<std::string> seen;
+  for (const auto& [name, type] : row.signature) {
+    const auto text = type.get<std::string>();
+    if (!is_pointer(text)) continue;
+    const auto element = element_type(text);
+    if (std::find(seen.begin(), seen.end(), element) == seen.end()) seen.push_back(element);
+  }
+  return util::join(seen, "-");
+}
+
+// Orders "BLOCK=32" before "BLOCK=128": runs of digits compare as numbers.
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) &&
+        std::isdigit(static_cast<unsigned char>(b[j]))) {
+      std::size_t ei = i, ej = j;
+      while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+      while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+      const auto na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ei;
+      j = ej;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  return a.size() - i < b.size() - j;
+}
+
+// One way rows can differ, with the token each row gets for it ("" for none).
+using Facet = std::vector<std::string>;
+
+// The ways the rows of one kernel differ, most telling first: element types, constexpr values
+// (ints equal to 1 included), options, then types and alignment of the other arguments.
+std::vector<Facet> facets_of(const std::vector<CapturedRow>& rows,
+                             const std::vector<std::string>& arg_names) {
+  std::vector<Facet> constexpr_facets, option_facets, type_facets;
+  Facet dtype, spec;
+  for (const auto& row : rows) {
+    dtype.push_back(dtype_facet(row));
+    spec.push_back(row.specialization ? "spec" : "");
+  }
+  for (std::size_t index = 0; index < arg_names.size(); ++index) {
+    const auto& name = arg_names[index];
+    Facet as_constant, as_type, as_alignment;
+    // Each row's text for this argument, computed once: whole-specialisation rows parse JSON.
+    std::vector<std::string> text;
+    text.reserve(rows.size());
+    for (const auto& row : rows) text.push_back(arg_facet(row, name, index));
+    const bool any_constant =
+        std::any_of(text.begin(), text.end(), [](const auto& t) { return t.starts_with("="); });
+    bool any_divisible = false;
+    for (const auto& theirs : text)
+      any_divisible |= !theirs.starts_with("=") && theirs.ends_with(":16");
+    for (const auto& mine : text) {
+      bool other_base = false;
+      for (const auto& theirs : text)
+        if (!theirs.starts_with("=") && !theirs.empty())
+          other_base |= base_type(theirs) != base_type(mine);
+      const bool other_divisible = any_divisible;
+      const bool constant = mine.starts_with("=");
+      as_constant.push_back(constant ? name + mine
+                            : any_constant && !mine.empty()
+                                ? name + "." +
+                                      (is_pointer(mine) ? element_type(mine) : base_type(mine))
+                                : "");
+      as_type.push_back(!constant && !mine.empty() && other_base && !is_pointer(mine)
+                            ? name + "." + base_type(mine)
+                            : "");
+      as_alignment.push_back(!constant && !mine.empty() && other_divisible && !mine.ends_with(":16")
+                                 ? name + (is_pointer(mine) ? ".unaligned" : ".not16")
+                                 : "");
+    }
+    constexpr_facets.push_back(as_constant);
+    type_facets.push_back(as_type);
+    type_facets.push_back(as_alignment);
+  }
+  std::set<std::string> option_names;
+  for (const auto& row : rows)
+    for (const auto& [k, v] : row.options) option_names.insert(k);
+  for (const auto& option : option_names) {
+    Facet facet;
+    for (const auto& row : rows) {
+      const auto* mine = find_field(row.options, option);
+      facet.push_back(mine ? option + "=" + value_text(*mine) : "");
+    }
+    option_facets.push_back(facet);
+  }
+  std::vector<Facet> out{spec, dtype};
+  for (auto* group : {&constexpr_facets, &option_facets, &type_facets})
+    out.insert(out.end(), group->begin(), group->end());
+  return out;
+}
+
+// Names each row by what sets it apart from the kernel's other rows, using a facet only when it
+// tells apart rows that the facets before it left together: short names that stay unique.
+void name_variants(std::vector<CapturedRow>& rows, const std::vector<std::string>& arg_names) {
+  if (rows.size() == 1) rows.front().variant.clear();
+  if (rows.size() < 2) return;
+  std::vector<std::vector<std::string>> tokens(rows.size());
+  const auto distinct = [&](const std::vector<std::vector<std::string>>& t) {
+    return std::set<std::vector<std::string>>(t.begin(), t.end()).size();
+  };
+  for (const auto& facet : facets_of(rows, arg_names)) {
+    auto tried = tokens;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (!facet[i].empty()) tried[i].push_back(facet[i]);
+    if (distinct(tried) > distinct(tokens)) tokens = std::move(tried);
+    if (distinct(tokens) == rows.size()) break;
+  }
+  std::map<std::string, int> used;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::string name = sanitize_name(tokens[i].empty() ? "default" : util::join(tokens[i], "-"));
+    if (const int n = ++used[name]; n > 1) name += fmt::format("-{}", n);
+    rows[i].variant = name;
+  }
+  std::sort(rows.begin(), rows.end(), [](const CapturedRow& a, const CapturedRow& b) {
+    return natural_less(a.variant, b.variant);
+  });
+}
+
+// The name `check` imports the kernel by; records of older hooks name only the function.
+const std::string& attribute_of(const CapturedLaunch& launch) {
+  return launch.attribute.empty() ? launch.qualname : launch.attribute;
+}
+
+bool is_installed_location(const std::filesystem::path& folder) {
+  for (const auto& part : folder)
+    if (part == "site-packages" || part == "dist-packages") return true;
+  return false;
+}
+
+// Relative to the manifest's folder when both lie in one tree (a repository), else absolute.
+std::string display(const std::filesystem::path& file, const std::filesystem::path& root) {
+  const auto a = file.lexically_normal(), b = root.lexically_normal();
+  auto ia = a.begin(), ib = b.begin();
+  int shared = 0;
+  for (; ia != a.end() && ib != b.end() && *ia == *ib; ++ia, ++ib) ++shared;
+  // "/" and one folder under it ("/tmp", "/home") are not a common project.
+  if (shared <= 2) return a.string();
+  const auto relative = a.lexically_relative(b);
+  return relative.empty() ? a.string() : relative.string();
+}
+
+}  // namespace
+
+void name_rows(CapturedKernel& kernel) { name_variants(kernel.rows, kernel.arg_names); }
+
+std::string CapturedRow::identity() const {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto* fields : {&signature, &constants, &options}) {
+    auto part = nlohmann::json::array();
+    for (const auto& [k, v] : *fields) part.push_back({k, v});
+    std::sort(part.begin(), part.end());
+    j.push_back(part);
+  }
+  j.push_back(specialization.value_or(""));
+  return j.dump();
+}
+
+CaptureRecords read_capture_records(const std::filesystem::path& folder) {
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::is_directory(folder))
+    for (const auto& entry : std::filesystem::directory_iterator(folder))
+      if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  CaptureRecords out;
+  std::set<std::string> warnings;
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty()) continue;
+      try {
+        const auto j = nlohmann::json::parse(line);
+        if (j.contains("warning")) {
+          if (warnings.insert(j["warning"].get<std::string>()).second)
+            out.warnings.push_back(j["warning"].get<std::string>());
+          continue;
+        }
+        const auto& kernel = j.at("kernel");
+        CapturedLaunch launch;
+        launch.module = kernel.at("module").get<std::string>();
+        launch.qualname = kernel.at("qualname").get<std::string>();
+        if (kernel.contains("attribute") && kernel["attribute"].is_string())
+          launch.attribute = kernel["attribute"].get<std::string>();
+        launch.file = kernel.at("file").get<std::string>();
+        launch.line = kernel.value("line", 0);
+        if (kernel.contains("import_root") && kernel["import_root"].is_string())
+          launch.import_root = kernel["import_root"].get<std::string>();
+        launch.arg_names = kernel.at("arg_names").get<std::vector<std::string>>();
+        if (kernel.contains("not_importable") && kernel["not_importable"].is_string())
+          launch.not_importable = kernel["not_importable"].get<std::string>();
+        launch.specialization = j.at("specialization");
+        if (j.contains("explicit_options") && j["explicit_options"].is_object())
+          launch.explicit_options = j["explicit_options"];
+        launch.site = j.value("site", "");
+        launch.test = j.value("test", "");
+        out.launches.push_back(std::move(launch));
+      } catch (const nlohmann::json::exception&) {
+        // A process killed mid-write leaves a torn last line; the others still count.
+        ++out.bad_lines;
+      }
+    }
+  }
+  return out;
+}
+
+CapturedRow row_from_launch(const CapturedLaunch& launch) {
+  const auto& spec = launch.specialization;
+  CapturedRow row;
+  bool expressible = true;
+  std::map<int, nlohmann::json> constants;
+  const auto& ckeys = spec.at("constant_keys");
+  const auto& cvals = spec.at("constant_vals");
+  for (std::size_t i = 0; i < ckeys.size() && i < cvals.size(); ++i) {
+    if (ckeys[i].size() != 1) {
+      expressible = false;  // a constexpr inside a tuple argument
+      continue;
+    }
+    constants[ckeys[i][0].get<int>()] = cvals[i];
+  }
+  std::set<int> divisible;
+  const auto& akeys = spec.at("attrs_keys");
+  const auto& avals = spec.at("attrs_vals");
+  for (std::size_t i = 0; i < akeys.size() && i < avals.size(); ++i) {
+    for (const auto& attr : avals[i]) {
+      if (akeys[i].size() == 1 && attr == nlohmann::json::array({"tt.divisibility", 16}))
+        divisible.insert(akeys[i][0].get<int>());
+      else
+        expressible = false;
+    }
+  }
+  const auto& signature = spec.at("signature");
+  for (std::size_t i = 0; i < launch.arg_names.size(); ++i) {
+    const auto& name = launch.arg_names[i];
+    const auto type = signature.contains(name) ? signature[name] : nlohmann::json();
+    const int index = static_cast<int>(i);
+    if (type == "constexpr") {
+      const auto it = constants.find(index);
+      const auto value = it == constants.end() ? std::nullopt : manifest_constant(it->second);
+      if (!value) {
+        expressible = false;
+        continue;
+      }
+      row.constants.emplace_back(name, *value);
+    } else if (type.is_string()) {
+      const auto text = type.get<std::string>() + (divisible.count(index) ? ":16" : "");
+      if (!is_valid_type_string(text)) expressible = false;
+      row.signature.emplace_back(name, text);
+    } else {
+      expressible = false;  // a tuple argument
+    }
+  }
+  auto options = nlohmann::json::object();
+  for (const auto& [k, v] : launch.explicit_options.items()) {
+    if (v.is_null()) continue;  // None means "the target's default"
+    row.options.emplace_back(k, v);
+    options[k] = v;
+  }
+  if (!expressible) {
+    auto whole = spec;
+    whole.erase("key");
+    whole.erase("target");
+    // Only the caller's options: the rest were the stand-in target's defaults, and each target
+    // must compile with its own.
+    whole["options"] = options;
+    row.signature.clear();
+    row.constants.clear();
+    row.options.clear();
+    row.specialization = whole.dump();
+  }
+  row.captured = launch.test;
+  return row;
+}
+
+CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launches,
+                                      const std::filesystem::path& manifest_dir) {
+  CaptureSummary summary;
+  summary.launches = static_cast<int>(launches.size());
+  struct Group {
+    const CapturedLaunch* first = nullptr;
+    std::vector<CapturedRow> rows;
+    std::set<std::string> identities;
+  };
+  std::map<std::pair<std::string, std::string>, Group> groups;  // (module or file, qualname)
+  std::set<std::string> skipped;
+  std::map<std::string, std::vector<std::string>> left_out;  // reason -> "kernel (file:line)"
+  for (const auto& launch : launches) {
+    auto why = launch.not_importable;
+    if (why.empty() && launch.qualname.find_first_of(".<") != std::string::npos)
+      why = "it is defined inside a function or class";
+    if (!why.empty()) {
+      if (why.starts_with("it is defined inside")) why += " (move it to module level to check it)";
+      if (skipped.insert(launch.module + ":" + launch.qualname).second)
+        left_out[why].push_back(fmt::format("{} ({}:{})", launch.qualname,
+                                            display(launch.file, manifest_dir), launch.line));
+      continue;
+    }
+    const auto where_from = launch.import_root ? launch.module : launch.file.string();
+    auto& group = groups[{where_from, attribute_of(launch)}];
+    if (group.first == nullptr) group.first = &launch;
+    auto row = row_from_launch(launch);
+    if (row.captured.empty())
+      row.captured = display(launch.site.substr(0, launch.site.rfind(':')), manifest_dir) +
+                     launch.site.substr(std::min(launch.site.size(), launch.site.rfind(':')));
+    if (group.identities.insert(row.identity()).second) group.rows.push_back(std::move(row));
+  }
+
+  // One line per reason: a library generating kernels at run time can leave out dozens.
+  for (const auto& [why, kernels] : left_out) {
+    if (kernels.size() == 1) {
+      summary.warnings.push_back(
+          fmt::format("{} left out: `check` cannot import it again: {}", kernels.front(), why));
+      continue;
+    }
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < kernels.size() && i < 3; ++i)
+      names.push_back(kernels[i].substr(0, kernels[i].find(' ')));
+    summary.warnings.push_back(
+        fmt::format("{} kernels left out: `check` cannot import them again: {}: {}{}",
+                    kernels.size(), why, util::join(names, ", "),
+                    kernels.size() > 3 ? fmt::format(" and {} more", kernels.size() - 3) : ""));
+  }
+
+  std::map<std::string, int> name_count;
+  for (const auto& [key, group] : groups) ++name_count[attribute_of(*group.first)];
+  for (auto& [key, group] : groups) {
+    const auto& first = *group.first;
+    CapturedKernel kernel;
+    kernel.name = name_count[attribute_of(first)] > 1
+                      ? sanitize_name(first.module + "." + attribute_of(first))
+                      : attribute_of(first);
+    kernel.source_file = display(first.file, manifest_dir);
+    kernel.source_line = first.line;
+    if (first.import_root && first.module != "__main__") {
+      kernel.target = first.module + ":" + attribute_of(first);
+      const auto root = first.import_root->lexically_normal();
+      if (root != manifest_dir.lexically_normal() &&
+          (root.string() + "/") != manifest_dir.lexically_normal().string() &&
+          !is_installed_location(root)) {
+        kernel.python_path.push_back(display(root, manifest_dir));
+      }
+    } else {
+      kernel.target = display(first.file, manifest_dir) + ":" + attribute_of(first);
+    }
+    kernel.rows = std::move(group.rows);
+    kernel.arg_names = first.arg_names;
+    name_rows(kernel);
+    summary.kernels.push_back(std::move(kernel));
+  }
+  std::sort(summary.kernels.begin(), summary.kernels.end(),
+            [](const CapturedKernel& a, const CapturedKernel& b) {
+              return std::tie(a.source_file, a.source_line, a.name) <
+                     std::tie(b.source_file, b.source_line, b.name);
+            });
+  return summary;
+}
+
+}  // namespace portcheck

@@ -1,0 +1,489 @@
+#include "src/capture/manifest_writer.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include "src/core/errors.hpp"
+#include "src/core/manifest.hpp"
+#include "util/strings.hpp"
+
+namespace portcheck {
+
+namespace {
+
+std::string toml_key(const std::string& key) {
+  static const std::regex bare(R"([A-Za-z0-9_\-]+)");
+  return std::regex_match(key, bare) ? key : toml_value(nlohmann::json(key));
+}
+
+std::string inline_table(const OrderedFields& fields) {
+  std::string out = "{ ";
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    out += fmt::format("{}{} = {}", i ? ", " : "", toml_key(fields[i].first),
+                       toml_value(fields[i].second));
+  return out + " }";
+}
+
+std::string string_value(const std::string& text) {
+  // JSON text (a serialised specialisation) reads best as a literal string.
+  if (text.find("'''") == std::string::npos && text.find('\n') == std::string::npos &&
+      text.find('\'') == std::string::npos)
+    return "'" + text + "'";
+  return toml_value(nlohmann::json(text));
+}
+
+// Extra lines a replaced row carries over to its successor: "xfail = [...]  # why".
+// Lines of a replaced row, found again by what the row compiles (its name may change between runs).
+struct Carried {
+  std::string display_name;
+  std::vector<std::string> lines;
+  bool used = false;
+};
+using CarriedLines = std::map<std::string, Carried>;  // row identity -> its annotation lines
+
+struct Block {
+  std::string name;
+  std::string target;
+  std::vector<std::string> python_path;
+  std::string captured;
+  OrderedFields signature, constants, options;
+  std::vector<std::string> kernel_extra;  // carried lines at kernel level
+  std::vector<CapturedRow> variants;      // empty for a single row
+  std::vector<std::vector<std::string>> variant_extra;
+};
+
+void put(std::string& out, const std::string& indent, const std::string& key,
+         const std::string& value) {
+  out += fmt::format("{}{:<9} = {}\n", indent, key, value);
+}
+
+std::string render_block(const Block& block) {
+  std::string out = "[[kernel]]\n";
+  put(out, "", "name", toml_value(block.name));
+  put(out, "", "target", toml_value(block.target));
+  if (!block.python_path.empty()) {
+    nlohmann::json paths = block.python_path;
+    put(out, "", "pythonpath", toml_value(paths));
+  }
+  if (!block.signature.empty()) put(out, "", "signature", inline_table(block.signature));
+  if (!block.constants.empty()) put(out, "", "constants", inline_table(block.constants));
+  if (!block.options.empty()) put(out, "", "options", inline_table(block.options));
+  put(out, "", "captured", toml_value(block.captured));
+  for (const auto& line : block.kernel_extra) out += line + "\n";
+  for (std::size_t i = 0; i < block.variants.size(); ++i) {
+    const auto& row = block.variants[i];
+    out += "\n  [[kernel.variant]]\n";
+    put(out, "  ", "name", toml_value(row.variant));
+    if (row.specialization) put(out, "  ", "specialization", string_value(*row.specialization));
+    if (!row.signature.empty()) put(out, "  ", "signature", inline_table(row.signature));
+    if (!row.constants.empty()) put(out, "  ", "constants", inline_table(row.constants));
+    if (!row.options.empty()) put(out, "  ", "options", inline_table(row.options));
+    put(out, "  ", "captured", toml_value(row.captured));
+    for (const auto& line : block.variant_extra[i])
+      out += "  " + std::string(util::trim(line)) + "\n";
+  }
+  return out;
+}
+
+// Fields every row shares move up to the [[kernel]]; variants keep what sets them apart. A
+// [[kernel]] whose own keys form a complete specialisation is a row of its own, so the hoisted
+// fields must leave it incomplete: rows that differ only in options keep their signature (their
+// constants when there is none) each, or the manifest would gain a row nobody launched.
+void hoist_common(Block& block) {
+  auto& rows = block.variants;
+  if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.specialization; })) return;
+  const auto shared_by_all = [&](OrderedFields CapturedRow::*field) {
+    return std::all_of(rows.begin(), rows.end(),
+                       [&](const CapturedRow& r) { return r.*field == rows.front().*field; });
+  };
+  const bool would_complete =
+      shared_by_all(&CapturedRow::signature) && shared_by_all(&CapturedRow::constants);
+  const bool keep_signature = would_complete && !rows.front().signature.empty();
+  const bool keep_constants = would_complete && !keep_signature;
+  const auto hoist = [&](OrderedFields CapturedRow::*field, OrderedFields& into) {
+    for (const auto& entry : rows.front().*field) {
+      const bool shared = std::all_of(rows.begin(), rows.end(), [&](const CapturedRow& r) {
+        const auto& f = r.*field;
+        return std::find(f.begin(), f.end(), entry) != f.end();
+      });
+      if (shared) into.push_back(entry);
+    }
+    for (auto& row : rows) {
+      auto& f = row.*field;
+      f.erase(std::remove_if(f.begin(), f.end(),
+                             [&](const auto& e) {
+                               return std::find(into.begin(), into.end(), e) != into.end();
+                             }),
+              f.end());
+    }
+  };
+  if (!keep_signature) hoist(&CapturedRow::signature, block.signature);
+  if (!keep_constants) hoist(&CapturedRow::constants, block.constants);
+  hoist(&CapturedRow::options, block.options);
+}
+
+Block make_block(const CapturedKernel& kernel, const std::string& name,
+                 const std::vector<CapturedRow>& rows, bool with_python_path,
+                 CarriedLines& carried) {
+  Block block;
+  block.name = name;
+  block.target = kernel.target;
+  if (with_python_path) block.python_path = kernel.python_path;
+  const auto carried_for = [&](const CapturedRow& row) {
+    const auto it = carried.find(row.identity());
+    if (it == carried.end()) return std::vector<std::string>{};
+    it->second.used = true;
+    return it->second.lines;
+  };
+  if (rows.size() == 1 && rows.front().variant.empty()) {
+    const auto& row = rows.front();
+    block.signature = row.signature;
+    block.constants = row.constants;
+    block.options = row.options;
+    block.captured = row.captured;
+    block.kernel_extra = carried_for(row);
+    if (row.specialization)
+      block.kernel_extra.insert(
+          block.kernel_extra.begin(),
+          fmt::format("{:<9} = {}", "specialization", string_value(*row.specialization)));
+    return block;
+  }
+  block.captured = fmt::format("{}:{}", kernel.source_file, kernel.source_line);
+  block.variants = rows;
+  for (const auto& row : rows) block.variant_extra.push_back(carried_for(row));
+  hoist_common(block);
+  return block;
+}
+
+constexpr std::string_view kHeaderStart = "# Captured by `triton-portcheck capture";
+
+std::vector<std::string> header_lines(const std::vector<std::string>& header) {
+  std::vector<std::string> out;
+  out.reserve(header.size());
+  for (const auto& h : header) out.push_back(h.empty() ? "#" : "# " + h);
+  return out;
+}
+
+struct ExistingBlock {
+  std::size_t begin = 0, end = 0;  // line range [begin, end)
+  std::string name;
+  std::string target;
+  bool captured = false;
+};
+
+// The [[kernel]] blocks of a manifest's text, each with the TOML it parsed to. A block runs to
+// the next table header; the comments and blank lines just above that header belong to it.
+std::vector<ExistingBlock> find_blocks(const std::vector<std::string>& lines,
+                                       const toml::table& root) {
+  static const std::regex kernel_header(R"(^\s*\[\[\s*kernel\s*\]\]\s*(#.*)?$)");
+  static const std::regex variant_header(R"(^\s*\[\[\s*kernel\s*\.\s*variant\s*\]\]\s*(#.*)?$)");
+  static const std::regex any_header(R"(^\s*\[.*)");
+  std::vector<ExistingBlock> blocks;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (std::regex_match(lines[i], kernel_header)) {
+      if (!blocks.empty() && blocks.back().end == 0) blocks.back().end = i;
+      blocks.push_back({i, 0, "", "", false});
+    } else if (!std::regex_match(lines[i], variant_header) &&
+               std::regex_match(lines[i], any_header) && !blocks.empty() &&
+               blocks.back().end == 0) {
+      blocks.back().end = i;
+    }
+  }
+  if (!blocks.empty() && blocks.back().end == 0) blocks.back().end = lines.size();
+  for (auto& block : blocks) {
+    while (block.end > block.begin + 1) {
+      const auto t = util::trim(lines[block.end - 1]);
+      if (!t.empty() && t.front() != '#') break;
+      --block.end;
+    }
+  }
+  const auto* kernels = root.get("kernel");
+  const auto* array = kernels ? kernels->as_array() : nullptr;
+  for (std::size_t i = 0; i < blocks.size() && array && i < array->size(); ++i) {
+    const auto* table = array->get(i)->as_table();
+    if (table == nullptr) continue;
+    blocks[i].name = table->get("name") && table->get("name")->as_string()
+                         ? table->get("name")->as_string()->get()
+                         : "";
+    blocks[i].target = table->get("target") && table->get("target")->as_string()
+                           ? table->get("target")->as_string()->get()
+                           : "";
+    blocks[i].captured = table->contains("captured");
+  }
+  return blocks;
+}
+
+// The lines of one key's value starting at `line` (1-based), until its brackets balance.
+std::vector<std::string> key_lines(const std::vector<std::string>& lines, int line) {
+  std::vector<std::string> out;
+  int depth = 0;
+  for (auto i = static_cast<std::size_t>(line - 1); i < lines.size(); ++i) {
+    out.push_back(lines[i]);
+    bool in_string = false;
+    for (char ch : lines[i]) {
+      if (ch == '"') in_string = !in_string;
+      if (in_string) continue;
+      if (ch == '#') break;
+      if (ch == '[' || ch == '{') ++depth;
+      if (ch == ']' || ch == '}') --depth;
+    }
+    if (depth <= 0) break;
+  }
+  return out;
+}
+
+CapturedRow row_of(const KernelRow& row) {
+  CapturedRow out;
+  for (const auto& [k, v] : row.signature.items()) out.signature.emplace_back(k, v);
+  for (const auto& [k, v] : row.constants.items()) out.constants.emplace_back(k, v);
+  for (const auto& [k, v] : row.options.items()) out.options.emplace_back(k, v);
+  if (row.specialization) {
+    // The captured JSON is compared as written by capture.
+    out.specialization = nlohmann::json::parse(*row.specialization).dump();
+  }
+  return out;
+}
+
+std::string resolved_target(const std::string& target, const std::filesystem::path& dir) {
+  const auto colon = target.rfind(':');
+  const auto from = target.substr(0, colon);
+  if (!from.ends_with(".py")) return target;
+  return (std::filesystem::absolute(dir) / from).lexically_normal().string() + target.substr(colon);
+}
+
+std::string unique_name(const std::string& wanted, std::set<std::string>& taken) {
+  std::string name = wanted;
+  for (int n = 2; taken.count(name); ++n) name = fmt::format("{}_{}", wanted, n);
+  taken.insert(name);
+  return name;
+}
+
+}  // namespace
+
+std::string toml_value(const nlohmann::json& value) {
+  if (value.is_string()) {
+    std::string out = "\"";
+    for (unsigned char ch : value.get<std::string>()) {
+      switch (ch) {
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        default:
+          if (ch < 0x20 || ch == 0x7f)
+            out += fmt::format("\\u{:04X}", ch);
+          else
+            out += static_cast<char>(ch);
+      }
+    }
+    return out + "\"";
+  }
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_number_integer()) return value.dump();
+  if (value.is_number_float()) {
+    const double d = value.get<double>();
+    if (d != d) return "nan";
+    if (d == std::numeric_limits<double>::infinity()) return "inf";
+    if (d == -std::numeric_limits<double>::infinity()) return "-inf";
+    auto text = fmt::format("{}", d);
+    if (text.find_first_of(".eE") == std::string::npos) text += ".0";
+    return text;
+  }
+  if (value.is_array()) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + toml_value(value[i]);
+    return out + "]";
+  }
+  if (value.is_object()) {
+    OrderedFields fields;
+    for (const auto& [k, v] : value.items()) fields.emplace_back(k, v);
+    return fields.empty() ? "{}" : inline_table(fields);
+  }
+  throw std::logic_error("toml_value: null has no TOML spelling");
+}
+
+MergeResult render_captured_manifest(const std::vector<CapturedKernel>& kernels,
+                                     const std::vector<std::string>& header) {
+  MergeResult result;
+  std::string out;
+  for (const auto& line : header_lines(header)) out += line + "\n";
+  std::vector<std::string> paths;
+  for (const auto& kernel : kernels)
+    for (const auto& p : kernel.python_path)
+      if (std::find(paths.begin(), paths.end(), p) == paths.end()) paths.push_back(p);
+  if (!paths.empty()) {
+    out += "\n[defaults]\n";
+    nlohmann::json list = paths;
+    out += fmt::format("pythonpath = {}  # where the captured modules were imported from\n",
+                       toml_value(list));
+  }
+  std::set<std::string> taken;
+  for (const auto& kernel : kernels) {
+    CarriedLines none;
+    const auto block =
+        make_block(kernel, unique_name(kernel.name, taken), kernel.rows, false, none);
+    out += '\n';
+    out += render_block(block);
+    result.rows_written += static_cast<int>(kernel.rows.size());
+  }
+  result.text = out;
+  return result;
+}
+
+MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
+                                    const std::string& existing_text,
+                                    const std::vector<CapturedKernel>& kernels, MergeMode mode,
+                                    const std::vector<std::string>& header) {
+  const Manifest existing = load_manifest(manifest_file);
+  toml::table root;
+  try {
+    root = toml::parse(existing_text, manifest_file.string());
+  } catch (const toml::parse_error& e) {
+    throw UsageError(fmt::format("{}:{}: invalid TOML: {}", manifest_file.string(),
+                                 e.source().begin.line, e.description()));
+  }
+  const auto dir = std::filesystem::absolute(manifest_file).parent_path();
+  auto lines = util::split_lines(existing_text);
+  auto blocks = find_blocks(lines, root);
+  // After an --update the rows come from this run's command; after an --append from several.
+  if (mode == MergeMode::update && !header.empty() && !lines.empty() &&
+      lines.front().starts_with(kHeaderStart))
+    lines.front() = header_lines(header).front();
+
+  MergeResult result;
+  std::set<std::string> taken;
+  for (const auto& row : existing.rows) taken.insert(row.kernel);
+
+  // Blocks an --update replaces: captured earlier, for a kernel captured again now.
+  std::set<std::string> new_targets;
+  for (const auto& k : kernels) new_targets.insert(resolved_target(k.target, dir));
+  std::vector<bool> replaced(blocks.size(), false);
+  std::map<std::string, std::size_t> replacement_at;  // resolved target -> first block replaced
+  std::set<std::string> replaced_names;
+  if (mode == MergeMode::update) {
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      const auto target = resolved_target(blocks[i].target, dir);
+      if (!blocks[i].captured || !new_targets.count(target)) continue;
+      replaced[i] = true;
+      replacement_at.emplace(target, i);
+      replaced_names.insert(blocks[i].name);
+    }
+  }
+  CarriedLines carried;
+  std::set<std::string> kept_identities;  // rows that stay: compared with the captured ones
+  std::set<std::string> with_variants;
+  for (const auto& row : existing.rows)
+    if (!row.variant.empty()) with_variants.insert(row.kernel);
+  for (const auto& row : existing.rows) {
+    if (replaced_names.count(row.kernel)) {
+      // The [[kernel]] of a captured block with variants holds what they share; no launch made
+      // it a row, though older versions of capture could leave its keys complete.
+      if (row.variant.empty() && with_variants.count(row.kernel)) continue;
+      ++result.rows_replaced;
+      Carried entry{row.display_name(), {}, false};
+      for (const char* key : {"xfail", "targets", "timeout", "max_rss"}) {
+        const auto it = row.key_locations.find(key);
+        if (it == row.key_locations.end()) continue;
+        for (const auto& l : key_lines(lines, it->second.line)) entry.lines.push_back(l);
+      }
+      if (!entry.lines.empty()) carried[row_of(row).identity()] = std::move(entry);
+      continue;
+    }
+    kept_identities.insert(row.ref.spelled() + "\n" + row_of(row).identity());
+  }
+
+  std::map<std::size_t, std::string> block_text;  // replaced block index -> new text
+  std::string appended;
+  for (const auto& kernel : kernels) {
+    const auto target = resolved_target(kernel.target, dir);
+    std::vector<CapturedRow> rows;
+    for (const auto& row : kernel.rows) {
+      if (kept_identities.count(target + "\n" + row.identity())) {
+        ++result.rows_existing;
+        continue;
+      }
+      rows.push_back(row);
+    }
+    if (rows.empty()) continue;
+    bool with_path = false;
+    for (const auto& p : kernel.python_path) {
+      const auto folder = (dir / p).lexically_normal();
+      if (std::find(existing.python_path.begin(), existing.python_path.end(), folder) ==
+          existing.python_path.end())
+        with_path = true;
+    }
+    const auto at = replacement_at.find(target);
+    const std::string name =
+        at != replacement_at.end() ? blocks[at->second].name : unique_name(kernel.name, taken);
+    // Rows already in the manifest are left out; the rest are named among themselves.
+    CapturedKernel remaining = kernel;
+    remaining.rows = std::move(rows);
+    if (remaining.rows.size() != kernel.rows.size()) name_rows(remaining);
+    auto block = make_block(remaining, name, remaining.rows, with_path, carried);
+    result.rows_written += static_cast<int>(remaining.rows.size());
+    if (at != replacement_at.end()) {
+      block_text[at->second] = render_block(block);
+    } else {
+      appended += '\n';
+      appended += render_block(block);
+    }
+  }
+
+  std::string out;
+  for (std::size_t i = 0; i < lines.size();) {
+    const auto b = std::find_if(blocks.begin(), blocks.end(),
+                                [&](const ExistingBlock& x) { return x.begin == i; });
+    if (b != blocks.end() && replaced[static_cast<std::size_t>(b - blocks.begin())]) {
+      const auto index = static_cast<std::size_t>(b - blocks.begin());
+      if (const auto t = block_text.find(index); t != block_text.end()) {
+        out += t->second;
+      } else if (out.ends_with("\n\n") || out.empty()) {
+        // A block removed outright leaves one blank line between its neighbours, not two.
+        while (b->end < lines.size() && util::trim(lines[b->end]).empty()) ++b->end;
+      }
+      i = b->end;
+      continue;
+    }
+    out += lines[i] + "\n";
+    ++i;
+  }
+  while (out.ends_with("\n\n")) out.pop_back();
+  out += appended;
+  for (const auto& [identity, entry] : carried) {
+    if (entry.used) continue;
+    std::vector<std::string> trimmed;
+    for (const auto& l : entry.lines) trimmed.emplace_back(util::trim(l));
+    result.warnings.push_back(
+        fmt::format("{} was captured before but not in this run, so --update removed it and its {}",
+                    entry.display_name, util::join(trimmed, " ")));
+  }
+  if (existing_text.find("\r\n") != std::string::npos) {
+    std::string crlf;
+    for (char ch : out) {
+      if (ch == '\n') crlf += '\r';
+      crlf += ch;
+    }
+    out = std::move(crlf);
+  }
+  result.text = out;
+  return result;
+}
+
+}  // namespace portcheck

@@ -1,0 +1,44 @@
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/cell.hpp"
+#include "src/run/process_runner.hpp"
+
+namespace portcheck {
+
+// What a finished cell left behind: how its process ended, the worker's result file (absent if
+// it died first), the last stage it marked, and what was printed on file descriptor 2.
+struct CellEvidence {
+  ProcessOutcome outcome;
+  std::optional<nlohmann::json> result;
+  std::string last_stage;
+  std::string stderr_text;
+};
+
+struct Classification {
+  FailureKind kind = FailureKind::none;
+  std::string stage;
+  std::string pass;
+  std::string message;
+  std::string fingerprint;
+  std::optional<SourceLocation> error_source;
+};
+
+Classification classify(const CellEvidence& evidence);
+
+// Replaces what differs between runs, paths and machines (SSA numbers, locations, temporary
+// paths, addresses) so the same failure always reads the same.
+std::string normalize_message(std::string_view message);
+
+// A stable 12-hex-digit identity for a failure: kind, stage, pass and normalised message.
+std::string fingerprint(FailureKind kind, std::string_view stage, std::string_view pass,
+                        std::string_view message);
+
+// The last stage named in a worker progress file ("stage ttgir" lines).
+std::string last_stage_from_progress(std::string_view progress_text);
+
+}  // namespace portcheck

@@ -1,0 +1,104 @@
+#include "src/check/module_inspection.hpp"
+
+#include <fmt/format.h>
+
+#include "src/run/scheduler.hpp"
+#include "util/fs.hpp"
+
+namespace portcheck {
+namespace {
+
+constexpr std::size_t kLogLimit = 16000;
+
+bool answered(const CellEvidence& evidence) {
+  return evidence.outcome.how == Termination::exited && evidence.outcome.exit_code == 0 &&
+         evidence.result && evidence.result->is_object() &&
+         evidence.result->value("status", "") == "ok";
+}
+
+void merge_answer(const nlohmann::json& answer, InspectionResults& out) {
+  if (const auto it = answer.find("kernels"); it != answer.end() && it->is_object())
+    out.kernels.update(*it);
+  if (const auto it = answer.find("keys"); it != answer.end() && it->is_object())
+    out.keys.update(*it);
+  const auto it = answer.find("static");
+  if (it == answer.end() || !it->is_object()) return;
+  if (!out.static_result.is_object())
+    out.static_result = {{"cells", nlohmann::json::object()}, {"seconds", 0.0}};
+  if (const auto cells = it->find("cells"); cells != it->end() && cells->is_object())
+    out.static_result["cells"].update(*cells);
+  if (const auto seconds = it->find("seconds"); seconds != it->end() && seconds->is_number())
+    out.static_result["seconds"] =
+        out.static_result["seconds"].get<double>() + seconds->get<double>();
+}
+
+Task inspection_task(std::size_t index, const ModuleToInspect& module,
+                     const InspectionSettings& settings, const std::filesystem::path& dir) {
+  nlohmann::json request = settings.common;
+  request["kernels"] = module.kernels;
+  request["cells"] = module.cells;
+  util::atomic_write_file(dir / "request.json", nlohmann::json{{"inspect", request}}.dump());
+  Task task;
+  task.id = index;
+  task.expected_seconds = static_cast<double>(module.cells.size());
+  task.spec.argv = settings.python_argv;
+  task.spec.argv.insert(task.spec.argv.end(),
+                        {"cell", (dir / "request.json").string(), (dir / "result.json").string(),
+                         (dir / "progress").string()});
+  task.spec.env = settings.env;
+  task.spec.cwd = module.cwd;
+  task.spec.stdout_path = dir / "stdout";
+  task.spec.stderr_path = dir / "stderr";
+  task.spec.request_path = dir / "request.json";
+  task.spec.result_path = dir / "result.json";
+  task.spec.progress_path = dir / "progress";
+  task.spec.timeout = module.timeout;
+  task.spec.max_rss_bytes = module.max_rss_bytes;
+  return task;
+}
+
+}  // namespace
+
+CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome) {
+  CellEvidence evidence;
+  evidence.outcome = outcome;
+  if (const auto text = util::read_file_bounded(dir / "result.json", 1 << 24)) {
+    try {
+      evidence.result = nlohmann::json::parse(*text);
+    } catch (const nlohmann::json::exception&) {
+      evidence.result.reset();
+    }
+  }
+  evidence.last_stage =
+      last_stage_from_progress(util::read_file_bounded(dir / "progress", 1 << 16).value_or(""));
+  evidence.stderr_text = util::read_file_bounded(dir / "stderr", kLogLimit).value_or("");
+  return evidence;
+}
+
+InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,
+                                  const InspectionSettings& settings, ProcessRunner& runner,
+                                  const std::atomic<bool>& interrupted) {
+  InspectionResults out;
+  std::vector<std::filesystem::path> dirs;
+  std::vector<Task> tasks;
+  for (std::size_t i = 0; i < modules.size(); ++i) {
+    dirs.push_back(settings.scratch / fmt::format("inspect-{}", i));
+    std::filesystem::create_directories(dirs.back());
+    tasks.push_back(inspection_task(i, modules[i], settings, dirs.back()));
+  }
+  const auto on_ended = [&](ProcessRunner::Id id, const ProcessOutcome& outcome) {
+    if (outcome.how == Termination::cancelled) return;  // interrupted: nothing to say
+    auto evidence = evidence_from_files(dirs[id], outcome);
+    if (answered(evidence)) {
+      merge_answer(*evidence.result, out);
+      return;
+    }
+    for (const auto& cell : modules[id].cells)
+      out.failed.emplace(cell.at("id").get<std::size_t>(), evidence);
+  };
+  Scheduler scheduler(runner, settings.jobs);
+  out.completed = scheduler.run(std::move(tasks), on_ended, interrupted);
+  return out;
+}
+
+}  // namespace portcheck

@@ -1,0 +1,59 @@
+#pragma once
+// The user's modules are imported only where a cell's limits apply: never in the fork server or
+// the environment probe, where a module that crashes, hangs or allocates without bound at import
+// would take the whole run down. Before compiling, each module is imported once by an inspection
+// that runs as a cell of its own (forked by the server, or a fresh worker process) and answers
+// what the supervisor needs from it: argument names, cache keys, static predictions. A module
+// whose inspection fails turns into red cells for its own rows, and only those.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/check/classify.hpp"
+#include "src/run/process_runner.hpp"
+
+namespace portcheck {
+
+// What a worker left in a cell's folder (result.json, progress, stderr), with how it ended.
+CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome);
+
+// One user module and the rows and cells that need it. The import serves all of them, so it runs
+// under the most generous of their limits: a row with a long timeout is not cut short by a
+// neighbour's short one.
+struct ModuleToInspect {
+  nlohmann::json kernels = nlohmann::json::array();  // {"id": row name, "kernel": ref}
+  nlohmann::json cells = nlohmann::json::array();    // {"id": cell id, "request": ...}
+  std::filesystem::path cwd;                         // the manifest's folder
+  std::chrono::milliseconds timeout{0};              // 0: none
+  std::uint64_t max_rss_bytes = 0;                   // 0: none
+};
+
+struct InspectionSettings {
+  std::vector<std::string> python_argv;  // {python, "-m", "portcheck_worker"}
+  std::vector<std::string> env;
+  std::filesystem::path scratch;  // one folder per module is made under it
+  nlohmann::json common;          // targets, tool_version, keys, predict
+  std::size_t jobs = 1;
+};
+
+// The answers of every module that imported cleanly, merged, and the evidence of those that did
+// not, once per cell of theirs.
+struct InspectionResults {
+  nlohmann::json kernels = nlohmann::json::object();  // row name -> {ok, args, constexprs | error}
+  nlohmann::json keys = nlohmann::json::object();     // cell id -> cache key or null
+  nlohmann::json static_result;                       // {"cells": {...}, "seconds": s} or null
+  std::map<std::size_t, CellEvidence> failed;         // cell id -> its module's fault
+  bool completed = true;                              // false: interrupted before the end
+};
+
+InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,
+                                  const InspectionSettings& settings, ProcessRunner& runner,
+                                  const std::atomic<bool>& interrupted);
+
+}  // namespace portcheck

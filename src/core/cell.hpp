@@ -1,0 +1,83 @@
+#pragma once
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/target.hpp"
+
+namespace portcheck {
+
+// launch: compiled, but needs more than the target allows at launch (--launch-limits error).
+// unchecked: not compiled (--static-only) and not predicted to fail.
+enum class Status { ok, failed, xfail, xpass, launch, unchecked };
+
+// Why a cell failed. `internal_error` is a bug of ours and is never blamed on the kernel.
+enum class FailureKind {
+  none,
+  frontend_error,
+  mlir_error,
+  llvm_error,
+  assembler_error,
+  timeout,
+  crash,
+  oom,
+  import_error,
+  internal_error,
+  predicted,     // not compiled: the static pre-checks say it fails (--static skip / --static-only)
+  launch_limit,  // compiled; exceeds a launch limit of the target
+};
+
+std::string to_string(Status status);
+std::string to_string(FailureKind kind);
+std::optional<Status> status_from_string(const std::string& text);
+std::optional<FailureKind> kind_from_string(const std::string& text);
+// The short label a matrix cell shows: "front", "mlir", "asm", ...
+std::string short_label(FailureKind kind);
+
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+};
+
+// One kernel row x one target x one Triton: everything a report needs.
+struct CellResult {
+  std::string kernel;  // the row's display name, "dot_small[int8]"
+  std::string base_kernel;
+  std::string variant;
+  std::string target;
+  std::string triton;  // the label the run uses for this environment: "current" or a version
+  std::string triton_version;
+  Status status = Status::ok;
+  FailureKind kind = FailureKind::none;
+  std::string stage;    // the stage that failed, or empty
+  std::string pass;     // the MLIR pass, when known
+  std::string message;  // the decisive line
+  std::string fingerprint;
+  bool is_new = false;
+  bool expected_failure = false;
+  double compile_s = 0;
+  double wall_s = 0;
+  nlohmann::json stages = nlohmann::json::object();
+  nlohmann::json metadata = nlohmann::json::object();
+  nlohmann::json sizes = nlohmann::json::object();
+  nlohmann::json resources = nlohmann::json::object();
+  std::string log;
+  std::optional<SourceLocation> kernel_source;  // the def
+  std::optional<SourceLocation> error_source;   // the failing line, when the compiler said it
+  bool cached = false;
+  nlohmann::json predicted;  // null, or the static pre-checks' {reason, stage, what, name}
+  nlohmann::json launch;     // null, or {needs, limits, problems} for compiled cells
+  nlohmann::json
+      exported;  // null, or what the worker exported: {directory, binary, assembly, params, folded}
+  bool in_baseline = false;  // failed as the baseline says it did: not new  // served from the
+                             // result cache, not compiled in this run
+  std::string why;           // from the known-failure table
+  std::string link;
+
+  [[nodiscard]] bool failed_outcome() const {
+    return status == Status::failed || status == Status::xfail || status == Status::launch;
+  }
+};
+
+}  // namespace portcheck

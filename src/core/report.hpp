@@ -1,0 +1,51 @@
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/cell.hpp"
+
+namespace portcheck {
+
+// What a passing cell proves and what it does not. Every format carries it, since a report is
+// read without the tool that wrote it.
+inline constexpr std::string_view kCompileOnlyDisclaimer =
+    "Compile-only check: a passing cell means Triton produced a binary for that target. It does "
+    "not prove the kernel launches on the device (shared memory, registers) or computes correct "
+    "results.";
+
+// Everything one `check` produced; every report format renders from this.
+// What a --baseline did to a report: where it came from and which of its failures now pass.
+struct BaselineSummary {
+  bool applied = false;
+  std::string origin;
+  struct Fixed {
+    std::string row, target, triton, fingerprint, kind, message;
+  };
+  std::vector<Fixed> fixed;
+};
+
+// The part of the matrix a sharded run compiled.
+struct ShardInfo {
+  int index = 0;  // 1-based; 0: not sharded
+  int count = 0;
+};
+
+struct Report {
+  std::string tool_version;
+  nlohmann::json environment = nlohmann::json::object();  // triton, python, host, started, options
+  std::string manifest;
+  std::vector<std::string> targets;  // column order
+  std::vector<std::string> rows;     // row order (display names)
+  std::vector<CellResult> cells;     // row-major
+  bool interrupted = false;
+  double wall_s = 0;
+  std::string manifest_digest;  // identifies the matrix, for merging shards
+  ShardInfo shard;
+  std::vector<std::string> merged_from;
+  BaselineSummary baseline;
+};
+
+}  // namespace portcheck

@@ -1,0 +1,119 @@
+#include "src/export/export.hpp"
+
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "src/core/errors.hpp"
+#include "src/export/export_header.hpp"
+#include "util/fs.hpp"
+
+namespace portcheck {
+
+std::string c_type_for(const std::string& triton_type, const std::string& backend) {
+  if (triton_type.starts_with("*")) return backend == "hip" ? "hipDeviceptr_t" : "CUdeviceptr";
+  static const std::map<std::string, std::string> scalars = {
+      {"i1", "int8_t"},    {"i8", "int8_t"},    {"i16", "int16_t"},   {"i32", "int32_t"},
+      {"i64", "int64_t"},  {"u1", "uint8_t"},   {"u8", "uint8_t"},    {"u16", "uint16_t"},
+      {"u32", "uint32_t"}, {"u64", "uint64_t"}, {"fp16", "uint16_t"}, {"bf16", "uint16_t"},
+      {"fp32", "float"},   {"f32", "float"},    {"fp64", "double"}};
+  const auto it = scalars.find(triton_type);
+  return it == scalars.end() ? "" : it->second;
+}
+
+nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
+  const auto& md = cell.metadata;
+  const auto& ex = cell.exported;
+  const auto backend = cell.target.substr(0, cell.target.find(':'));
+  const int warps = md.value("num_warps", 0);
+  const int warp_size =
+      md.value("warp_size", backend == "hip" && cell.target.starts_with("hip:gfx9") ? 64 : 32);
+  const std::uint64_t shared = md.value("shared", std::uint64_t{0});
+  const int ctas = md.value("num_ctas", 1);
+  nlohmann::ordered_json params = nlohmann::ordered_json::array();
+  int index = 0;
+  for (const auto& p : ex.at("params")) {
+    nlohmann::ordered_json param = {{"index", index++},
+                                    {"name", p.value("name", "")},
+                                    {"kind", p.value("kind", "")},
+                                    {"c_type", c_type_for(p.value("triton_type", ""), backend)},
+                                    {"triton_type", p.value("triton_type", "")}};
+    if (p.contains("divisible_by_16")) param["divisible_by_16"] = p["divisible_by_16"];
+    params.push_back(param);
+  }
+  // Ordered as a reader needs it: what to load, how to launch, what to pass.
+  nlohmann::ordered_json descriptor = {
+      {"descriptor_version", 1},
+      {"kernel", cell.base_kernel},
+      {"row", cell.kernel},
+      {"function", md.value("name", "")},
+      {"target", cell.target},
+      {"backend", backend},
+      {"arch", cell.target.substr(cell.target.find(':') + 1)},
+      {"triton_version", cell.triton_version},
+      {"entry", md.value("name", "")},
+      {"binary", ex.value("binary", "")},
+      {"assembly", ex.value("assembly", "")},
+      {"num_warps", warps},
+      {"warp_size", warp_size},
+      {"threads_per_block", warps * warp_size},
+      {"shared_bytes", shared},
+      // Above 48 KiB of dynamic shared memory a CUDA kernel must be allowed more first.
+      {"needs_shared_opt_in", backend == "cuda" && shared > 49152},
+      {"num_ctas", ctas},
+      {"cluster_dims", {ctas, 1, 1}},
+      {"global_scratch",
+       {{"size", md.value("global_scratch_size", 0)},
+        {"align", md.value("global_scratch_align", 1)}}},
+      {"profile_scratch",
+       {{"size", md.value("profile_scratch_size", 0)},
+        {"align", md.value("profile_scratch_align", 1)}}},
+      {"params", params},
+      {"folded", nlohmann::ordered_json(ex.value("folded", nlohmann::json::array()))},
+      {"grid",
+       "blocks = (programs_x * num_ctas, programs_y, programs_z); block = (threads_per_block, 1, "
+       "1); "
+       "scratch buffers, when size > 0, are programs_x * programs_y * programs_z * num_ctas * size "
+       "bytes"},
+  };
+  if (cell.launch.is_object()) descriptor["launch_limits"] = nlohmann::ordered_json(cell.launch);
+  return descriptor;
+}
+
+std::optional<std::size_t> ptx_parameter_count(const std::string& ptx, const std::string& entry) {
+  const std::regex header(R"(\.entry\s+)" + entry + R"(\s*\(([^)]*)\))");
+  std::smatch m;
+  if (!std::regex_search(ptx, m, header)) return std::nullopt;
+  const std::string body = m[1];
+  std::size_t count = 0;
+  for (std::size_t pos = 0; (pos = body.find(".param", pos)) != std::string::npos; pos += 6)
+    ++count;
+  return count;
+}
+
+std::vector<std::string> write_export(const CellResult& cell) {
+  const auto ordered = launch_descriptor(cell);
+  const auto descriptor = nlohmann::json::parse(ordered.dump());
+  const std::filesystem::path dir = cell.exported.at("directory").get<std::string>();
+  if (descriptor["backend"] == "cuda") {
+    const auto ptx = util::read_file(dir / descriptor["assembly"].get<std::string>());
+    const auto count = ptx_parameter_count(ptx, descriptor["entry"].get<std::string>());
+    if (!count || *count != descriptor["params"].size())
+      throw EnvironmentError(
+          fmt::format("export of {} on {}: the PTX entry declares {} parameters, the "
+                      "descriptor {}: please report this",
+                      cell.kernel, cell.target, count ? std::to_string(*count) : "no",
+                      descriptor["params"].size()));
+  }
+  const auto binary_text = util::read_file(dir / descriptor["binary"].get<std::string>());
+  const std::vector<unsigned char> binary(binary_text.begin(), binary_text.end());
+  const auto descriptor_path = dir / "launch.json";
+  util::atomic_write_file(descriptor_path, ordered.dump(2) + "\n");
+  const auto header_path = dir / "launcher.h";
+  util::atomic_write_file(header_path, render_launcher_header(descriptor, binary));
+  return {(dir / descriptor["binary"].get<std::string>()).string(),
+          (dir / descriptor["assembly"].get<std::string>()).string(), descriptor_path.string(),
+          header_path.string()};
+}
+
+}  // namespace portcheck

@@ -1,0 +1,723 @@
+#include "src/report/html.hpp"
+
+#include "src/report/terminal.hpp"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "src/report/grouping.hpp"
+#include "src/report/json.hpp"
+
+// The page is one static template plus one JSON blob. Every piece of report text (kernel names,
+// compiler messages, logs, paths) travels only inside that blob, written so that no sequence in
+// it can end the <script> element, and the inline script builds the DOM from it with
+// createElement/textContent alone. The template itself never contains report text.
+//
+// The Content-Security-Policy allows no network at all and only the one inline script, named by
+// its SHA-256 (computed here from the constant script text, so it cannot drift). Even markup that
+// somehow reached the DOM could therefore run neither a script nor an event handler.
+
+namespace portcheck {
+namespace {
+
+constexpr std::string_view kStyle = R"CSS(
+:root {
+  --fg: #1f2328; --muted: #59636e; --bg: #ffffff; --panel: #f6f8fa; --line: #d1d9e0;
+  --ok-fg: #116329; --ok-bg: #d2f4d9; --failed-fg: #a40e26; --failed-bg: #ffd8d3;
+  --xfail-fg: #7a4b00; --xfail-bg: #ffe7a8; --xpass-fg: #5a1f9a; --xpass-bg: #ead8ff;
+  --missing-fg: #8c959f; --missing-bg: #f6f8fa; --accent: #0969da;
+}
+@media (prefers-color-scheme: dark) {
+  :root {
+    --fg: #e6edf3; --muted: #9198a1; --bg: #0d1117; --panel: #151b23; --line: #3d444d;
+    --ok-fg: #7ee298; --ok-bg: #133d22; --failed-fg: #ffaba0; --failed-bg: #5c1a1a;
+    --xfail-fg: #ffd57a; --xfail-bg: #4d3800; --xpass-fg: #d7b8ff; --xpass-bg: #3b2060;
+    --missing-fg: #6e7681; --missing-bg: #151b23; --accent: #4493f8;
+  }
+}
+* { box-sizing: border-box; }
+body { margin: 0; padding: 1rem 1.25rem 3rem; color: var(--fg); background: var(--bg);
+  font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+code, pre, .mono, table.matrix td.cell { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace; }
+h1 { font-size: 1.35rem; margin: 0 0 .25rem; }
+h2 { font-size: 1.1rem; margin: 1.25rem 0 .5rem; }
+h3 { font-size: .95rem; margin: 1rem 0 .35rem; }
+a { color: var(--accent); }
+.muted { color: var(--muted); }
+.env { display: flex; flex-wrap: wrap; gap: .25rem 1.25rem; margin: .25rem 0; color: var(--muted); }
+.env b { color: var(--fg); font-weight: 600; }
+.summary { font-weight: 600; margin: .5rem 0 .25rem; }
+.chips { display: flex; flex-wrap: wrap; gap: .4rem; margin: .4rem 0; }
+.chip { border-radius: 999px; padding: .05rem .6rem; border: 1px solid var(--line); }
+.banner { background: var(--xfail-bg); color: var(--xfail-fg); padding: .4rem .7rem; border-radius: 6px; font-weight: 600; }
+.baseline { margin: .35rem 0; }
+.baseline ul { margin: .15rem 0; padding-left: 1.25rem; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85rem; }
+.note { font-size: .85rem; color: var(--muted); max-width: 70rem; }
+#filters { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1.25rem; padding: .6rem .75rem;
+  margin: .75rem 0; background: var(--panel); border: 1px solid var(--line); border-radius: 8px; }
+#filters fieldset { border: 0; margin: 0; padding: 0; display: flex; flex-wrap: wrap; align-items: center; gap: .15rem .6rem; }
+#filters legend { float: left; font-weight: 600; margin-right: .4rem; }
+#filters label { white-space: nowrap; cursor: pointer; }
+#filters input[type=search] { width: 16rem; padding: .2rem .4rem; }
+#filters button { font: inherit; font-size: .8rem; padding: 0 .4rem; cursor: pointer; }
+#layout { display: grid; grid-template-columns: minmax(0, 1fr) minmax(22rem, 31rem); gap: 1rem; align-items: start; }
+@media (max-width: 1100px) { #layout { grid-template-columns: minmax(0, 1fr); } }
+.matrix-wrap { overflow: auto; max-height: 78vh; border: 1px solid var(--line); border-radius: 8px; }
+table.matrix { border-collapse: separate; border-spacing: 0; }
+table.matrix th, table.matrix td { padding: .2rem .45rem; border-bottom: 1px solid var(--line); white-space: nowrap; }
+table.matrix thead th { position: sticky; top: 0; z-index: 2; background: var(--panel); text-align: left; font-weight: 600; }
+table.matrix tbody th { position: sticky; left: 0; z-index: 1; background: var(--bg); text-align: left; font-weight: 500;
+  max-width: 28rem; overflow: hidden; text-overflow: ellipsis; }
+table.matrix thead th:first-child { left: 0; z-index: 3; }
+table.matrix td.cell { cursor: pointer; text-align: center; font-size: .85rem; border-left: 1px solid var(--bg); }
+table.matrix td.cell:focus { outline: 2px solid var(--accent); outline-offset: -2px; }
+td.s-ok { color: var(--ok-fg); background: var(--ok-bg); }
+td.s-failed { color: var(--failed-fg); background: var(--failed-bg); font-weight: 700; }
+td.s-xfail { color: var(--xfail-fg); background: var(--xfail-bg); }
+td.s-xpass { color: var(--xpass-fg); background: var(--xpass-bg); font-weight: 700; }
+td.s-missing { color: var(--missing-fg); background: var(--missing-bg); cursor: default; }
+td.cached::after { content: "\2022"; font-size: .7em; vertical-align: super; margin-left: .15em; opacity: .6; }
+td.selected { outline: 3px solid var(--accent); outline-offset: -3px; }
+td.hl { box-shadow: inset 0 0 0 2px var(--fg); }
+td.off { visibility: hidden; }
+.col-off, tr.row-off { display: none; }
+#groups ol { list-style: none; padding: 0; margin: 0; }
+#groups li.group { padding: .5rem .75rem; margin: 0 0 .5rem; border: 1px solid var(--line); border-left: 4px solid var(--failed-fg);
+  border-radius: 6px; background: var(--panel); }
+#groups li.group.g-xfail { border-left-color: var(--xfail-fg); }
+.letter { font-weight: 700; cursor: pointer; }
+.gmsg { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; white-space: pre-wrap; word-break: break-word; }
+.linkish { background: none; border: 0; padding: 0; color: var(--accent); font: inherit; cursor: pointer; text-decoration: underline; }
+#detail { position: sticky; top: .75rem; max-height: calc(100vh - 1.5rem); overflow: auto; padding: .75rem 1rem;
+  border: 1px solid var(--line); border-radius: 8px; background: var(--panel); }
+#detail h2 { margin-top: 0; word-break: break-word; }
+.badge { display: inline-block; border-radius: 4px; padding: 0 .45rem; font-weight: 700; }
+.badge.s-ok { color: var(--ok-fg); background: var(--ok-bg); }
+.badge.s-failed { color: var(--failed-fg); background: var(--failed-bg); }
+.badge.s-xfail { color: var(--xfail-fg); background: var(--xfail-bg); }
+.badge.s-xpass { color: var(--xpass-fg); background: var(--xpass-bg); }
+table.kv { border-collapse: collapse; width: 100%; }
+table.kv th { text-align: left; vertical-align: top; font-weight: 600; padding: .15rem .75rem .15rem 0; white-space: nowrap; width: 1%; color: var(--muted); }
+table.kv td { padding: .15rem 0; word-break: break-word; }
+table.kv table.kv { margin: .1rem 0; font-size: .95em; }
+.msg { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; white-space: pre-wrap; }
+span.null { color: var(--muted); font-style: italic; }
+pre { background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: .5rem .6rem; overflow: auto;
+  font-size: .8rem; line-height: 1.35; max-height: 28rem; white-space: pre; margin: .25rem 0; }
+pre.inline { max-height: 12rem; }
+table.stages { border-collapse: collapse; width: 100%; font-size: .9em; }
+table.stages td { padding: .1rem .4rem .1rem 0; white-space: nowrap; }
+table.stages td.bar { width: 100%; }
+.bar > div { height: .75rem; min-width: 1px; background: var(--accent); border-radius: 2px; opacity: .75; }
+table.stages tr.failed-stage td:first-child { color: var(--failed-fg); font-weight: 700; }
+.hint { color: var(--muted); }
+#error { color: var(--failed-fg); font-weight: 700; }
+)CSS";
+
+constexpr std::string_view kScript = R"JS(
+(function () {
+  'use strict';
+  const KNOWN = ['kernel', 'variant', 'row', 'target', 'triton', 'triton_version', 'status', 'kind', 'stage',
+    'pass', 'message', 'fingerprint', 'group', 'new', 'in_baseline', 'cached', 'why', 'link', 'compile_s', 'wall_s', 'stages',
+    'metadata', 'sizes', 'resources', 'source', 'error_source', 'log'];
+  const STAGE_ORDER = ['import', 'frontend', 'ttir', 'ttgir', 'llir', 'ptx', 'cubin', 'amdgcn', 'hsaco'];
+  const STATUSES = ['ok', 'failed', 'xfail', 'xpass'];
+
+  // Only createElement/textContent/setAttribute below: report text is never parsed as markup.
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function add(parent, child) { parent.appendChild(child); return child; }
+  function isObj(v) { return v !== null && typeof v === 'object' && !Array.isArray(v); }
+  function isEmpty(v) {
+    return v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0) ||
+      (isObj(v) && Object.keys(v).length === 0);
+  }
+  function str(v) { return typeof v === 'string' ? v : (v === undefined || v === null ? '' : String(v)); }
+  function seconds(s) {
+    if (typeof s !== 'number') return str(s);
+    return (s >= 10 ? s.toFixed(1) : s >= 1 ? s.toFixed(2) : s.toFixed(3)) + ' s';
+  }
+  function where(loc) { return isObj(loc) && loc.file ? str(loc.file) + ':' + str(loc.line) : ''; }
+
+  function renderValue(v, depth) {
+    if (v === undefined || v === null) return el('span', 'null', 'null');
+    if (Array.isArray(v)) {
+      if (v.every(x => x === null || typeof x !== 'object')) return el('span', 'mono', v.map(x => String(x)).join(', '));
+      const ol = el('ol');
+      for (const x of v) add(add(ol, el('li')), renderValue(x, depth + 1));
+      return ol;
+    }
+    if (typeof v === 'object') {
+      if (depth > 8) return el('span', 'mono', JSON.stringify(v));
+      return kvTable(v, depth + 1);
+    }
+    if (typeof v === 'string' && v.indexOf('\n') >= 0) return el('pre', 'inline', v);
+    return el('span', typeof v === 'string' ? null : 'mono', String(v));
+  }
+  function kvTable(obj, depth) {
+    const table = el('table', 'kv');
+    const body = add(table, el('tbody'));
+    for (const key of Object.keys(obj)) {
+      const tr = add(body, el('tr'));
+      add(tr, el('th', null, key));
+      add(add(tr, el('td')), renderValue(obj[key], depth || 0));
+    }
+    return table;
+  }
+
+  let data;
+  try {
+    data = JSON.parse(document.getElementById('data').textContent);
+  } catch (e) {
+    add(document.body, el('p', null, 'Cannot read the embedded report: ' + e)).id = 'error';
+    return;
+  }
+  const report = data.report || {};
+  const view = data.view || {};
+  const cells = Array.isArray(report.cells) ? report.cells : [];
+  const targets = Array.isArray(report.targets) ? report.targets.map(str) : [];
+  const rows = Array.isArray(report.rows) ? report.rows.map(str) : [];
+  const labels = Array.isArray(view.labels) ? view.labels : [];
+  const env = isObj(report.environment) ? report.environment : {};
+  const byPosition = new Map();
+  cells.forEach((c, i) => byPosition.set(str(c.row) + '\u0000' + str(c.target), i));
+
+  // ---- header
+  const header = document.getElementById('header');
+  add(header, el('h1', null, 'triton-portcheck report'));
+  const envLine = add(header, el('div', 'env'));
+  function envItem(name, value, title) {
+    if (isEmpty(value)) return;
+    const span = add(envLine, el('span'));
+    add(span, el('b', null, name + ' '));
+    add(span, document.createTextNode(str(value)));
+    if (title) span.title = str(title);
+  }
+  const tool = isObj(report.tool) ? report.tool : {};
+  const triton = isObj(env.triton) ? env.triton : {};
+  const python = isObj(env.python) ? env.python : {};
+  const options = isObj(env.options) ? env.options : {};
+  envItem('triton-portcheck', tool.version);
+  envItem('triton', triton.version, triton.path);
+  envItem('python', python.version, python.executable);
+  envItem('host', env.host);
+  envItem('started', env.started);
+  envItem('manifest', options.manifest);
+  envItem('isolation', options.isolation);
+  envItem('cache', options.cache === null ? 'off (--no-cache)' : options.cache);
+  add(header, el('p', 'summary', view.summary)).id = 'summary';
+  const summary = isObj(report.summary) ? report.summary : {};
+  const chips = add(header, el('div', 'chips'));
+  for (const [key, name] of [['ok', 'ok'], ['failed', 'failed'], ['xfail', 'expected to fail'],
+    ['xpass', 'expected to fail but passed'], ['new', 'new'], ['from_cache', 'from cache']]) {
+    const n = summary[key];
+    if (typeof n !== 'number' || (n === 0 && key !== 'ok' && key !== 'failed')) continue;
+    const chip = add(chips, el('span', 'chip', n + ' ' + name));
+    if (STATUSES.indexOf(key) >= 0) chip.classList.add('badge', 's-' + key);
+  }
+  if (report.interrupted) add(header, el('p', 'banner', 'Interrupted: unfinished cells are shown as ?'));
+  if (isObj(report.shard)) {
+    add(header, el('p', 'banner', 'Shard ' + str(report.shard.index) + '/' + str(report.shard.count) +
+      ': the other cells are shown as -'));
+  }
+  if (Array.isArray(report.merged_from) && report.merged_from.length) {
+    const p = add(header, el('div', 'env', 'merged from: '));
+    p.id = 'merged-from';
+    add(p, el('span', 'mono', report.merged_from.map(str).join(', ')));
+  }
+  if (isObj(report.baseline)) {
+    const known = cells.filter(c => c.in_baseline).length;
+    const fixed = Array.isArray(report.baseline.fixed) ? report.baseline.fixed : [];
+    const box = add(header, el('div', 'baseline'));
+    box.id = 'baseline';
+    add(box, el('div', null, 'baseline ' + str(report.baseline.origin) + ': ' + known +
+      ' failures already known, ' + (fixed.length ? fixed.length + ' fixed since:' : 'none fixed')));
+    const ul = add(box, el('ul'));
+    for (const f of fixed) {
+      add(ul, el('li', null, 'fixed: ' + str(f.row) + ' on ' + str(f.target) + ' (was ' + str(f.kind) + ': ' +
+        str(f.message) + ')'));
+    }
+  }
+  add(header, el('p', 'note', str(report.disclaimer)));
+  document.title = 'triton-portcheck: ' + str(view.summary).split(' \u00b7 ')[0];
+
+  // ---- filters
+  const filters = document.getElementById('filters');
+  const kernelBox = (() => {
+    const fs = add(filters, el('fieldset'));
+    add(fs, el('legend', null, 'Kernel'));
+    const input = add(fs, el('input'));
+    input.type = 'search';
+    input.id = 'f-kernel';
+    input.placeholder = 'substring of the row name';
+    input.setAttribute('list', 'f-kernel-list');
+    input.setAttribute('aria-label', 'filter kernels');
+    const list = add(fs, el('datalist'));
+    list.id = 'f-kernel-list';
+    for (const r of rows) add(list, el('option')).value = r;
+    return input;
+  })();
+  function checkboxGroup(legend, id, values, text) {
+    const fs = add(filters, el('fieldset'));
+    fs.id = id;
+    add(fs, el('legend', null, legend));
+    const boxes = {};
+    for (const v of values) {
+      const label = add(fs, el('label'));
+      const box = add(label, el('input'));
+      box.type = 'checkbox';
+      box.checked = true;
+      box.value = v;
+      add(label, document.createTextNode(' ' + text(v)));
+      boxes[v] = box;
+    }
+    for (const [name, state] of [['all', true], ['none', false]]) {
+      const b = add(fs, el('button', null, name));
+      b.type = 'button';
+      b.addEventListener('click', () => { for (const v of values) boxes[v].checked = state; applyFilters(); });
+    }
+    return boxes;
+  }
+  const targetBoxes = checkboxGroup('Target', 'f-targets', targets, t => t);
+  const statusCount = {};
+  for (const c of cells) statusCount[c.status] = (statusCount[c.status] || 0) + 1;
+  const statusBoxes = checkboxGroup('Status', 'f-status', STATUSES, s => s + ' (' + (statusCount[s] || 0) + ')');
+  const shown = add(filters, el('span', 'muted'));
+  shown.id = 'f-shown';
+
+  // ---- matrix
+  const matrix = document.getElementById('matrix');
+  const headRow = add(add(matrix, el('thead')), el('tr'));
+  add(headRow, el('th', null, 'kernel'));
+  const columnHeads = targets.map(t => {
+    const th = add(headRow, el('th', null, t));
+    th.setAttribute('data-target', t);
+    return th;
+  });
+  const body = add(matrix, el('tbody'));
+  const rowEls = [];
+  const cellEls = [];      // [row][column] -> td
+  const tdByIndex = [];    // cell index -> td
+  const fragment = document.createDocumentFragment();
+  rows.forEach((name, r) => {
+    const tr = add(fragment, el('tr'));
+    tr.setAttribute('data-row', name);
+    const th = add(tr, el('th', null, name));
+    th.title = name;
+    const tds = [];
+    targets.forEach((target, t) => {
+      const index = byPosition.get(name + '\u0000' + target);
+      let td;
+      if (index === undefined) {
+        td = add(tr, el('td', 'cell s-missing', report.interrupted ? '?' : '-'));
+        td.setAttribute('data-status', 'missing');
+        td.title = name + ' on ' + target + ': not checked';
+      } else {
+        const c = cells[index];
+        const status = STATUSES.indexOf(c.status) >= 0 ? c.status : 'failed';
+        td = add(tr, el('td', 'cell s-' + status, labels[index] !== undefined ? labels[index] : c.status));
+        td.setAttribute('data-status', status);
+        td.setAttribute('data-idx', String(index));
+        td.tabIndex = 0;
+        if (c.cached) td.classList.add('cached');
+        td.title = name + ' on ' + target + ': ' + str(c.status) + (c.kind ? ' (' + str(c.kind) + ')' : '') +
+          (c.cached ? ', from cache' : '') + (c.message ? '\n' + str(c.message) : '');
+        tdByIndex[index] = td;
+      }
+      td.setAttribute('data-target', target);
+      tds.push(td);
+    });
+    rowEls.push(tr);
+    cellEls.push(tds);
+  });
+  body.appendChild(fragment);
+
+  function applyFilters() {
+    const query = kernelBox.value.trim().toLowerCase();
+    const columnOn = targets.map(t => targetBoxes[t].checked);
+    const statusOn = {};
+    let allStatuses = true;
+    for (const s of STATUSES) { statusOn[s] = statusBoxes[s].checked; allStatuses = allStatuses && statusOn[s]; }
+    columnHeads.forEach((th, t) => th.classList.toggle('col-off', !columnOn[t]));
+    let visibleRows = 0;
+    rows.forEach((name, r) => {
+      let any = false;
+      cellEls[r].forEach((td, t) => {
+        td.classList.toggle('col-off', !columnOn[t]);
+        const status = td.getAttribute('data-status');
+        const on = status === 'missing' ? allStatuses : statusOn[status];
+        td.classList.toggle('off', !on);
+        if (on && columnOn[t]) any = true;
+      });
+      const visible = (query === '' || name.toLowerCase().indexOf(query) >= 0) && (any || (allStatuses && columnOn.some(x => x)));
+      rowEls[r].classList.toggle('row-off', !visible);
+      if (visible) ++visibleRows;
+    });
+    shown.textContent = 'showing ' + visibleRows + ' of ' + rows.length + ' rows, ' +
+      columnOn.filter(x => x).length + ' of ' + targets.length + ' targets';
+  }
+  kernelBox.addEventListener('input', applyFilters);
+  filters.addEventListener('change', applyFilters);
+
+  // ---- detail panel
+  const detail = document.getElementById('detail');
+  let selected = null;
+  function field(table, name, value, render) {
+    if (isEmpty(value) && value !== 0 && value !== false) return;
+    const tr = add(table, el('tr'));
+    tr.setAttribute('data-field', name);
+    add(tr, el('th', null, name));
+    const td = add(tr, el('td'));
+    if (render) render(td, value); else td.textContent = str(value);
+  }
+  function stagesTable(c) {
+    const stages = isObj(c.stages) ? c.stages : {};
+    const names = Object.keys(stages).sort((a, b) => {
+      const ia = STAGE_ORDER.indexOf(a), ib = STAGE_ORDER.indexOf(b);
+      return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib) || (a < b ? -1 : a > b ? 1 : 0);
+    });
+    const max = Math.max(1e-9, ...names.map(n => typeof stages[n] === 'number' ? stages[n] : 0));
+    const table = el('table', 'stages');
+    const tb = add(table, el('tbody'));
+    for (const n of names) {
+      const tr = add(tb, el('tr'));
+      if (c.stage === n && c.status !== 'ok' && c.status !== 'xpass') tr.className = 'failed-stage';
+      add(tr, el('td', null, n));
+      const bar = add(add(tr, el('td', 'bar')), el('div', 'bar'));
+      const fill = add(bar, el('div'));
+      const v = typeof stages[n] === 'number' ? stages[n] : 0;
+      fill.style.width = Math.max(0, Math.min(100, 100 * v / max)).toFixed(1) + '%';
+      add(tr, el('td', 'mono', seconds(stages[n])));
+    }
+    return table;
+  }
+  function section(title, id, content) {
+    add(detail, el('h3', null, title));
+    content.id = id;
+    add(detail, content);
+  }
+  function showCell(index) {
+    const c = cells[index];
+    if (!c) return;
+    if (selected) selected.classList.remove('selected');
+    selected = tdByIndex[index] || null;
+    if (selected) selected.classList.add('selected');
+    detail.replaceChildren();
+    detail.setAttribute('data-idx', String(index));
+    const h = add(detail, el('h2'));
+    h.id = 'd-title';
+    h.textContent = str(c.row) + ' on ' + str(c.target);
+    const status = STATUSES.indexOf(c.status) >= 0 ? c.status : 'failed';
+    const badge = add(detail, el('span', 'badge s-' + status, c.status + (labels[index] && labels[index] !== c.status ? ' \u00b7 ' + labels[index] : '')));
+    badge.id = 'd-status';
+    const table = el('table', 'kv');
+    const tb = add(table, el('tbody'));
+    field(tb, 'status', str(c.status) + (c.new ? ' (new failure)' : '') +
+      (c.in_baseline ? ' (known: the baseline has this failure)' : ''));
+    field(tb, 'kind', c.kind);
+    field(tb, 'stage', c.stage);
+    field(tb, 'MLIR pass', c.pass);
+    field(tb, 'message', c.message, (td, v) => { td.className = 'msg'; td.id = 'd-message'; td.textContent = str(v); });
+    field(tb, 'fingerprint', c.fingerprint, (td, v) => {
+      add(td, el('span', 'mono', v));
+      if (c.group) add(td, document.createTextNode(' (group [' + str(c.group) + '])'));
+    });
+    field(tb, 'why', c.why, (td, v) => { td.id = 'd-why'; td.textContent = str(v); });
+    field(tb, 'link', c.link, (td, v) => {
+      const text = str(v);
+      if (/^https:\/\//i.test(text)) {
+        const a = add(td, el('a', null, text));
+        a.href = text;
+        a.rel = 'noopener noreferrer';
+        a.target = '_blank';
+      } else {
+        td.textContent = text;
+      }
+      td.id = 'd-link';
+    });
+    field(tb, 'kernel source', where(c.source), (td, v) => { td.className = 'mono'; td.textContent = v; });
+    field(tb, 'error source', where(c.error_source), (td, v) => { td.className = 'mono'; td.textContent = v; });
+    field(tb, 'kernel', c.kernel);
+    field(tb, 'variant', c.variant);
+    field(tb, 'triton', str(c.triton) + (c.triton_version ? ' (' + str(c.triton_version) + ')' : ''));
+    field(tb, 'compile time', seconds(c.compile_s));
+    field(tb, 'wall time', seconds(c.wall_s));
+    field(tb, 'cache', c.cached ? 'served from the result cache' : 'compiled in this run',
+      (td, v) => { td.id = 'd-cache'; td.textContent = v; });
+    add(detail, table).id = 'd-fields';
+    if (!isEmpty(c.stages)) section('Stages', 'd-stages', stagesTable(c));
+    for (const [key, title] of [['metadata', 'Metadata'], ['sizes', 'Sizes (bytes)'], ['resources', 'Resources']])
+      if (!isEmpty(c[key])) section(title, 'd-' + key, isObj(c[key]) ? kvTable(c[key], 0) : renderValue(c[key], 0));
+    if (!isEmpty(c.log)) section('Log', 'd-log', el('pre', 'log', c.log));
+    const extra = Object.keys(c).filter(k => KNOWN.indexOf(k) < 0);
+    if (extra.length) {
+      const box = el('div');
+      for (const key of extra) {
+        const h4 = add(box, el('h3', null, key));
+        h4.setAttribute('data-extra', key);
+        add(box, isObj(c[key]) ? kvTable(c[key], 0) : renderValue(c[key], 0));
+      }
+      section('Other fields', 'd-extra', box);
+    }
+    if (history.replaceState) history.replaceState(null, '', '#cell-' + index);
+  }
+  function cellFromEvent(event) {
+    const td = event.target.closest ? event.target.closest('td[data-idx]') : null;
+    return td ? Number(td.getAttribute('data-idx')) : -1;
+  }
+  body.addEventListener('click', event => { const i = cellFromEvent(event); if (i >= 0) showCell(i); });
+  body.addEventListener('keydown', event => {
+    if (event.key !== 'Enter' && event.key !== ' ') return;
+    const i = cellFromEvent(event);
+    if (i >= 0) { event.preventDefault(); showCell(i); }
+  });
+
+  // ---- failure groups, the terminal's footnotes
+  const groupsBox = document.getElementById('groups');
+  const groups = Array.isArray(view.groups) ? view.groups : [];
+  if (groups.length) {
+    add(groupsBox, el('h2', null, 'Failure groups'));
+    const ol = add(groupsBox, el('ol'));
+    for (const g of groups) {
+      const members = (Array.isArray(g.cells) ? g.cells : []).filter(i => cells[i]);
+      if (!members.length) continue;
+      const first = cells[members[0]];
+      const li = add(ol, el('li', 'group'));
+      li.id = 'group-' + str(g.letter);
+      li.setAttribute('data-group', str(g.letter));
+      if (members.every(i => cells[i].status === 'xfail')) li.classList.add('g-xfail');
+      const head = add(li, el('div'));
+      const letter = add(head, el('span', 'letter', '[' + str(g.letter) + ']'));
+      letter.title = 'highlight these cells';
+      letter.addEventListener('click', () => {
+        const on = !letter.classList.contains('active');
+        for (const td of tdByIndex) if (td) td.classList.remove('hl');
+        document.querySelectorAll('#groups .letter.active').forEach(x => x.classList.remove('active'));
+        if (on) { letter.classList.add('active'); for (const i of members) if (tdByIndex[i]) tdByIndex[i].classList.add('hl'); }
+      });
+      const place = first.pass ? 'in pass ' + str(first.pass) + ' (stage ' + str(first.stage) + ')' : 'in stage ' + str(first.stage);
+      add(head, document.createTextNode(' ' + str(first.kind) + ' ' + place + ': '));
+      add(head, el('span', 'gmsg', first.message));
+      const affected = add(li, el('div', 'affected'));
+      const byRow = new Map();
+      for (const i of members) {
+        const row = str(cells[i].row);
+        if (!byRow.has(row)) byRow.set(row, []);
+        byRow.get(row).push(i);
+      }
+      for (const [row, list] of byRow) {
+        const line = add(affected, el('div'));
+        add(line, document.createTextNode(row + ' on '));
+        list.forEach((i, k) => {
+          if (k) add(line, document.createTextNode(', '));
+          const b = add(line, el('button', 'linkish', cells[i].target));
+          b.type = 'button';
+          b.addEventListener('click', () => { showCell(i); if (tdByIndex[i]) tdByIndex[i].focus(); });
+        });
+      }
+      const at = where(first.error_source);
+      if (at) add(li, el('div', 'mono muted', 'at ' + at));
+      if (first.why) add(li, el('div', 'why', 'why: ' + str(first.why)));
+      if (first.link) {
+        const see = add(li, el('div', null, 'see: '));
+        const text = str(first.link);
+        if (/^https:\/\//i.test(text)) {
+          const a = add(see, el('a', null, text));
+          a.href = text;
+          a.rel = 'noopener noreferrer';
+          a.target = '_blank';
+        } else {
+          add(see, document.createTextNode(text));
+        }
+      }
+    }
+  }
+
+  applyFilters();
+  const m = /^#cell-(\d+)$/.exec(location.hash);
+  if (m && Number(m[1]) < cells.length) showCell(Number(m[1]));
+  document.body.setAttribute('data-ready', String(cells.length));
+})();
+)JS";
+
+// ---- SHA-256, for the script's CSP hash.
+
+std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+std::array<unsigned char, 32> sha256(std::string_view data) {
+  static constexpr std::array<std::uint32_t, 64> k = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+      0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+      0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+      0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+      0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+      0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+      0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+      0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+      0xc67178f2};
+  std::array<std::uint32_t, 8> h = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::string msg(data);
+  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
+  msg.push_back(static_cast<char>(0x80));
+  while (msg.size() % 64 != 56) msg.push_back('\0');
+  for (int i = 7; i >= 0; --i) msg.push_back(static_cast<char>((bits >> (i * 8)) & 0xff));
+  for (std::size_t chunk = 0; chunk < msg.size(); chunk += 64) {
+    std::array<std::uint32_t, 64> w{};
+    for (int i = 0; i < 16; ++i) {
+      const auto* p = reinterpret_cast<const unsigned char*>(msg.data() + chunk + 4 * i);
+      w[i] = (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) |
+             (std::uint32_t{p[2]} << 8) | p[3];
+    }
+    for (int i = 16; i < 64; ++i) {
+      const auto s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const auto s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    auto [a, b, c, d, e, f, g, hh] = h;
+    for (int i = 0; i < 64; ++i) {
+      const auto t1 =
+          hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+      const auto t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      hh = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += hh;
+  }
+  std::array<unsigned char, 32> out{};
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<unsigned char>(h[i] >> (24 - 8 * j));
+  return out;
+}
+
+std::string base64(const unsigned char* data, std::size_t size) {
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < size; i += 3) {
+    const std::uint32_t n = (std::uint32_t{data[i]} << 16) |
+                            (i + 1 < size ? std::uint32_t{data[i + 1]} << 8 : 0) |
+                            (i + 2 < size ? std::uint32_t{data[i + 2]} : 0);
+    out += alphabet[(n >> 18) & 63];
+    out += alphabet[(n >> 12) & 63];
+    out += i + 1 < size ? alphabet[(n >> 6) & 63] : '=';
+    out += i + 2 < size ? alphabet[n & 63] : '=';
+  }
+  return out;
+}
+
+const std::string& script_hash() {
+  static const std::string hash = [] {
+    const auto digest = sha256(kScript);
+    return "sha256-" + base64(digest.data(), digest.size());
+  }();
+  return hash;
+}
+
+// ---- the data the page draws from
+
+// JSON that can sit inside <script type="application/json">: '<', '>' and '&' (so neither
+// "</script" nor "<!--" can appear) and U+2028/U+2029 become \u escapes, which only ever occur
+// inside JSON strings, where the escape means the same character. Invalid UTF-8 from a compiler
+// becomes U+FFFD instead of an exception.
+std::string script_safe_json(const nlohmann::json& json) {
+  const auto text = json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (c == '\xE2' && i + 2 < text.size() && text[i + 1] == '\x80' &&
+               (text[i + 2] == '\xA8' || text[i + 2] == '\xA9')) {
+      out += text[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_html(const Report& input) {
+  const Report report = one_row_per_version(input);  // one row per version when there are several
+  const auto groups = group_failures(report);
+  std::map<std::string, std::string> letters;
+  for (const auto& g : groups) letters[g.fingerprint] = g.letter;
+
+  nlohmann::json labels = nlohmann::json::array();
+  for (const auto& c : report.cells) labels.push_back(cell_label(c, letters));
+  nlohmann::json group_list = nlohmann::json::array();
+  for (const auto& g : groups) {
+    nlohmann::json indices = nlohmann::json::array();
+    for (const auto* c : g.cells) indices.push_back(c - report.cells.data());
+    group_list.push_back(
+        {{"letter", g.letter}, {"fingerprint", g.fingerprint}, {"cells", indices}});
+  }
+  const nlohmann::json data = {
+      {"report", report_to_json(report)},
+      {"view", {{"labels", labels}, {"groups", group_list}, {"summary", summary_line(report)}}},
+  };
+
+  std::string out;
+  out.reserve(64 * 1024 + report.cells.size() * 2048);
+  out += "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += fmt::format(
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src '{}'; "
+      "style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'\">\n",
+      script_hash());
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += "<meta name=\"generator\" content=\"triton-portcheck\">\n";
+  out += "<title>triton-portcheck report</title>\n<style>";
+  out += kStyle;
+  out += "</style>\n</head>\n<body>\n";
+  out += "<header id=\"header\"></header>\n";
+  out +=
+      "<noscript><p>This report draws its matrix with JavaScript (inline, no network access). The "
+      "data is embedded below as JSON (element id \"data\").</p></noscript>\n";
+  out += "<div id=\"filters\" role=\"search\"></div>\n";
+  out +=
+      "<div id=\"layout\">\n<main>\n<div class=\"matrix-wrap\"><table id=\"matrix\" "
+      "class=\"matrix\"></table></div>\n";
+  out += "<section id=\"groups\"></section>\n</main>\n";
+  out +=
+      "<aside id=\"detail\"><p class=\"hint\">Click a cell to see its details: message, log, stage "
+      "times, metadata.</p></aside>\n</div>\n";
+  out += "<script type=\"application/json\" id=\"data\">";
+  out += script_safe_json(data);
+  out += "</script>\n<script>";
+  out += kScript;
+  out += "</script>\n</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace portcheck

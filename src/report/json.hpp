@@ -1,0 +1,23 @@
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/report.hpp"
+
+namespace portcheck {
+
+inline constexpr int kReportSchemaVersion = 1;
+
+// The documented JSON report (docs/report-schema.md).
+nlohmann::json report_to_json(const Report& report);
+
+// The inverse, for reports read back (merge, report, diff, baselines). Throws UsageError naming
+// `origin` and the field when the JSON is not a report of a schema version we read.
+Report report_from_json(const nlohmann::json& json, const std::string& origin);
+
+// Reads and parses a JSON report file (UsageError when missing or malformed).
+Report load_report(const std::filesystem::path& file);
+
+}  // namespace portcheck

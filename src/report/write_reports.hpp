@@ -1,0 +1,34 @@
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/core/report.hpp"
+
+namespace portcheck {
+
+// Every report a run or `report` can write besides the terminal matrix.
+struct ReportOutputs {
+  std::optional<std::filesystem::path> json;
+  std::optional<std::filesystem::path> junit;
+  std::optional<std::filesystem::path> sarif;
+  std::optional<std::filesystem::path> html;
+  std::optional<std::filesystem::path> markdown;
+  std::optional<std::filesystem::path> write_baseline;
+  bool github = false;  // annotations on stdout, Markdown appended to $GITHUB_STEP_SUMMARY
+};
+
+// Whether one of the reports is to be written on standard output ("-"): the terminal matrix
+// then goes to standard error, so the report stays parseable.
+bool writes_to_stdout(const ReportOutputs& outputs);
+
+// Refuses, before anything compiles, a destination that cannot be written (UsageError).
+void check_destinations(const ReportOutputs& outputs);
+
+// Writes each requested file (util::write_output_file: "-" is standard output; FIFOs and devices
+// are written as they are; regular files through a temporary file and a rename, links followed).
+// Returns one message per file that could not be written; the others are still written.
+std::vector<std::string> write_reports(const Report& report, const ReportOutputs& outputs);
+
+}  // namespace portcheck

@@ -1,0 +1,381 @@
+#include "src/run/fork_server.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "src/core/errors.hpp"
+#include "src/run/python_worker.hpp"
+#include "util/fs.hpp"
+#include "util/proc.hpp"
+#include "util/strings.hpp"
+
+namespace portcheck {
+namespace {
+
+// Pipe ends moved above the standard descriptors and the 3/4 the server expects, close-on-exec,
+// so posix_spawn's dup2 always makes a fresh inheritable copy.
+std::pair<util::UniqueFd, util::UniqueFd> make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw EnvironmentError(fmt::format("pipe: {}", std::strerror(errno)));
+  util::UniqueFd read_end(::fcntl(fds[0], F_DUPFD_CLOEXEC, 10));
+  util::UniqueFd write_end(::fcntl(fds[1], F_DUPFD_CLOEXEC, 10));
+  ::close(fds[0]);
+  ::close(fds[1]);
+  return {std::move(read_end), std::move(write_end)};
+}
+
+}  // namespace
+
+ForkServerRunner::ForkServerRunner(ForkServerConfig config) : config_(std::move(config)) {
+  util::become_subreaper();
+  ::signal(SIGPIPE, SIG_IGN);  // a dead server must be an error we handle, not our death
+}
+
+ForkServerRunner::~ForkServerRunner() {
+  cancel_all();
+  stop_server();
+}
+
+void ForkServerRunner::start_server() {
+  if (generation_ >= config_.max_server_starts) {
+    server_ = Server{};
+    server_.dead = true;
+    return;
+  }
+  ++generation_;
+  ++stats_.servers_started;
+  auto [command_read, command_write] = make_pipe();
+  auto [event_read, event_write] = make_pipe();
+  ProcessSpec spec;
+  spec.argv = config_.argv;
+  spec.env = config_.env;
+  spec.env.push_back(fmt::format("PORTCHECK_SERVER_GENERATION={}", generation_));
+  spec.cwd = config_.cwd;
+  spec.stdout_path = config_.log_dir / fmt::format("server-{}.stdout", generation_);
+  spec.stderr_path = config_.log_dir / fmt::format("server-{}.stderr", generation_);
+  std::string error;
+  server_ = Server{};
+  server_.pid =
+      spawn_in_new_session(spec, {{3, command_read.get()}, {4, event_write.get()}}, &error);
+  if (server_.pid < 0) {
+    server_.dead = true;
+    server_.spawn_error = error;
+    return;
+  }
+  server_.commands = std::move(command_write);
+  server_.events = std::move(event_read);
+  ::fcntl(server_.events.get(), F_SETFL, ::fcntl(server_.events.get(), F_GETFL) | O_NONBLOCK);
+}
+
+void ForkServerRunner::stop_server() {
+  if (server_.pid <= 0 || server_.dead) return;
+  send({{"op", "quit"}});
+  server_.commands.reset();
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  int status = 0;
+  while (::waitpid(server_.pid, &status, WNOHANG) == 0) {
+    if (Clock::now() >= deadline) {
+      util::kill_session(server_.pid);
+      while (::waitpid(server_.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    ::usleep(2000);
+  }
+  server_.dead = true;
+  server_.exit_status = status;
+}
+
+void ForkServerRunner::send(const nlohmann::json& command) {
+  if (server_.dead || !server_.commands.valid()) return;
+  const std::string line = command.dump() + "\n";
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(server_.commands.get(), line.data() + done, line.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // EPIPE: the server is gone; reap() notices and recovers
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+void ForkServerRunner::send_fork(Id id, const InFlight& cell) {
+  send({{"op", "fork"},
+        {"id", id},
+        {"request", cell.spec.request_path.string()},
+        {"result", cell.spec.result_path.string()},
+        {"progress", cell.spec.progress_path.string()},
+        {"stdout", cell.spec.stdout_path.string()},
+        {"stderr", cell.spec.stderr_path.string()}});
+}
+
+std::vector<nlohmann::json> ForkServerRunner::pump(
+    std::chrono::milliseconds max_wait, std::vector<std::pair<Id, ProcessOutcome>>& ended) {
+  std::vector<nlohmann::json> other;
+  if (server_.dead || !server_.events.valid()) return other;
+  pollfd pfd{server_.events.get(), POLLIN, 0};
+  if (::poll(&pfd, 1, static_cast<int>(max_wait.count())) <= 0) return other;
+  char chunk[65536];
+  while (true) {
+    const ssize_t n = ::read(server_.events.get(), chunk, sizeof chunk);
+    if (n > 0) {
+      server_.buffer.append(chunk, static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n == 0) server_.events.reset();  // end of output: the server is exiting
+    break;
+  }
+  std::size_t newline;
+  while ((newline = server_.buffer.find('\n')) != std::string::npos) {
+    const std::string line = server_.buffer.substr(0, newline);
+    server_.buffer.erase(0, newline + 1);
+    nlohmann::json event;
+    try {
+      event = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      continue;  // not ours: nothing else writes to this pipe, but never die on it
+    }
+    const auto name = event.value("event", "");
+    if (name == "forked") {
+      const Id id = event.at("id").get<Id>();
+      const pid_t pid = event.at("pid").get<pid_t>();
+      if (auto it = in_flight_.find(id); it != in_flight_.end()) {
+        it->second.pid = pid;
+        by_pid_[pid] = id;
+        limits_.watch(pid, id, it->second.spec, it->second.requested);
+      }
+    } else if (name == "exited") {
+      const pid_t pid = event.at("pid").get<pid_t>();
+      const auto at = by_pid_.find(pid);
+      if (at == by_pid_.end()) continue;
+      const Id id = at->second;
+      by_pid_.erase(at);
+      auto& cell = in_flight_.at(id);
+      SessionLimits::Entry entry = limits_.find(pid) ? limits_.take(pid) : cell.entry;
+      int status = 0;
+      if (event["signal"].is_number())
+        status = event["signal"].get<int>() & 0x7f;  // as waitpid encodes it
+      else
+        status = (event.value("code", 0) & 0xff) << 8;
+      ended.emplace_back(
+          id, finish_session(pid, entry, cell.verdict.value_or(Termination::exited), status));
+      in_flight_.erase(id);
+    } else {
+      other.push_back(std::move(event));
+    }
+  }
+  return other;
+}
+
+void ForkServerRunner::reap(std::vector<std::pair<Id, ProcessOutcome>>& ended) {
+  bool lost = false;
+  while (true) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) break;
+    if (pid == server_.pid) {
+      server_.exit_status = status;
+      lost = true;
+    }
+    // Anything else is an orphan re-parented to us (a killed cell's ptxas): nothing to report.
+  }
+  if (!lost && !server_.dead && !server_.events.valid()) {
+    // End of output without an exit yet: make sure it is gone, then treat it as lost.
+    util::kill_session(server_.pid);
+    int status = 0;
+    while (::waitpid(server_.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    server_.exit_status = status;
+    lost = true;
+  }
+  if (lost) on_server_lost(ended);
+}
+
+void ForkServerRunner::on_server_lost(std::vector<std::pair<Id, ProcessOutcome>>& ended) {
+  server_.dead = true;
+  server_.commands.reset();
+  server_.events.reset();
+  std::vector<Id> retry;
+  for (auto& [id, cell] : in_flight_) {
+    SessionLimits::Entry entry = cell.entry;
+    if (cell.pid > 0) {
+      util::kill_session(cell.pid);
+      if (limits_.find(cell.pid)) entry = limits_.take(cell.pid);
+      by_pid_.erase(cell.pid);
+    }
+    if (cell.verdict) {  // we had already killed it: its verdict stands
+      ended.emplace_back(
+          id, finish_session(cell.pid > 0 ? cell.pid : 0, entry, *cell.verdict, SIGKILL));
+    } else if (cell.attempts >= 2) {
+      ProcessOutcome outcome;
+      outcome.how = Termination::worker_lost;
+      ended.emplace_back(id, outcome);
+    } else {
+      retry.push_back(id);
+    }
+  }
+  for (const auto& [id, outcome] : ended) in_flight_.erase(id);
+  if (retry.empty()) return;
+  start_server();
+  ensure_warm();
+  for (const Id id : retry) {
+    auto& cell = in_flight_.at(id);
+    if (server_.dead) {
+      ProcessOutcome outcome;
+      outcome.how = Termination::worker_lost;
+      ended.emplace_back(id, outcome);
+      in_flight_.erase(id);
+      continue;
+    }
+    ++cell.attempts;
+    ++stats_.cells_retried;
+    cell.pid = 0;
+    cell.requested = Clock::now();
+    send_fork(id, cell);
+  }
+}
+
+nlohmann::json ForkServerRunner::await_event(const std::string& name,
+                                             std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  std::vector<std::pair<Id, ProcessOutcome>> ended;
+  while (!server_.dead && Clock::now() < deadline) {
+    for (auto& event : pump(std::chrono::milliseconds(50), ended))
+      if (event.value("event", "") == name) {
+        pending_.insert(pending_.end(), ended.begin(), ended.end());
+        return event;
+      }
+    int status = 0;
+    const pid_t pid = ::waitpid(server_.pid, &status, WNOHANG);
+    if (pid == server_.pid) {
+      server_.exit_status = status;
+      server_.dead = true;
+    }
+  }
+  pending_.insert(pending_.end(), ended.begin(), ended.end());
+  return nullptr;
+}
+
+void ForkServerRunner::ensure_warm() {
+  if (server_.dead || server_.warmed) return;
+  send({{"op", "warm"}, {"targets", config_.warm_targets}});
+  const auto reply = await_event("warm", std::chrono::minutes(10));
+  if (reply.is_null()) return;  // died while warming: the next reap() handles it
+  server_.warmed = true;
+  stats_.warm_up_seconds += reply.value("seconds", 0.0);
+}
+
+std::string ForkServerRunner::server_log_tail() const {
+  return util::read_file_bounded(config_.log_dir / fmt::format("server-{}.stderr", generation_),
+                                 4000)
+      .value_or("");
+}
+
+nlohmann::json ForkServerRunner::probe(const nlohmann::json& request,
+                                       std::chrono::seconds timeout) {
+  if (server_.pid <= 0 || server_.dead) start_server();
+  ProcessOutcome outcome;
+  if (server_.pid < 0) {
+    outcome.how = Termination::spawn_failed;
+    outcome.spawn_error = server_.spawn_error;
+    throw_probe_failure(config_.argv.at(0), outcome, "");
+  }
+  send({{"op", "probe"}, {"request", request}});
+  auto reply = await_event("probe", timeout);
+  if (!reply.is_null()) {
+    std::uint64_t total = 0;
+    limits_.enforce({server_.pid}, &total);  // the server's size once Triton and the kernels are in
+    peak_tree_rss_ = std::max(peak_tree_rss_, total);
+    return std::move(reply["result"]);
+  }
+  if (!server_.dead) stop_server();
+  const int status = server_.exit_status;
+  outcome.how = WIFSIGNALED(status) ? Termination::signaled : Termination::exited;
+  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  throw_probe_failure(config_.argv.at(0), outcome, server_log_tail());
+}
+
+void ForkServerRunner::start(Id id, const ProcessSpec& spec) {
+  if (server_.pid <= 0) start_server();
+  ensure_warm();
+  InFlight cell;
+  cell.spec = spec;
+  cell.requested = Clock::now();
+  cell.entry.started = cell.requested;
+  auto [it, inserted] = in_flight_.insert_or_assign(id, std::move(cell));
+  if (server_.dead) return;  // reported as lost by the next wait()
+  send_fork(id, it->second);
+}
+
+std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::wait(
+    std::chrono::milliseconds max_wait) {
+  std::vector<std::pair<Id, ProcessOutcome>> ended = std::move(pending_);
+  pending_.clear();
+  const auto until = Clock::now() + max_wait;
+  while (true) {
+    const auto remaining =
+        std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+    pump(std::max(std::chrono::milliseconds(0), std::min(config_.sample_period, remaining)), ended);
+    reap(ended);
+    if (server_.dead && !in_flight_.empty()) on_server_lost(ended);
+
+    // /proc is sampled once per period, not once per event: events come much faster.
+    if (Clock::now() < next_sample_) {
+      if (!ended.empty() || in_flight_.empty() || Clock::now() >= until) return ended;
+      continue;
+    }
+    next_sample_ = Clock::now() + config_.sample_period;
+    std::uint64_t total = 0;
+    std::vector<std::uint64_t> server_rss;
+    const std::vector<pid_t> server_session =
+        server_.dead ? std::vector<pid_t>{} : std::vector<pid_t>{server_.pid};
+    for (const auto& [pid, verdict] : limits_.enforce(server_session, &total, &server_rss)) {
+      // The server reaps the killed child and reports it; the verdict decides how it reads.
+      const auto at = by_pid_.find(pid);
+      if (at == by_pid_.end()) continue;
+      auto& cell = in_flight_.at(at->second);
+      cell.verdict = verdict;
+      cell.entry = limits_.take(pid);
+    }
+    peak_tree_rss_ = std::max(peak_tree_rss_, total);
+    if (!server_rss.empty() && server_rss.front() > config_.max_server_rss_bytes) {
+      // Outgrown: replace it; the cells it holds are retried once on the new one.
+      util::kill_session(server_.pid);
+    }
+    if (!ended.empty() || in_flight_.empty() || Clock::now() >= until) return ended;
+  }
+}
+
+std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::cancel_all() {
+  std::vector<std::pair<Id, ProcessOutcome>> ended = std::move(pending_);
+  pending_.clear();
+  for (auto& [id, cell] : in_flight_) {
+    SessionLimits::Entry entry = cell.entry;
+    if (cell.pid > 0) {
+      util::kill_session(cell.pid);
+      if (limits_.find(cell.pid)) entry = limits_.take(cell.pid);
+    }
+    ended.emplace_back(
+        id, finish_session(cell.pid > 0 ? cell.pid : 0, entry, Termination::cancelled, SIGKILL));
+  }
+  in_flight_.clear();
+  by_pid_.clear();
+  stop_server();
+  util::kill_strays(util::snapshot_processes(), {});  // daemons that left their cell's session
+  int status = 0;
+  while (::waitpid(-1, &status, WNOHANG) > 0) {
+  }
+  return ended;
+}
+
+}  // namespace portcheck

@@ -1,0 +1,152 @@
+#include "src/run/python_worker.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "src/core/errors.hpp"
+#include "src/core/tool_files.hpp"
+#include "src/run/supervisor.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+
+extern char** environ;
+
+namespace portcheck {
+namespace {
+
+// The interpreter of the environment the tool is installed in (<prefix>/bin/triton-portcheck next
+// to <prefix>/bin/python), when that environment has Triton: `pip install triton-portcheck` into
+// the venv that holds Triton then needs neither activation nor --python. The check looks for the
+// package folder rather than importing it, to keep start-up free of a Python launch.
+std::string installed_environment_python() {
+  const auto bin = executable_dir();
+  if (bin.empty()) return {};
+  const auto python = bin / "python";
+  if (::access(python.c_str(), X_OK) != 0) return {};
+  std::error_code ec;
+  for (const auto& lib : {bin / ".." / "lib", bin / ".." / "lib64"}) {
+    for (std::filesystem::directory_iterator it(lib, ec), end; !ec && it != end; it.increment(ec)) {
+      if (!it->path().filename().string().starts_with("python")) continue;
+      if (std::filesystem::exists(it->path() / "site-packages" / "triton" / "__init__.py"))
+        return python.string();
+    }
+  }
+  return {};
+}
+
+std::string find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return {};
+  for (const auto& dir : util::split(path, ':')) {
+    if (dir.empty()) continue;
+    const auto candidate = std::filesystem::path(dir) / name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string resolve_python(const std::string& explicit_python) {
+  if (!explicit_python.empty()) {
+    const auto found = explicit_python.find('/') == std::string::npos
+                           ? find_on_path(explicit_python)
+                           : explicit_python;
+    if (found.empty() || ::access(found.c_str(), X_OK) != 0)
+      throw EnvironmentError(
+          fmt::format("--python {}: no such executable interpreter", explicit_python));
+    // Cells run in the kernel's folder, so a relative path must be made absolute; symlinks are
+    // kept, since a venv's python finds its site-packages through its own path.
+    return std::filesystem::absolute(found).lexically_normal().string();
+  }
+  if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv) {
+    const auto python = std::filesystem::path(venv) / "bin" / "python";
+    if (::access(python.c_str(), X_OK) == 0) return python.string();
+    throw EnvironmentError(
+        fmt::format("$VIRTUAL_ENV is {} but it has no bin/python: activate a working "
+                    "environment or pass --python",
+                    venv));
+  }
+  if (auto installed = installed_environment_python(); !installed.empty()) return installed;
+  auto python = find_on_path("python3");
+  if (python.empty())
+    throw EnvironmentError(
+        "no python3 on PATH: install Python 3 with Triton, or pass --python /path/to/python");
+  return python;
+}
+
+std::vector<std::string> worker_environment(const ShareDirs& share,
+                                            const std::filesystem::path& triton_cache,
+                                            const std::vector<std::string>& extra_pythonpath) {
+  std::vector<std::string> env;
+  std::string pythonpath = share.worker.string();
+  for (const auto& p : extra_pythonpath) pythonpath += ":" + p;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    if (entry.starts_with("PYTHONPATH=")) {
+      if (entry.size() > 11) pythonpath += ":" + std::string(entry.substr(11));
+      continue;
+    }
+    // Our own settings win: a user's cache dir must not serve compiles we are timing.
+    if (entry.starts_with("TRITON_CACHE_DIR=") || entry.starts_with("PYTHONUNBUFFERED=") ||
+        entry.starts_with("PYTHONDONTWRITEBYTECODE="))
+      continue;
+    env.emplace_back(entry);
+  }
+  env.push_back("PYTHONPATH=" + pythonpath);
+  env.push_back("TRITON_CACHE_DIR=" + triton_cache.string());
+  env.push_back("PYTHONUNBUFFERED=1");
+  env.push_back("PYTHONDONTWRITEBYTECODE=1");
+  return env;
+}
+
+void throw_probe_failure(const std::string& python, const ProcessOutcome& outcome,
+                         const std::string& stderr_text) {
+  std::string last;
+  for (const auto& line : util::split_lines(stderr_text))
+    if (!util::trim(line).empty()) last = std::string(util::trim(line));
+  if (outcome.how == Termination::spawn_failed)
+    throw EnvironmentError(
+        fmt::format("{} (pass --python with a working interpreter)", outcome.spawn_error));
+  if (outcome.how == Termination::exited && outcome.exit_code == 3)
+    throw EnvironmentError(fmt::format(
+        "Triton is not usable from {} ({}): install it with `{} -m pip install triton`, or point "
+        "--python "
+        "or $VIRTUAL_ENV at an environment that has it (`make demo` sets one up in .venv)",
+        python, last.starts_with("portcheck-worker: ") ? last.substr(18) : last, python));
+  throw EnvironmentError(
+      fmt::format("probing the Python environment {} failed{}: check that it runs "
+                  "and that Triton imports in it",
+                  python, last.empty() ? "" : ": " + last));
+}
+
+nlohmann::json probe_environment(const std::string& python, const ShareDirs& share,
+                                 const std::filesystem::path& scratch,
+                                 const nlohmann::json& request) {
+  const auto request_path = scratch / "probe-request.json";
+  const auto result_path = scratch / "probe-result.json";
+  util::atomic_write_file(request_path, request.dump());
+  ProcessSpec spec;
+  spec.argv = {
+      python, "-m", "portcheck_worker", "probe", request_path.string(), result_path.string()};
+  spec.env = worker_environment(share, scratch / "triton-cache");
+  spec.cwd = std::filesystem::current_path();
+  spec.stdout_path = scratch / "probe.stdout";
+  spec.stderr_path = scratch / "probe.stderr";
+  spec.timeout = std::chrono::seconds(300);
+  Supervisor supervisor;
+  supervisor.start(0, spec);
+  std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ended;
+  while (ended.empty()) ended = supervisor.wait(std::chrono::milliseconds(200));
+  const auto& outcome = ended.front().second;
+  if (outcome.how != Termination::exited || outcome.exit_code != 0 ||
+      !std::filesystem::exists(result_path))
+    throw_probe_failure(python, outcome,
+                        util::read_file_bounded(spec.stderr_path, 4000).value_or(""));
+  return nlohmann::json::parse(util::read_file(result_path));
+}
+
+}  // namespace portcheck

@@ -1,0 +1,34 @@
+#pragma once
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/tool_files.hpp"
+#include "src/run/process_runner.hpp"
+
+namespace portcheck {
+
+// The interpreter holding the Triton under test: --python, else $VIRTUAL_ENV, else the environment
+// the tool is installed in when it has Triton, else python3 on PATH.
+std::string resolve_python(const std::string& explicit_python);
+
+// The environment a worker process runs with.
+std::vector<std::string> worker_environment(const ShareDirs& share,
+                                            const std::filesystem::path& triton_cache,
+                                            const std::vector<std::string>& extra_pythonpath = {});
+
+// Runs the worker's probe: Python and Triton versions, backend option fields, target details,
+// and the argument names of each kernel. Throws EnvironmentError with the fix when Triton is
+// missing or broken.
+// The EnvironmentError for a probe that did not answer: Triton missing (the worker exits 3), an
+// interpreter that cannot start, or a worker that died.
+[[noreturn]] void throw_probe_failure(const std::string& python, const ProcessOutcome& outcome,
+                                      const std::string& stderr_text);
+
+nlohmann::json probe_environment(const std::string& python, const ShareDirs& share,
+                                 const std::filesystem::path& scratch,
+                                 const nlohmann::json& request);
+
+}  // namespace portcheck

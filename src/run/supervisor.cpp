@@ -1,0 +1,232 @@
+#include "src/run/supervisor.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "util/proc.hpp"
+
+namespace portcheck {
+namespace {
+
+// RAII for the posix_spawn helper objects.
+class SpawnSetup {
+ public:
+  SpawnSetup() {
+    ::posix_spawn_file_actions_init(&actions_);
+    ::posix_spawnattr_init(&attr_);
+  }
+  SpawnSetup(const SpawnSetup&) = delete;
+  SpawnSetup& operator=(const SpawnSetup&) = delete;
+  ~SpawnSetup() {
+    ::posix_spawn_file_actions_destroy(&actions_);
+    ::posix_spawnattr_destroy(&attr_);
+  }
+  posix_spawn_file_actions_t* actions() { return &actions_; }
+  posix_spawnattr_t* attr() { return &attr_; }
+
+ private:
+  posix_spawn_file_actions_t actions_{};
+  posix_spawnattr_t attr_{};
+};
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+void wait_for(pid_t pid, int* status) {
+  while (::waitpid(pid, status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
+
+pid_t spawn_in_new_session(const ProcessSpec& spec,
+                           const std::vector<std::pair<int, int>>& extra_fds, std::string* error) {
+  SpawnSetup setup;
+  ::posix_spawn_file_actions_addopen(setup.actions(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  ::posix_spawn_file_actions_addopen(setup.actions(), STDOUT_FILENO, spec.stdout_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ::posix_spawn_file_actions_addopen(setup.actions(), STDERR_FILENO, spec.stderr_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  for (const auto& [child_fd, parent_fd] : extra_fds)
+    ::posix_spawn_file_actions_adddup2(setup.actions(), parent_fd, child_fd);
+  if (!spec.cwd.empty()) ::posix_spawn_file_actions_addchdir_np(setup.actions(), spec.cwd.c_str());
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD}) sigaddset(&defaults, sig);
+  sigset_t none;
+  sigemptyset(&none);
+  ::posix_spawnattr_setsigdefault(setup.attr(), &defaults);
+  ::posix_spawnattr_setsigmask(setup.attr(), &none);
+  ::posix_spawnattr_setflags(setup.attr(),
+                             POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+  auto argv = c_strings(spec.argv);
+  auto envp = c_strings(spec.env);
+  pid_t pid = 0;
+  const int rc =
+      ::posix_spawnp(&pid, argv[0], setup.actions(), setup.attr(), argv.data(), envp.data());
+  if (rc != 0) {
+    if (error) *error = fmt::format("cannot start {}: {}", spec.argv.at(0), std::strerror(rc));
+    return -1;
+  }
+  return pid;
+}
+
+void SessionLimits::watch(pid_t session, ProcessRunner::Id id, const ProcessSpec& spec,
+                          Clock::time_point started) {
+  Entry entry;
+  entry.id = id;
+  entry.started = started;
+  entry.deadline = spec.timeout.count() > 0 ? started + spec.timeout : Clock::time_point::max();
+  entry.max_rss_bytes = spec.max_rss_bytes;
+  entries_[session] = entry;
+}
+
+const SessionLimits::Entry* SessionLimits::find(pid_t session) const {
+  const auto it = entries_.find(session);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+SessionLimits::Entry SessionLimits::take(pid_t session) {
+  const auto it = entries_.find(session);
+  Entry entry = it->second;
+  entries_.erase(it);
+  return entry;
+}
+
+std::vector<std::pair<pid_t, Termination>> SessionLimits::enforce(
+    const std::vector<pid_t>& also_count, std::uint64_t* total_rss,
+    std::vector<std::uint64_t>* also_rss) {
+  std::vector<std::pair<pid_t, Termination>> over;
+  const auto now = Clock::now();
+  std::unordered_map<pid_t, std::uint64_t> rss_by_session;
+  const auto processes = util::snapshot_processes();
+  for (const auto& p : processes) rss_by_session[p.session] += p.rss_bytes;
+  std::set<pid_t> ours(also_count.begin(), also_count.end());
+  for (const auto& [session, entry] : entries_) ours.insert(session);
+  util::kill_strays(processes, ours);
+  std::uint64_t total = 0;
+  if (also_rss) also_rss->clear();
+  for (const pid_t s : also_count) {
+    total += rss_by_session[s];
+    if (also_rss) also_rss->push_back(rss_by_session[s]);
+  }
+  for (auto& [session, entry] : entries_) {
+    const auto rss = rss_by_session[session];
+    total += rss;
+    entry.peak_rss_bytes = std::max(entry.peak_rss_bytes, rss);
+    if (now >= entry.deadline) {
+      over.emplace_back(session, Termination::timed_out);
+    } else if (entry.max_rss_bytes > 0 && rss > entry.max_rss_bytes) {
+      over.emplace_back(session, Termination::out_of_memory);
+    }
+  }
+  for (const auto& [session, verdict] : over) util::kill_session(session);
+  if (total_rss) *total_rss = total;
+  return over;
+}
+
+ProcessOutcome finish_session(pid_t leader, const SessionLimits::Entry& entry, Termination how,
+                              int wait_status) {
+  // Whatever the leader did, nothing of its session may outlive it.
+  util::kill_session(leader);
+  ProcessOutcome outcome;
+  outcome.how = how;
+  outcome.wall_seconds =
+      std::chrono::duration<double>(SessionLimits::Clock::now() - entry.started).count();
+  outcome.peak_rss_bytes = entry.peak_rss_bytes;
+  if (WIFEXITED(wait_status)) outcome.exit_code = WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) outcome.signal = WTERMSIG(wait_status);
+  if (how == Termination::exited && WIFSIGNALED(wait_status)) outcome.how = Termination::signaled;
+  return outcome;
+}
+
+Supervisor::Supervisor(std::chrono::milliseconds sample_period) : sample_period_(sample_period) {
+  util::become_subreaper();
+}
+
+Supervisor::~Supervisor() { cancel_all(); }
+
+void Supervisor::start(Id id, const ProcessSpec& spec) {
+  const auto now = SessionLimits::Clock::now();
+  std::string error;
+  const pid_t pid = spawn_in_new_session(spec, {}, &error);
+  if (pid < 0) {
+    ProcessOutcome outcome;
+    outcome.how = Termination::spawn_failed;
+    outcome.spawn_error = error;
+    pending_.emplace_back(id, std::move(outcome));
+    return;
+  }
+  limits_.watch(pid, id, spec, now);
+}
+
+void Supervisor::reap(std::vector<std::pair<Id, ProcessOutcome>>& ended) {
+  while (true) {
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return;
+    if (limits_.find(pid) == nullptr) continue;  // an orphaned grandchild handed to us as subreaper
+    const auto entry = limits_.take(pid);
+    ended.emplace_back(entry.id, finish_session(pid, entry, Termination::exited, status));
+  }
+}
+
+std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> Supervisor::wait(
+    std::chrono::milliseconds max_wait) {
+  std::vector<std::pair<Id, ProcessOutcome>> ended = std::move(pending_);
+  pending_.clear();
+  const auto until = SessionLimits::Clock::now() + max_wait;
+  while (true) {
+    reap(ended);
+    std::uint64_t total = 0;
+    for (const auto& [pid, verdict] : limits_.enforce({}, &total)) {
+      int status = 0;
+      wait_for(pid, &status);
+      const auto entry = limits_.take(pid);
+      ended.emplace_back(entry.id, finish_session(pid, entry, verdict, status));
+    }
+    peak_tree_rss_ = std::max(peak_tree_rss_, total);
+    if (!ended.empty() || limits_.entries().empty() || SessionLimits::Clock::now() >= until)
+      return ended;
+    std::this_thread::sleep_for(std::min<SessionLimits::Clock::duration>(
+        sample_period_, until - SessionLimits::Clock::now()));
+  }
+}
+
+std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> Supervisor::cancel_all() {
+  std::vector<std::pair<Id, ProcessOutcome>> ended = std::move(pending_);
+  pending_.clear();
+  for (const auto& [pid, entry] : limits_.entries()) util::kill_session(pid);
+  while (!limits_.entries().empty()) {
+    const pid_t pid = limits_.entries().begin()->first;
+    int status = 0;
+    wait_for(pid, &status);
+    const auto entry = limits_.take(pid);
+    ended.emplace_back(entry.id, finish_session(pid, entry, Termination::cancelled, status));
+  }
+  // Daemons that left their cell's session, then grandchildren re-parented to us meanwhile.
+  util::kill_strays(util::snapshot_processes(), {});
+  int status = 0;
+  while (::waitpid(-1, &status, WNOHANG) > 0) {
+  }
+  return ended;
+}
+
+}  // namespace portcheck

@@ -1,0 +1,80 @@
+#pragma once
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/run/process_runner.hpp"
+
+namespace portcheck {
+
+// Starts spec.argv in a new session (so its whole tree can be found through /proc and killed
+// together), stdin from /dev/null, stdout and stderr to the spec's files, and `extra_fds`
+// (child fd <- parent fd) passed down. Returns the pid, or -1 with `error` set.
+pid_t spawn_in_new_session(const ProcessSpec& spec,
+                           const std::vector<std::pair<int, int>>& extra_fds, std::string* error);
+
+// Time and memory limits over whole sessions. Memory is the summed RSS of every process in the
+// session, sampled from /proc, so a runaway ptxas counts against the cell that started it.
+class SessionLimits {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Entry {
+    ProcessRunner::Id id = 0;
+    Clock::time_point started;
+    Clock::time_point deadline;  // max() when there is no limit
+    std::uint64_t max_rss_bytes = 0;
+    std::uint64_t peak_rss_bytes = 0;
+  };
+
+  void watch(pid_t session, ProcessRunner::Id id, const ProcessSpec& spec,
+             Clock::time_point started);
+  [[nodiscard]] const Entry* find(pid_t session) const;
+  Entry take(pid_t session);
+  [[nodiscard]] const std::map<pid_t, Entry>& entries() const { return entries_; }
+
+  // Samples /proc once and kills every session past its deadline or memory limit, returning
+  // those, and every stray (util::kill_strays) outside the watched sessions and `also_count`.
+  // `total_rss` receives the summed RSS of the watched sessions plus `also_count`, and
+  // `also_rss` the RSS of each session of `also_count`.
+  std::vector<std::pair<pid_t, Termination>> enforce(
+      const std::vector<pid_t>& also_count = {}, std::uint64_t* total_rss = nullptr,
+      std::vector<std::uint64_t>* also_rss = nullptr);
+
+ private:
+  std::map<pid_t, Entry> entries_;
+};
+
+// The outcome of a session leader that ended, its session killed so nothing outlives it.
+ProcessOutcome finish_session(pid_t leader, const SessionLimits::Entry& entry, Termination how,
+                              int wait_status);
+
+// The ProcessRunner of `--isolation process`: one fresh process per cell. This process becomes a
+// subreaper, so a grandchild whose parent died is handed to us rather than to init. It reaps with
+// waitpid(-1), so only one runner may have children at a time in a process.
+class Supervisor final : public ProcessRunner {
+ public:
+  explicit Supervisor(std::chrono::milliseconds sample_period = std::chrono::milliseconds(20));
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+  ~Supervisor() override;
+
+  void start(Id id, const ProcessSpec& spec) override;
+  std::vector<std::pair<Id, ProcessOutcome>> wait(std::chrono::milliseconds max_wait) override;
+  std::vector<std::pair<Id, ProcessOutcome>> cancel_all() override;
+  [[nodiscard]] std::size_t running() const override { return limits_.entries().size(); }
+  [[nodiscard]] std::uint64_t peak_tree_rss_bytes() const override { return peak_tree_rss_; }
+
+ private:
+  void reap(std::vector<std::pair<Id, ProcessOutcome>>& ended);
+
+  std::chrono::milliseconds sample_period_;
+  SessionLimits limits_;
+  std::vector<std::pair<Id, ProcessOutcome>> pending_;  // ended before anyone asked
+  std::uint64_t peak_tree_rss_ = 0;
+};
+
+}  // namespace portcheck

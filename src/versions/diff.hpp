@@ -1,0 +1,116 @@
+#pragma once
+// `triton-portcheck diff`: what changed between two sets of cells (two Triton versions or two
+// targets of one report, or two runs), and the IR diff of `check --save-ir` folders.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/core/cell_folders.hpp"
+#include "src/core/report.hpp"
+
+namespace portcheck {
+
+struct DiffOptions {
+  double time_ratio = 1.5;        // slower to compile: new >= time_ratio * old ...
+  double time_min_seconds = 0.5;  // ... and new - old >= time_min_seconds (both needed)
+  double size_threshold = 0.05;   // size and metadata changes of at least 5% (either way)
+};
+
+// Which cells are compared with which.
+//   versions: cells of Triton label `a` vs label `b`, matched by (row, target);
+//   targets:  cells of target `a` vs target `b`, matched by (row, triton);
+//   runs:     every cell of the old report vs the new one, matched by (row, target, triton);
+//             `a` and `b` only name the two sides (the report files).
+// For versions and targets pass the one report as both old and new. A label that no cell has
+// also matches cells by their Triton __version__ ("3.9.0" finds the "current" cells).
+struct DiffSelection {
+  enum class Mode { versions, targets, runs };
+  Mode mode = Mode::runs;
+  std::string a, b;
+};
+
+// One numeric field that changed by at least DiffOptions::size_threshold.
+struct MetricChange {
+  std::string metric;  // "sizes.cubin", "resources.registers", "metadata.shared", ...
+  std::string label;   // as the terminal shows it: "cubin", "registers", "spills", "shared", ...
+  bool bytes = false;  // a size in bytes (shown as KiB/MiB)
+  double old_value = 0;
+  double new_value = 0;
+  std::optional<double> percent;  // (new - old) / old * 100; nullopt when old is 0
+};
+
+// A pair of matched cells (or one side only, for only_in_old / only_in_new).
+struct CellChange {
+  std::string row;  // the row's display name
+  std::optional<CellResult> old_cell, new_cell;
+  std::vector<MetricChange> metrics;  // for DiffResult::changed
+};
+
+struct DiffResult {
+  DiffSelection selection;
+  DiffOptions options;
+  int compared = 0;                   // matched pairs; each is in exactly one of the next five
+  int unchanged = 0;                  // both pass, or both fail the same way (equal fingerprints)
+  std::vector<CellChange> regressed;  // ok/xpass -> failed/xfail/launch
+  std::vector<CellChange> fixed;      // failed/xfail/launch -> ok/xpass
+  std::vector<CellChange> fail_differently;  // fails on both sides, fingerprints differ
+  std::vector<CellChange> not_compared;      // one side unchecked (--static-only)
+  // Across the passing pairs (they count as unchanged above):
+  std::vector<CellChange> slower;   // compile time regressions
+  std::vector<CellChange> changed;  // size and metadata changes; see CellChange::metrics
+  std::vector<CellChange> only_in_old, only_in_new;
+  bool several_tritons = false;  // the cells selected carry several Triton labels
+};
+
+// Throws UsageError when a label/target of the selection has no cells, or a == b.
+DiffResult diff_reports(const Report& old_report, const Report& new_report,
+                        const DiffSelection& selection, const DiffOptions& options);
+
+// Terminal text: a header, the counts line, regressions, fixes, changes, slower compiles.
+std::string render_diff(const DiffResult& result, bool colour);
+
+nlohmann::json diff_to_json(const DiffResult& result);
+
+// The names --fail-on accepts: regressed, fixed, fail-differently, slower, changed, only-in-old,
+// only-in-new. Entries may themselves be comma-separated ("regressed,slower").
+const std::vector<std::string>& fail_on_names();
+
+// exit_code::new_failures (1) when any category named in `fail_on` is non-empty, else 0.
+// Throws UsageError for an unknown name (before looking at the result).
+int diff_exit_code(const DiffResult& result, const std::vector<std::string>& fail_on);
+
+// ---- IR diff (check --save-ir DIR) --------------------------------------------------------------
+
+// The stages saved, in pipeline order: ttir, ttgir, llir, ptx, amdgcn.
+const std::vector<std::string>& ir_stages();
+
+// environment.options.save_ir of a report, when it saved IR.
+std::optional<std::filesystem::path> saved_ir_dir(const Report& report);
+
+// DIR/<triton>/<row>/<target>/<entry>.<stage>; the entry is metadata.name, or, when the report
+// lacks it, the first file of that folder with that extension. nullopt when there is none.
+std::optional<std::filesystem::path> ir_file(const std::filesystem::path& dir,
+                                             const CellResult& cell, std::string_view stage);
+
+// Unified diffs of the normalised IR of one pair, stage by stage, for the stages saved on both
+// sides; empty when nothing differs or nothing was saved.
+std::string diff_cell_ir(const CellChange& change, const std::filesystem::path& old_dir,
+                         const std::filesystem::path& new_dir, int context = 3);
+
+// SSA value names (%12, %arg3, %cst_0 -> %N), block labels, #loc references and loc(...)
+// attributes, location-only lines (#locN = loc(...), PTX .loc, LLVM !DILocation), !dbg
+// attachments, long hashes, hex addresses and absolute/temp paths normalised, trailing white
+// space dropped, so only real changes remain.
+std::string normalize_ir(std::string_view ir);
+
+// A unified diff (as diff -u writes it, "--- a_name" / "+++ b_name" then @@ hunks with `context`
+// lines around each change) of two texts; empty when they are equal. Myers' O(ND) linear-space
+// algorithm.
+std::string unified_diff(std::string_view a, std::string_view b, const std::string& a_name,
+                         const std::string& b_name, int context = 3);
+
+}  // namespace portcheck
