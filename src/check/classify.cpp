@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "src/core/ir_text.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -190,9 +191,6 @@ std::string normalize_message(std::string_view message) {
   static const std::vector<Rule> rules = [] {
     std::vector<Rule> r;
     const auto add = [&r](const char* p, const char* rep) { r.push_back({std::regex(p), rep}); };
-    add(R"((?:/[^\s/:'"`,;()]+)+/([^\s/:'"`,;()]+))",
-        "<path>/$1");  // absolute paths: keep the file name
-    add(R"(<path>/tmp[A-Za-z0-9_]{4,}(\.\w+)?)", "<tmpfile>");
     add(R"(0x[0-9a-fA-F]+)", "0x?");
     add(R"(%[A-Za-z_]*\d+(#\d+)?)", "%N");
     add(R"(#loc\d*)", "#loc");
@@ -214,6 +212,9 @@ std::string normalize_message(std::string_view message) {
     previous = out;
     out = std::regex_replace(out, layout_body, "<(layout)>");
   }
+  // Paths by the rule shared with `diff --ir` (core/ir_text.hpp), in its message syntax: the one
+  // these fingerprints have always been made with.
+  out = normalize_paths(out, PathSyntax::message);
   for (const auto& rule : rules) out = std::regex_replace(out, rule.pattern, rule.replacement);
   return std::string(util::trim(out));
 }

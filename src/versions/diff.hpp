@@ -1,16 +1,17 @@
 #pragma once
 // `triton-portcheck diff`: what changed between two sets of cells (two Triton versions or two
-// targets of one report, or two runs), and the IR diff of `check --save-ir` folders.
+// targets of one report, or two runs: diff.cpp), and the IR diff of `check --save-ir` folders
+// (ir_diff.cpp).
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "src/core/cell_folders.hpp"
+#include "src/core/ir_text.hpp"  // for cli/main.cpp only (see the end of this file)
 #include "src/core/report.hpp"
+#include "util/text_diff.hpp"  // for cli/main.cpp only (see the end of this file)
 
 namespace portcheck {
 
@@ -73,8 +74,6 @@ DiffResult diff_reports(const Report& old_report, const Report& new_report,
 // Terminal text: a header, the counts line, regressions, fixes, changes, slower compiles.
 std::string render_diff(const DiffResult& result, bool colour);
 
-nlohmann::json diff_to_json(const DiffResult& result);
-
 // The names --fail-on accepts: regressed, fixed, fail-differently, slower, changed, only-in-old,
 // only-in-new. Entries may themselves be comma-separated ("regressed,slower").
 const std::vector<std::string>& fail_on_names();
@@ -83,7 +82,7 @@ const std::vector<std::string>& fail_on_names();
 // Throws UsageError for an unknown name (before looking at the result).
 int diff_exit_code(const DiffResult& result, const std::vector<std::string>& fail_on);
 
-// ---- IR diff (check --save-ir DIR) --------------------------------------------------------------
+// ---- IR diff (check --save-ir DIR): ir_diff.cpp ----------------------------------------------
 
 // The stages saved, in pipeline order: ttir, ttgir, llir, ptx, amdgcn.
 const std::vector<std::string>& ir_stages();
@@ -96,21 +95,24 @@ std::optional<std::filesystem::path> saved_ir_dir(const Report& report);
 std::optional<std::filesystem::path> ir_file(const std::filesystem::path& dir,
                                              const CellResult& cell, std::string_view stage);
 
-// Unified diffs of the normalised IR of one pair, stage by stage, for the stages saved on both
-// sides; empty when nothing differs or nothing was saved.
+// Which stages diff_cell_ir compares, and how it names the two files of each.
+struct IrDiffOptions {
+  std::vector<std::string> stages = ir_stages();  // in this order
+  // The "---"/"+++" lines name each file by its path as found under old_dir/new_dir (what
+  // `diff --ir STAGE` prints), or, when false, relative to old_dir/new_dir.
+  bool full_paths = false;
+  int context = 3;  // equal lines around each change
+};
+
+// Unified diffs (util/text_diff.hpp) of the normalised IR (normalize_ir) of one pair, stage by
+// stage, for the stages saved on both sides; empty when nothing differs or nothing was saved, or
+// when the pair has only one side. `diff --ir STAGE` is this with {{STAGE}, true}.
 std::string diff_cell_ir(const CellChange& change, const std::filesystem::path& old_dir,
-                         const std::filesystem::path& new_dir, int context = 3);
+                         const std::filesystem::path& new_dir, const IrDiffOptions& options = {});
 
-// SSA value names (%12, %arg3, %cst_0 -> %N), block labels, #loc references and loc(...)
-// attributes, location-only lines (#locN = loc(...), PTX .loc, LLVM !DILocation), !dbg
-// attachments, long hashes, hex addresses and absolute/temp paths normalised, trailing white
-// space dropped, so only real changes remain.
-std::string normalize_ir(std::string_view ir);
-
-// A unified diff (as diff -u writes it, "--- a_name" / "+++ b_name" then @@ hunks with `context`
-// lines around each change) of two texts; empty when they are equal. Myers' O(ND) linear-space
-// algorithm.
-std::string unified_diff(std::string_view a, std::string_view b, const std::string& a_name,
-                         const std::string& b_name, int context = 3);
+// cli/main.cpp's `diff --ir` still normalises and diffs the files itself, calling normalize_ir and
+// unified_diff unqualified, as when they were declared here. Once it calls diff_cell_ir (issue 13),
+// this using-declaration and the two includes marked at the top go.
+using util::unified_diff;
 
 }  // namespace portcheck

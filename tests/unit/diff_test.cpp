@@ -1,7 +1,6 @@
 #include "src/versions/diff.hpp"
 
 #include <algorithm>
-#include <random>
 
 #include <gtest/gtest.h>
 
@@ -292,20 +291,22 @@ TEST(DiffRender, EndsSayingWhatAPassingCellProves) {
   EXPECT_TRUE(text.ends_with("\n\n" + std::string(kCompileOnlyDisclaimer) + "\n")) << text;
 }
 
-TEST(DiffJson, CountsAndCells) {
+// What diff_to_json's test asserted, on the DiffResult that `diff` prints and exits by
+// (diff_to_json was never wired to a command and is gone).
+TEST(DiffVersions, CountsAndCells) {
   const auto r = two_versions();
-  const auto j = diff_to_json(diff_reports(r, r, {Mode::versions, "3.8.0", "current"}, {}));
-  EXPECT_EQ(j["mode"], "versions");
-  EXPECT_EQ(j["counts"]["regressed"], 1);
-  EXPECT_EQ(j["counts"]["unchanged"], 3);
-  EXPECT_EQ(j["counts"]["compared"], 6);
-  EXPECT_EQ(j["regressed"][0]["row"], "axpy");
-  EXPECT_EQ(j["regressed"][0]["old"]["status"], "ok");
-  EXPECT_EQ(j["regressed"][0]["new"]["kind"], "mlir-error");
-  EXPECT_EQ(j["regressed"][0]["new"]["message"], "'tt.dot' op bad layout");
-  EXPECT_DOUBLE_EQ(j["slower"][0]["ratio"].get<double>(), 2.0);
-  EXPECT_EQ(j["changed"][0]["changes"][0]["metric"], "sizes.cubin");
-  EXPECT_TRUE(j["only_in_old"][0]["new"].is_null());
+  const auto d = diff_reports(r, r, {Mode::versions, "3.8.0", "current"}, {});
+  EXPECT_EQ(d.selection.mode, Mode::versions);
+  EXPECT_EQ(d.regressed.size(), 1U);
+  EXPECT_EQ(d.unchanged, 3);
+  EXPECT_EQ(d.compared, 6);
+  EXPECT_EQ(d.regressed[0].row, "axpy");
+  EXPECT_EQ(d.regressed[0].old_cell->status, Status::ok);
+  EXPECT_EQ(d.regressed[0].new_cell->kind, FailureKind::mlir_error);
+  EXPECT_EQ(d.regressed[0].new_cell->message, "'tt.dot' op bad layout");
+  EXPECT_DOUBLE_EQ(d.slower[0].new_cell->compile_s / d.slower[0].old_cell->compile_s, 2.0);
+  EXPECT_EQ(d.changed[0].metrics[0].metric, "sizes.cubin");
+  EXPECT_FALSE(d.only_in_old[0].new_cell);
 }
 
 TEST(DiffFailOn, ExitCodesAndValidation) {
@@ -326,182 +327,6 @@ TEST(DiffFailOn, ExitCodesAndValidation) {
 }
 
 // ---- IR -----------------------------------------------------------------------------------------
-
-TEST(NormalizeIr, SsaRenumberingOnlyIsEqual) {
-  const std::string a =
-      "#loc = loc(\"/home/a/kernels.py\":10:0)\n"
-      "tt.func public @axpy(%arg0: !tt.ptr<f32> loc(\"/home/a/kernels.py\":10:0), %arg1: i32) {\n"
-      "  %c0_i32 = arith.constant 0 : i32 loc(#loc1)\n"
-      "  %cst_0 = arith.constant dense<1.0> : tensor<128xf32> loc(#loc2)\n"
-      "  %12 = tt.load %arg0 : !tt.ptr<f32> loc(callsite(#loc3 at #loc4))\n"
-      "  cf.br ^bb3(%12 : f32)\n"
-      "} loc(#loc)\n"
-      "#loc1 = loc(\"/home/a/kernels.py\":12:5)\n";
-  const std::string b =
-      "#loc = loc(\"/tmp/other/kernels.py\":11:0)\n"
-      "tt.func public @axpy(%arg3: !tt.ptr<f32> loc(\"/tmp/other/kernels.py\":11:0), %arg1: i32) "
-      "{\n"
-      "  %c0_i32_7 = arith.constant 0 : i32 loc(#loc9)\n"
-      "  %cst_4 = arith.constant dense<1.0> : tensor<128xf32> loc(#loc8)\n"
-      "  %40 = tt.load %arg3 : !tt.ptr<f32> loc(callsite(#loc5 at #loc6))   \n"
-      "  cf.br ^bb7(%40 : f32)\n"
-      "} loc(#loc)\n"
-      "#loc1 = loc(\"/tmp/other/kernels.py\":13:5)\n";
-  EXPECT_NE(a, b);
-  EXPECT_EQ(normalize_ir(a), normalize_ir(b));
-  EXPECT_EQ(unified_diff(normalize_ir(a), normalize_ir(b), "a", "b"), "");
-  EXPECT_EQ(normalize_ir("  %12 = tt.load %arg0 loc(#loc3)\n"), "  %N = tt.load %N\n");
-}
-
-TEST(NormalizeIr, RealChangesRemain) {
-  const auto a = normalize_ir("  %5 = arith.addf %3, %4 : f32\n");
-  const auto b = normalize_ir("  %5 = arith.mulf %3, %4 : f32\n");
-  EXPECT_NE(a, b);
-  // Constants keep their values; register names of other kinds stay.
-  EXPECT_NE(normalize_ir("%c0_i32 = arith.constant 0 : i32\n"),
-            normalize_ir("%c1_i32 = arith.constant 1 : i32\n"));
-  EXPECT_EQ(normalize_ir("mov.u32 %r1, %tid.x;\n"), "mov.u32 %N, %tid.x;\n");
-  EXPECT_EQ(normalize_ir("%cst_0 %cst %c0_i32_7 %c0_i32 %0#1 %true\n"),
-            "%cst %cst %N_i32 %N_i32 %N %true\n");
-  EXPECT_EQ(normalize_ir("v_add_f32 v1, v2, v3\n"), "v_add_f32 v1, v2, v3\n");
-}
-
-TEST(NormalizeIr, HashesAddressesPathsAndDebugInfo) {
-  EXPECT_EQ(normalize_ir("; ModuleID = 'LLVMDialectModule' at 0x7f3a2c001234\n"),
-            "; ModuleID = 'LLVMDialectModule' at 0x?\n");
-  EXPECT_EQ(normalize_ir("float 0x3FF0000000000000\n"), "float 0x3FF0000000000000\n");
-  EXPECT_EQ(normalize_ir("kernel_0123456789abcdef0123456789abcdef\n"), "kernel_<hash>\n");
-  EXPECT_EQ(normalize_ir(".file 1 \"/tmp/tmpab3x_9z/kernels.py\"\n"),
-            ".file 1 \"<path>/kernels.py\"\n");
-  EXPECT_EQ(normalize_ir("ptxas /tmp/tmpab3x_9z.ptx\n"), "ptxas <tmpfile>\n");
-  EXPECT_EQ(normalize_ir("  .loc 1 12 5\n  ld.global.b32 {%r1}, [%rd2];\n"),
-            "  ld.global.b32 {%N}, [%N];\n");
-  EXPECT_EQ(
-      normalize_ir("  %7 = fadd float %5, %6, !dbg !12\n!12 = !DILocation(line: 3, scope: !4)\n"),
-      "  %N = fadd float %N, %N\n");
-  EXPECT_EQ(normalize_ir("$L__BB0_2:\n.LBB1_3:\n12:\n"), "$L__BBN:\n.LBBN:\nN:\n");
-  EXPECT_EQ(normalize_ir("a\r\nb"), "a\nb\n");
-}
-
-TEST(UnifiedDiffIr, EqualInputsGiveNothing) {
-  EXPECT_EQ(unified_diff("", "", "a", "b"), "");
-  EXPECT_EQ(unified_diff("x\ny\n", "x\ny\n", "a", "b"), "");
-}
-
-std::string numbered(int from, int to, int changed = -1, const std::string& with = "") {
-  std::string out;
-  for (int i = from; i <= to; ++i) out += (i == changed ? with : std::to_string(i)) + "\n";
-  return out;
-}
-
-TEST(UnifiedDiffIr, OneChangeWithContext) {
-  const auto d =
-      unified_diff(numbered(1, 10), numbered(1, 10, 5, "five"), "old.ttgir", "new.ttgir");
-  EXPECT_EQ(d,
-            "--- old.ttgir\n+++ new.ttgir\n"
-            "@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n");
-}
-
-TEST(UnifiedDiffIr, HunksMergeOrSplitByContext) {
-  // Checked against GNU diff -u. Changes at 2 and 10: 7 equal lines between them (> 2*3): two
-  // hunks.
-  auto b = numbered(1, 20);
-  b.replace(b.find("2\n"), 2, "two\n");
-  b.replace(b.find("10\n"), 3, "ten\n");
-  EXPECT_EQ(unified_diff(numbered(1, 20), b, "a", "b"),
-            "--- a\n+++ b\n"
-            "@@ -1,5 +1,5 @@\n 1\n-2\n+two\n 3\n 4\n 5\n"
-            "@@ -7,7 +7,7 @@\n 7\n 8\n 9\n-10\n+ten\n 11\n 12\n 13\n");
-  // Changes at 2 and 9: 6 equal lines between them (<= 2*3): one hunk.
-  b = numbered(1, 20);
-  b.replace(b.find("2\n"), 2, "two\n");
-  b.replace(b.find("9\n"), 2, "nine\n");
-  EXPECT_EQ(unified_diff(numbered(1, 20), b, "a", "b"),
-            "--- a\n+++ b\n"
-            "@@ -1,12 +1,12 @@\n 1\n-2\n+two\n 3\n 4\n 5\n 6\n 7\n 8\n-9\n+nine\n 10\n 11\n 12\n");
-  // Context 0.
-  EXPECT_EQ(unified_diff(numbered(1, 5), numbered(1, 5, 3, "x"), "a", "b", 0),
-            "--- a\n+++ b\n@@ -3 +3 @@\n-3\n+x\n");
-}
-
-TEST(UnifiedDiffIr, InsertionsDeletionsAndEdges) {
-  // Pure insertion: an empty old range names the line before it.
-  EXPECT_EQ(unified_diff("a\nb\n", "a\nnew\nb\n", "x", "y", 0),
-            "--- x\n+++ y\n@@ -1,0 +2 @@\n+new\n");
-  EXPECT_EQ(unified_diff("a\nold\nb\n", "a\nb\n", "x", "y", 0),
-            "--- x\n+++ y\n@@ -2 +1,0 @@\n-old\n");
-  EXPECT_EQ(unified_diff("", "a\nb\n", "x", "y"), "--- x\n+++ y\n@@ -0,0 +1,2 @@\n+a\n+b\n");
-  EXPECT_EQ(unified_diff("a\nb\n", "", "x", "y"), "--- x\n+++ y\n@@ -1,2 +0,0 @@\n-a\n-b\n");
-  EXPECT_EQ(unified_diff("a\nb", "a\nb\n", "x", "y"),
-            "--- x\n+++ y\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n");
-}
-
-// Reads a unified diff back: the old and new texts its hunks say, for the lines they cover, must
-// come out of the inputs; and the number of changed lines must be minimal (as an LCS says).
-int changed_lines(const std::string& d) {
-  int n = 0;
-  for (std::size_t pos = 0; pos < d.size();) {
-    auto end = d.find('\n', pos);
-    if ((d[pos] == '-' || d[pos] == '+') && d.compare(pos, 3, "---") != 0 &&
-        d.compare(pos, 3, "+++") != 0)
-      ++n;
-    pos = end + 1;
-  }
-  return n;
-}
-
-int lcs_length(const std::vector<int>& a, const std::vector<int>& b) {
-  std::vector<std::vector<int>> t(a.size() + 1, std::vector<int>(b.size() + 1, 0));
-  for (std::size_t i = 1; i <= a.size(); ++i)
-    for (std::size_t j = 1; j <= b.size(); ++j)
-      t[i][j] = a[i - 1] == b[j - 1] ? t[i - 1][j - 1] + 1 : std::max(t[i - 1][j], t[i][j - 1]);
-  return t[a.size()][b.size()];
-}
-
-// Applies a unified diff with full context (the whole file in one hunk) to get the new text back.
-std::string new_side(const std::string& d) {
-  std::string out;
-  for (std::size_t pos = d.find("@@"); pos < d.size();) {
-    auto end = d.find('\n', pos);
-    if (d[pos] == ' ' || d[pos] == '+') out += d.substr(pos + 1, end - pos);
-    pos = end + 1;
-  }
-  return out;
-}
-
-TEST(UnifiedDiffIr, MinimalOnRandomInputs) {
-  std::mt19937 random(42);
-  for (int round = 0; round < 300; ++round) {
-    std::vector<int> a(random() % 30), b(random() % 30);
-    const int alphabet = 2 + static_cast<int>(random() % 5);
-    for (auto& x : a) x = static_cast<int>(random() % alphabet);
-    for (auto& x : b) x = static_cast<int>(random() % alphabet);
-    std::string ta, tb;
-    for (int x : a) ta += std::to_string(x) + "\n";
-    for (int x : b) tb += std::to_string(x) + "\n";
-    const auto d = unified_diff(ta, tb, "a", "b", 1000);
-    const int expected = static_cast<int>(a.size() + b.size()) - 2 * lcs_length(a, b);
-    ASSERT_EQ(changed_lines(d), expected) << ta << "---\n" << tb << "---\n" << d;
-    if (ta != tb) {
-      ASSERT_EQ(new_side(d), tb) << d;
-    }
-  }
-}
-
-TEST(UnifiedDiffIr, FastOnLargeFiles) {
-  std::string a, b;
-  for (int i = 0; i < 12000; ++i) {
-    a += "  %" + std::to_string(i) + " = op " + std::to_string(i % 97) + "\n";
-    b += "  %" + std::to_string(i) + " = op " + std::to_string((i % 13 == 0 ? i + 1 : i) % 97) +
-         "\n";
-  }
-  const auto start = std::chrono::steady_clock::now();
-  const auto d = unified_diff(a, b, "a", "b");
-  const auto seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_FALSE(d.empty());
-  EXPECT_LT(seconds, 2.0);
-}
 
 TEST(DiffIr, FilesOfSaveIrAreFoundAndDiffed) {
   util::TempDir dir("portcheck-diff-test");
@@ -531,6 +356,14 @@ TEST(DiffIr, FilesOfSaveIrAreFoundAndDiffed) {
             "--- 3.8.0/dot_small-int8/cuda_90/dot_kernel.ttgir\n"
             "+++ 3.9.0/dot_small-int8/cuda_90/dot_kernel.ttgir\n"
             "@@ -1,2 +1,2 @@\n %N = a\n-%N = b\n+%N = c\n");
+
+  // As `diff --ir ttgir` prints it: one stage, the files named by their paths.
+  EXPECT_EQ(diff_cell_ir(change, root, root, {{"ttgir"}, true}),
+            "--- " + (root / "3.8.0/dot_small-int8/cuda_90/dot_kernel.ttgir").string() + "\n" +
+                "+++ " + (root / "3.9.0/dot_small-int8/cuda_90/dot_kernel.ttgir").string() +
+                "\n@@ -1,2 +1,2 @@\n %N = a\n-%N = b\n+%N = c\n");
+  EXPECT_EQ(diff_cell_ir(change, root, root, {{"llir", "ptx"}, true}), "");  // same, and none
+  EXPECT_EQ(diff_cell_ir({"dot_small[int8]", before, std::nullopt, {}}, root, root), "");
 
   Report report;
   EXPECT_FALSE(saved_ir_dir(report));
