@@ -92,9 +92,8 @@ std::string env_string(const nlohmann::json& env, const char* key, const char* s
   return v[sub].get<std::string>();
 }
 
-}  // namespace
-
-std::string render_junit(const Report& report) {
+// `tests="4" failures="1" errors="0" skipped="2" time="12.500"`, of the suites and the suite.
+std::string count_attributes(const Report& report) {
   int failures = 0;
   int errors = 0;
   int skipped = 0;
@@ -104,22 +103,23 @@ std::string render_junit(const Report& report) {
     else if (c.status == Status::failed)
       ++(c.kind == FailureKind::internal_error ? errors : failures);
   }
-  const auto counts =
-      fmt::format(R"(tests="{}" failures="{}" errors="{}" skipped="{}" time="{}")",
-                  report.cells.size(), failures, errors, skipped, seconds(report.wall_s));
+  return fmt::format(R"(tests="{}" failures="{}" errors="{}" skipped="{}" time="{}")",
+                     report.cells.size(), failures, errors, skipped, seconds(report.wall_s));
+}
 
-  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += fmt::format("<testsuites name=\"triton-portcheck\" {}>\n", counts);
-  std::string suite_attrs = fmt::format("name=\"triton-portcheck\" {}", counts);
+std::string suite_attributes(const Report& report, const std::string& counts) {
+  std::string attrs = fmt::format("name=\"triton-portcheck\" {}", counts);
   // JUnit's timestamp is an ISO 8601 date-time without a zone (the common XSD's pattern).
   const auto started = env_string(report.environment, "started");
   if (started.size() >= 19 && started[4] == '-' && started[10] == 'T')
-    suite_attrs += fmt::format(" timestamp=\"{}\"", attr(started.substr(0, 19)));
+    attrs += fmt::format(" timestamp=\"{}\"", attr(started.substr(0, 19)));
   if (const auto host = env_string(report.environment, "host"); !host.empty())
-    suite_attrs += fmt::format(" hostname=\"{}\"", attr(host));
-  out += fmt::format("  <testsuite {}>\n", suite_attrs);
+    attrs += fmt::format(" hostname=\"{}\"", attr(host));
+  return attrs;
+}
 
-  out += "    <properties>\n";
+std::string properties(const Report& report) {
+  std::string out = "    <properties>\n";
   const auto property = [&](const std::string& name, const std::string& value) {
     if (!value.empty())
       out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", attr(name), attr(value));
@@ -133,45 +133,51 @@ std::string render_junit(const Report& report) {
   property("targets", targets);
   property("interrupted", report.interrupted ? "true" : "false");
   property("disclaimer", std::string(kCompileOnlyDisclaimer));
-  out += "    </properties>\n";
+  return out + "    </properties>\n";
+}
 
+std::string skipped(const std::string& message) {
+  return fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", attr(message));
+}
+
+// What follows a cell's `<testcase ... time="..."`: "/>" or its outcome and "</testcase>".
+std::string testcase_body(const CellResult& c) {
+  switch (c.status) {
+    case Status::ok:
+      return "/>\n";
+    case Status::xpass:
+      return ">\n      <system-out>" +
+             text("expected failure did not happen: this kernel now compiles for " + c.target +
+                  "; the manifest's expectation can be removed") +
+             "</system-out>\n    </testcase>\n";
+    case Status::xfail:
+      return skipped("expected failure: " + describe_failure(c));
+    case Status::unchecked:
+      return skipped("not compiled (--static-only) and not predicted to fail");
+    case Status::launch:
+    case Status::failed:
+      break;
+  }
+  if (c.in_baseline) return skipped("known failure (baseline): " + describe_failure(c));
+  const char* element = c.kind == FailureKind::internal_error ? "error" : "failure";
+  return fmt::format(">\n      <{} message=\"{}\" type=\"{}\">", element, attr(describe_failure(c)),
+                     attr(to_string(c.kind))) +
+         text(failure_body(c)) + fmt::format("</{}>\n    </testcase>\n", element);
+}
+
+}  // namespace
+
+std::string render_junit(const Report& report) {
+  const auto counts = count_attributes(report);
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"triton-portcheck\" {}>\n", counts);
+  out += fmt::format("  <testsuite {}>\n", suite_attributes(report, counts));
+  out += properties(report);
   for (const auto& c : report.cells) {
     const auto triton = c.triton_version.empty() ? c.triton : c.triton_version;
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{}\"", attr(c.kernel),
                        attr(fmt::format("{} triton {}", c.target, triton)), seconds(c.compile_s));
-    switch (c.status) {
-      case Status::ok:
-        out += "/>\n";
-        break;
-      case Status::xpass:
-        out += ">\n      <system-out>";
-        out += text("expected failure did not happen: this kernel now compiles for " + c.target +
-                    "; the manifest's expectation can be removed");
-        out += "</system-out>\n    </testcase>\n";
-        break;
-      case Status::xfail:
-        out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                           attr("expected failure: " + describe_failure(c)));
-        break;
-      case Status::unchecked:
-        out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                           attr("not compiled (--static-only) and not predicted to fail"));
-        break;
-      case Status::launch:
-      case Status::failed: {
-        if (c.in_baseline) {
-          out += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-                             attr("known failure (baseline): " + describe_failure(c)));
-          break;
-        }
-        const char* element = c.kind == FailureKind::internal_error ? "error" : "failure";
-        out += fmt::format(">\n      <{} message=\"{}\" type=\"{}\">", element,
-                           attr(describe_failure(c)), attr(to_string(c.kind)));
-        out += text(failure_body(c));
-        out += fmt::format("</{}>\n    </testcase>\n", element);
-        break;
-      }
-    }
+    out += testcase_body(c);
   }
   if (report.interrupted)
     out += "    <system-err>interrupted: only the cells that finished are listed</system-err>\n";

@@ -179,89 +179,108 @@ nlohmann::json rule_for(const FailureGroup& group, const CellResult& first) {
   return rule;
 }
 
-}  // namespace
-
-nlohmann::json render_sarif(const Report& report) {
-  UriMaker uris;
-  const auto manifest = manifest_file(report);
-  std::map<std::string, SourceLocation> defs;
-  for (const auto& c : report.cells)
-    if (c.kernel_source && !c.kernel_source->file.empty()) defs.emplace(c.kernel, *c.kernel_source);
-
-  nlohmann::json rules = nlohmann::json::array();
-  std::map<std::string, std::size_t> rule_index;
+// The rules (one per failure group the kernel is answerable for), where each fingerprint's rule
+// sits in them, and each fingerprint's group letter.
+struct Rules {
+  nlohmann::json list = nlohmann::json::array();
+  std::map<std::string, std::size_t> index;
   std::map<std::string, std::string> letters;
+
+  [[nodiscard]] std::size_t index_of(const std::string& fingerprint) const {
+    const auto it = index.find(fingerprint);
+    return it == index.end() ? 0 : it->second;
+  }
+  [[nodiscard]] std::string letter_of(const std::string& fingerprint) const {
+    const auto it = letters.find(fingerprint);
+    return it == letters.end() ? std::string() : it->second;
+  }
+};
+
+Rules rules_of(const Report& report) {
+  Rules rules;
   for (const auto& group : group_failures(report)) {
-    letters[group.fingerprint] = group.letter;
+    rules.letters[group.fingerprint] = group.letter;
     // Described by its first cell the kernel is answerable for; none: no rule (notifications).
     const auto it = std::find_if(group.cells.begin(), group.cells.end(), [](const CellResult* c) {
       return c->kind != FailureKind::internal_error;
     });
     if (it == group.cells.end()) continue;
-    rule_index[group.fingerprint] = rules.size();
-    rules.push_back(rule_for(group, **it));
+    rules.index[group.fingerprint] = rules.list.size();
+    rules.list.push_back(rule_for(group, **it));
+  }
+  return rules;
+}
+
+nlohmann::json cell_properties(const CellResult& cell, const Rules& rules) {
+  return {
+      {"row", cell.kernel},
+      {"kernel", cell.base_kernel},
+      {"variant", or_null(cell.variant)},
+      {"target", cell.target},
+      {"triton", cell.triton},
+      {"triton_version", cell.triton_version},
+      {"status", to_string(cell.status)},
+      {"kind", to_string(cell.kind)},
+      {"stage", or_null(cell.stage)},
+      {"pass", or_null(cell.pass)},
+      {"fingerprint", cell.fingerprint},
+      {"group", or_null(rules.letter_of(cell.fingerprint))},
+      {"new", cell.is_new},
+      {"compile_s", cell.compile_s},
+  };
+}
+
+std::string headline(const CellResult& cell) {
+  return fmt::format("{} on {} (Triton {}): {}{}", cell.kernel, cell.target, triton_of(cell),
+                     describe_failure(cell),
+                     cell.status == Status::xfail ? " [expected failure]" : "");
+}
+
+nlohmann::json internal_error_notification(const CellResult& cell, const Rules& rules) {
+  return {
+      {"level", "error"},
+      {"message",
+       text("triton-portcheck internal error (a bug of the tool, not of the kernel) in " +
+            headline(cell))},
+      {"descriptor", {{"id", kInternalErrorId}}},
+      {"properties", cell_properties(cell, rules)},
+  };
+}
+
+// The result of a cell whose compile failed: where it points, and its baseline state and
+// suppression (see the top of this file).
+class ResultMaker {
+ public:
+  ResultMaker(const Report& report, const Rules& rules)
+      : report_(report), rules_(rules), manifest_(manifest_file(report)) {
+    for (const auto& c : report.cells)
+      if (c.kernel_source && !c.kernel_source->file.empty())
+        defs_.emplace(c.kernel, *c.kernel_source);
   }
 
-  nlohmann::json results = nlohmann::json::array();
-  nlohmann::json notifications = nlohmann::json::array();
-  std::map<std::string, int> counts{{"ok", 0}, {"failed", 0}, {"xfail", 0}, {"xpass", 0}};
-  for (const auto& cell : report.cells) {
-    ++counts[to_string(cell.status)];
-    if (!cell.failed_outcome()) continue;
+  nlohmann::json result(const CellResult& cell) {
     const bool expected = cell.status == Status::xfail;
-    const auto headline =
-        fmt::format("{} on {} (Triton {}): {}{}", cell.kernel, cell.target, triton_of(cell),
-                    describe_failure(cell), expected ? " [expected failure]" : "");
-    const nlohmann::json properties = {
-        {"row", cell.kernel},
-        {"kernel", cell.base_kernel},
-        {"variant", or_null(cell.variant)},
-        {"target", cell.target},
-        {"triton", cell.triton},
-        {"triton_version", cell.triton_version},
-        {"status", to_string(cell.status)},
-        {"kind", to_string(cell.kind)},
-        {"stage", or_null(cell.stage)},
-        {"pass", or_null(cell.pass)},
-        {"fingerprint", cell.fingerprint},
-        {"group", or_null(letters[cell.fingerprint])},
-        {"new", cell.is_new},
-        {"compile_s", cell.compile_s},
-    };
-
-    if (cell.kind == FailureKind::internal_error) {
-      notifications.push_back({
-          {"level", "error"},
-          {"message",
-           text("triton-portcheck internal error (a bug of the tool, not of the kernel) in " +
-                headline)},
-          {"descriptor", {{"id", kInternalErrorId}}},
-          {"properties", properties},
-      });
-      continue;
-    }
-
     nlohmann::json result = {
         {"ruleId", "portcheck/" + cell.fingerprint},
-        {"ruleIndex", rule_index[cell.fingerprint]},
+        {"ruleIndex", rules_.index_of(cell.fingerprint)},
         {"level", expected           ? "note"
                   : cell.in_baseline ? "warning"
                                      : "error"},
-        {"message", text(headline)},
+        {"message", text(headline(cell))},
         // Stable across runs, machines and paths: the failure itself and the cell it happened in.
         // The Triton label ("current"), not its version, so an upgrade keeps the alert's identity.
         {"partialFingerprints",
          {{"portcheckFingerprint/v1",
            util::valid_utf8(fmt::format("{}|{}|{}|{}", cell.fingerprint, cell.kernel, cell.target,
                                         cell.triton))}}},
-        {"properties", properties},
+        {"properties", cell_properties(cell, rules_)},
     };
-    if (const auto where = locate(cell, defs, manifest)) {
-      nlohmann::json physical = {{"artifactLocation", uris.artifact_location(where->file)}};
+    if (const auto where = locate(cell, defs_, manifest_)) {
+      nlohmann::json physical = {{"artifactLocation", uris_.artifact_location(where->file)}};
       if (where->line > 0) physical["region"] = {{"startLine", where->line}};
       result["locations"] = nlohmann::json::array({{{"physicalLocation", physical}}});
     }
-    if (report.baseline.applied && cell.status == Status::failed)
+    if (report_.baseline.applied && cell.status == Status::failed)
       result["baselineState"] = cell.in_baseline ? "unchanged" : "new";
     if (expected)
       result["suppressions"] = nlohmann::json::array(
@@ -269,15 +288,26 @@ nlohmann::json render_sarif(const Report& report) {
             {"status", "accepted"},
             {"justification",
              "expected failure: the manifest lists this kernel x target as failing"}}});
-    results.push_back(std::move(result));
+    return result;
   }
 
+  [[nodiscard]] const UriMaker& uris() const { return uris_; }
+
+ private:
+  const Report& report_;
+  const Rules& rules_;
+  std::string manifest_;
+  std::map<std::string, SourceLocation> defs_;
+  UriMaker uris_;
+};
+
+nlohmann::json driver_of(const Report& report, const Rules& rules, bool internal_errors) {
   nlohmann::json driver = {
       {"name", "triton-portcheck"},
       {"version", report.tool_version.empty() ? "unknown" : report.tool_version},
-      {"rules", rules},
+      {"rules", rules.list},
   };
-  if (!notifications.empty())
+  if (internal_errors)
     driver["notifications"] = nlohmann::json::array(
         {{{"id", kInternalErrorId},
           {"shortDescription",
@@ -288,7 +318,10 @@ nlohmann::json render_sarif(const Report& report) {
   if (!report.tool_version.empty() &&
       std::isdigit(static_cast<unsigned char>(report.tool_version.front())))
     driver["semanticVersion"] = report.tool_version;
+  return driver;
+}
 
+nlohmann::json invocation_of(const Report& report, const nlohmann::json& notifications) {
   nlohmann::json invocation = {
       {"executionSuccessful", !report.interrupted && notifications.empty()},
   };
@@ -297,8 +330,25 @@ nlohmann::json render_sarif(const Report& report) {
     invocation["startTimeUtc"] = report.environment["started"];
   if (report.environment.contains("host") && report.environment["host"].is_string())
     invocation["machine"] = util::valid_utf8(report.environment["host"].get<std::string>());
+  return invocation;
+}
 
-  nlohmann::json run_properties = {
+nlohmann::json baseline_properties(const BaselineSummary& baseline) {
+  nlohmann::json fixed = nlohmann::json::array();
+  for (const auto& f : baseline.fixed)
+    fixed.push_back({{"row", f.row},
+                     {"target", f.target},
+                     {"triton", f.triton},
+                     {"fingerprint", f.fingerprint},
+                     {"kind", f.kind},
+                     {"message", util::valid_utf8(f.message)}});
+  return {{"origin", util::valid_utf8(baseline.origin)}, {"fixed", fixed}};
+}
+
+nlohmann::json run_properties(const Report& report) {
+  std::map<std::string, int> counts{{"ok", 0}, {"failed", 0}, {"xfail", 0}, {"xpass", 0}};
+  for (const auto& cell : report.cells) ++counts[to_string(cell.status)];
+  nlohmann::json properties = {
       {"interrupted", report.interrupted},
       {"wall_s", report.wall_s},
       {"targets", report.targets},
@@ -309,29 +359,34 @@ nlohmann::json render_sarif(const Report& report) {
         {"xfail", counts["xfail"]},
         {"xpass", counts["xpass"]}}},
   };
-  if (report.environment.contains("triton"))
-    run_properties["triton"] = report.environment["triton"];
-  if (report.baseline.applied) {
-    nlohmann::json fixed = nlohmann::json::array();
-    for (const auto& f : report.baseline.fixed)
-      fixed.push_back({{"row", f.row},
-                       {"target", f.target},
-                       {"triton", f.triton},
-                       {"fingerprint", f.fingerprint},
-                       {"kind", f.kind},
-                       {"message", util::valid_utf8(f.message)}});
-    run_properties["baseline"] = {{"origin", util::valid_utf8(report.baseline.origin)},
-                                  {"fixed", fixed}};
+  if (report.environment.contains("triton")) properties["triton"] = report.environment["triton"];
+  if (report.baseline.applied) properties["baseline"] = baseline_properties(report.baseline);
+  return properties;
+}
+
+}  // namespace
+
+nlohmann::json render_sarif(const Report& report) {
+  const auto rules = rules_of(report);
+  ResultMaker maker(report, rules);
+  nlohmann::json results = nlohmann::json::array();
+  nlohmann::json notifications = nlohmann::json::array();
+  for (const auto& cell : report.cells) {
+    if (!cell.failed_outcome()) continue;
+    if (cell.kind == FailureKind::internal_error)
+      notifications.push_back(internal_error_notification(cell, rules));
+    else
+      results.push_back(maker.result(cell));
   }
 
   nlohmann::json run = {
-      {"tool", {{"driver", driver}}},
-      {"invocations", nlohmann::json::array({invocation})},
+      {"tool", {{"driver", driver_of(report, rules, !notifications.empty())}}},
+      {"invocations", nlohmann::json::array({invocation_of(report, notifications)})},
       {"results", results},
-      {"properties", run_properties},
+      {"properties", run_properties(report)},
       {"automationDetails", {{"description", text(std::string(kCompileOnlyDisclaimer))}}},
   };
-  if (const auto bases = uris.original_uri_base_ids()) run["originalUriBaseIds"] = *bases;
+  if (const auto bases = maker.uris().original_uri_base_ids()) run["originalUriBaseIds"] = *bases;
 
   return {
       {"$schema", kSchema},

@@ -122,6 +122,150 @@ std::string where_failed(const CellResult& cell) {
   return fmt::format("in stage {}", cell.stage);
 }
 
+// "triton-portcheck 0.2.0 · triton 3.9.0 (python 3.11.7) · no GPU involved", with every Triton
+// version when the run checked several.
+std::string title_line(const Report& report) {
+  const auto& env = report.environment;
+  std::string triton = env.contains("triton") ? env["triton"].value("version", "?") : "?";
+  if (env.contains("tritons") && env["tritons"].is_array() && env["tritons"].size() > 1) {
+    triton.clear();
+    for (const auto& t : env["tritons"])
+      triton += (triton.empty() ? "" : ", ") + t.value("version", "?");
+  }
+  const auto python = env.contains("python") ? env["python"].value("version", "?") : "?";
+  return fmt::format("triton-portcheck {} · triton {} (python {}) · no GPU involved\n",
+                     report.tool_version, triton, python);
+}
+
+// The matrix: one block per Triton environment when a run checked several, in the order they
+// ran; rows by targets, each label padded to its column.
+class MatrixWriter {
+ public:
+  MatrixWriter(const Report& report, const std::map<std::string, std::string>& letters,
+               const TerminalStyle& style)
+      : report_(report), letters_(letters), style_(style) {
+    for (const auto& cell : report.cells)
+      if (std::find(blocks_.begin(), blocks_.end(), cell.triton) == blocks_.end())
+        blocks_.push_back(cell.triton);
+    if (blocks_.empty()) blocks_.push_back("");
+    for (const auto& cell : report.cells)
+      cells_at_[{cell.triton, cell.kernel, cell.target}] = &cell;
+  }
+
+  // The Triton labels, one block each ("" for a report without cells).
+  [[nodiscard]] const std::vector<std::string>& blocks() const { return blocks_; }
+
+  [[nodiscard]] std::string block(const std::string& triton) const {
+    Positions at;
+    for (const auto& [key, cell] : cells_at_)
+      if (std::get<0>(key) == triton || blocks_.size() == 1)
+        at[{std::get<1>(key), std::get<2>(key)}] = cell;
+    std::string out;
+    if (blocks_.size() > 1) {
+      std::string version;
+      for (const auto& [key, cell] : cells_at_)
+        if (std::get<0>(key) == triton) version = cell->triton_version;
+      out += fmt::format("triton {}{}:\n", version, triton == "current" ? " (current)" : "");
+    }
+    const auto widths = column_widths(at);
+    out += fmt::format("{:<{}}", "kernel", name_width());
+    for (std::size_t i = 0; i < report_.targets.size(); ++i)
+      out += fmt::format("{:<{}}", report_.targets[i],
+                         i + 1 == report_.targets.size() ? 0 : widths[i]);
+    out += "\n";
+    for (const auto& row : report_.rows) out += row_line(row, at, widths);
+    return out;
+  }
+
+ private:
+  using Positions = std::map<std::pair<std::string, std::string>, const CellResult*>;
+
+  [[nodiscard]] std::size_t name_width() const {
+    std::size_t width = std::string("kernel").size();
+    for (const auto& row : report_.rows) width = std::max(width, row.size());
+    return width + 2;
+  }
+
+  [[nodiscard]] std::vector<std::size_t> column_widths(const Positions& at) const {
+    std::vector<std::size_t> widths;
+    for (const auto& target : report_.targets) {
+      std::size_t w = target.size();
+      for (const auto& row : report_.rows)
+        if (const auto it = at.find({row, target}); it != at.end())
+          w = std::max(w, label_of(*it->second, letters_).size());
+      widths.push_back(w + 2);
+    }
+    return widths;
+  }
+
+  [[nodiscard]] std::string row_line(const std::string& row, const Positions& at,
+                                     const std::vector<std::size_t>& widths) const {
+    std::string line = fmt::format("{:<{}}", row, name_width());
+    for (std::size_t i = 0; i < report_.targets.size(); ++i) {
+      const bool last = i + 1 == report_.targets.size();
+      const auto it = at.find({row, report_.targets[i]});
+      std::string label =
+          it == at.end() ? (report_.interrupted ? "?" : "-") : label_of(*it->second, letters_);
+      const std::string padded = last ? label : fmt::format("{:<{}}", label, widths[i]);
+      if (it == at.end()) {
+        line += padded;
+      } else {
+        // Pad first, then colour, so escape codes do not break the columns.
+        const auto trimmed = label.size();
+        line += paint(padded.substr(0, trimmed), colour_for(it->second->status), style_) +
+                padded.substr(trimmed);
+      }
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line + "\n";
+  }
+
+  const Report& report_;
+  const std::map<std::string, std::string>& letters_;
+  const TerminalStyle& style_;
+  std::vector<std::string> blocks_;
+  std::map<std::tuple<std::string, std::string, std::string>, const CellResult*> cells_at_;
+};
+
+// A failure group's footnote: "[A] kind in stage S: message", the cells it covers, where, why.
+// With several Triton environments a target is named with its version: hip:gfx942 (3.8.0).
+std::string footnote(const FailureGroup& g, bool several_tritons) {
+  const auto& first = *g.cells.front();
+  std::string out = fmt::format("[{}] {} {}: {}\n", g.letter, to_string(first.kind),
+                                where_failed(first), first.message);
+  std::map<std::string, std::vector<std::string>> targets_by_kernel;
+  std::vector<std::string> kernel_order;
+  for (const auto* c : g.cells) {
+    if (!targets_by_kernel.count(c->kernel)) kernel_order.push_back(c->kernel);
+    targets_by_kernel[c->kernel].push_back(
+        several_tritons ? fmt::format("{} ({})", c->target, c->triton_version) : c->target);
+  }
+  for (const auto& k : kernel_order) {
+    std::string targets;
+    for (const auto& t : targets_by_kernel[k]) targets += (targets.empty() ? "" : ", ") + t;
+    out += fmt::format("    {} on {}\n", k, targets);
+  }
+  if (first.error_source && !first.error_source->file.empty())
+    out += fmt::format("    at {}:{}\n", display_path(first.error_source->file),
+                       first.error_source->line);
+  if (!first.why.empty()) out += wrapped("why: ", first.why);
+  if (!first.link.empty()) out += fmt::format("    see: {}\n", first.link);
+  return out;
+}
+
+std::string baseline_lines(const Report& report) {
+  if (!report.baseline.applied) return "";
+  std::size_t known = 0;
+  for (const auto& c : report.cells) known += c.in_baseline ? 1 : 0;
+  std::string out =
+      fmt::format("baseline {}: {} failures already known", report.baseline.origin, known);
+  if (report.baseline.fixed.empty()) return out + ", none fixed\n";
+  out += fmt::format(", {} fixed since:\n", report.baseline.fixed.size());
+  for (const auto& f : report.baseline.fixed)
+    out += fmt::format("    fixed: {} on {} (was {}: {})\n", f.row, f.target, f.kind, f.message);
+  return out;
+}
+
 }  // namespace
 
 std::string display_path(const std::string& file) {
@@ -177,119 +321,15 @@ std::string summary_line(const Report& report) {
 }
 
 std::string render_terminal(const Report& report, const TerminalStyle& style) {
-  std::string out;
-  const auto& env = report.environment;
-  std::string triton = env.contains("triton") ? env["triton"].value("version", "?") : "?";
-  if (env.contains("tritons") && env["tritons"].is_array() && env["tritons"].size() > 1) {
-    triton.clear();
-    for (const auto& t : env["tritons"])
-      triton += (triton.empty() ? "" : ", ") + t.value("version", "?");
-  }
-  const auto python = env.contains("python") ? env["python"].value("version", "?") : "?";
-  out += fmt::format("triton-portcheck {} · triton {} (python {}) · no GPU involved\n",
-                     report.tool_version, triton, python);
-
   const auto groups = group_failures(report);
   std::map<std::string, std::string> letters;
   for (const auto& g : groups) letters[g.fingerprint] = g.letter;
+  const MatrixWriter matrix(report, letters, style);
 
-  // One block per Triton environment when a run checked several, in the order they ran.
-  std::vector<std::string> blocks;
-  for (const auto& cell : report.cells)
-    if (std::find(blocks.begin(), blocks.end(), cell.triton) == blocks.end())
-      blocks.push_back(cell.triton);
-  if (blocks.empty()) blocks.push_back("");
-  std::map<std::tuple<std::string, std::string, std::string>, const CellResult*> cells_at;
-  for (const auto& cell : report.cells) cells_at[{cell.triton, cell.kernel, cell.target}] = &cell;
-  for (const auto& block : blocks) {
-    std::map<std::pair<std::string, std::string>, const CellResult*> by_position;
-    for (const auto& [key, cell] : cells_at)
-      if (std::get<0>(key) == block || blocks.size() == 1)
-        by_position[{std::get<1>(key), std::get<2>(key)}] = cell;
-    if (blocks.size() > 1) {
-      std::string version;
-      for (const auto& [key, cell] : cells_at)
-        if (std::get<0>(key) == block) version = cell->triton_version;
-      out += fmt::format("triton {}{}:\n", version, block == "current" ? " (current)" : "");
-    }
-
-    std::size_t name_width = std::string("kernel").size();
-    for (const auto& row : report.rows) name_width = std::max(name_width, row.size());
-    name_width += 2;
-    std::vector<std::size_t> widths;
-    for (const auto& target : report.targets) {
-      std::size_t w = target.size();
-      for (const auto& row : report.rows)
-        if (const auto it = by_position.find({row, target}); it != by_position.end())
-          w = std::max(w, label_of(*it->second, letters).size());
-      widths.push_back(w + 2);
-    }
-
-    out += fmt::format("{:<{}}", "kernel", name_width);
-    for (std::size_t i = 0; i < report.targets.size(); ++i)
-      out +=
-          fmt::format("{:<{}}", report.targets[i], i + 1 == report.targets.size() ? 0 : widths[i]);
-    out += "\n";
-    for (const auto& row : report.rows) {
-      std::string line = fmt::format("{:<{}}", row, name_width);
-      for (std::size_t i = 0; i < report.targets.size(); ++i) {
-        const bool last = i + 1 == report.targets.size();
-        const auto it = by_position.find({row, report.targets[i]});
-        std::string label = it == by_position.end() ? (report.interrupted ? "?" : "-")
-                                                    : label_of(*it->second, letters);
-        const std::string padded = last ? label : fmt::format("{:<{}}", label, widths[i]);
-        if (it == by_position.end()) {
-          line += padded;
-        } else {
-          // Pad first, then colour, so escape codes do not break the columns.
-          const auto trimmed = label.size();
-          line += paint(padded.substr(0, trimmed), colour_for(it->second->status), style) +
-                  padded.substr(trimmed);
-        }
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out += line + "\n";
-    }
-  }
-
-  for (const auto& g : groups) {
-    const auto& first = *g.cells.front();
-    out += fmt::format("[{}] {} {}: {}\n", g.letter, to_string(first.kind), where_failed(first),
-                       first.message);
-    std::map<std::string, std::vector<std::string>> targets_by_kernel;
-    std::vector<std::string> kernel_order;
-    // With several Triton environments a target is named with its version: hip:gfx942 (3.8.0).
-    for (const auto* c : g.cells) {
-      if (!targets_by_kernel.count(c->kernel)) kernel_order.push_back(c->kernel);
-      targets_by_kernel[c->kernel].push_back(
-          blocks.size() > 1 ? fmt::format("{} ({})", c->target, c->triton_version) : c->target);
-    }
-    for (const auto& k : kernel_order) {
-      std::string targets;
-      for (const auto& t : targets_by_kernel[k]) targets += (targets.empty() ? "" : ", ") + t;
-      out += fmt::format("    {} on {}\n", k, targets);
-    }
-    if (first.error_source && !first.error_source->file.empty())
-      out += fmt::format("    at {}:{}\n", display_path(first.error_source->file),
-                         first.error_source->line);
-    if (!first.why.empty()) out += wrapped("why: ", first.why);
-    if (!first.link.empty()) out += fmt::format("    see: {}\n", first.link);
-  }
-
-  if (report.baseline.applied) {
-    std::size_t known = 0;
-    for (const auto& c : report.cells) known += c.in_baseline ? 1 : 0;
-    out += fmt::format("baseline {}: {} failures already known", report.baseline.origin, known);
-    if (report.baseline.fixed.empty()) {
-      out += ", none fixed\n";
-    } else {
-      out += fmt::format(", {} fixed since:\n", report.baseline.fixed.size());
-      for (const auto& f : report.baseline.fixed)
-        out +=
-            fmt::format("    fixed: {} on {} (was {}: {})\n", f.row, f.target, f.kind, f.message);
-    }
-  }
-
+  std::string out = title_line(report);
+  for (const auto& block : matrix.blocks()) out += matrix.block(block);
+  for (const auto& g : groups) out += footnote(g, matrix.blocks().size() > 1);
+  out += baseline_lines(report);
   out += prediction_lines(report);
   const std::string summary = summary_line(report);
   out += summary + "\n";
