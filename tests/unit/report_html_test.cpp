@@ -32,45 +32,15 @@ CellResult cell(const std::string& kernel, const std::string& target,
   return c;
 }
 
-// The terminal test's report: ok, failed, xfail and xpass cells, two failure groups.
+// The shared sample, with this file's cells (stage times, logs), a host, gamma_ratio's link and
+// failing line, and the whole MLIR message (a type in angle brackets).
 Report sample_report() {
-  Report r;
-  r.tool_version = "0.1.0";
-  r.environment = {
-      {"triton", {{"version", "3.9.0"}}}, {"python", {{"version", "3.11.7"}}}, {"host", "ci-1"}};
-  r.targets = {"cuda:80", "cuda:90", "hip:gfx942"};
-  r.rows = {"axpy", "gamma_ratio", "dot_small[int8]"};
-  r.wall_s = 12.5;
-  r.cells.push_back(cell("axpy", "cuda:80"));
-  r.cells.push_back(cell("axpy", "cuda:90"));
-  r.cells.push_back(cell("axpy", "hip:gfx942"));
-  r.cells.push_back(cell("gamma_ratio", "cuda:80"));
-  r.cells.push_back(cell("gamma_ratio", "cuda:90"));
-  auto gamma =
-      cell("gamma_ratio", "hip:gfx942", FailureKind::frontend_error, "aaaaaaaaaaaa",
-           "AttributeError: module 'triton.language.extra.hip.libdevice' has no attribute 'tgamma'",
-           "frontend");
-  gamma.why = "HIP's libdevice has no tgamma.";
+  auto r = test_support::sample_report(
+      {cell, std::string(test_support::kExtfMessage) + ", but got 'tensor<32x32xi8>'"});
+  r.environment["host"] = "ci-1";
+  auto& gamma = test_support::cell_at(r, "gamma_ratio", "hip:gfx942");
   gamma.link = "https://github.com/triton-lang/triton/issues/1";
   gamma.error_source = SourceLocation{"/src/kernels.py", 32};
-  r.cells.push_back(gamma);
-  auto mlir =
-      cell("dot_small[int8]", "cuda:80", FailureKind::mlir_error, "bbbbbbbbbbbb",
-           "'arith.extf' op operand #0 must be floating-point-like, but got 'tensor<32x32xi8>'",
-           "ttgir");
-  mlir.pass = "TritonGPUAccelerateMatmul";
-  mlir.compile_s = 1.5;
-  r.cells.push_back(mlir);
-  auto expected =
-      cell("dot_small[int8]", "cuda:90", FailureKind::mlir_error, "bbbbbbbbbbbb",
-           "'arith.extf' op operand #0 must be floating-point-like, but got 'tensor<32x32xi8>'",
-           "ttgir");
-  expected.status = Status::xfail;
-  expected.is_new = false;
-  r.cells.push_back(expected);
-  auto xpass = cell("dot_small[int8]", "hip:gfx942");
-  xpass.status = Status::xpass;
-  r.cells.push_back(xpass);
   return r;
 }
 

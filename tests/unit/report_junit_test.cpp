@@ -11,34 +11,20 @@ namespace {
 
 using test_support::cell;
 
+// Two targets by two rows, one cell of each outcome JUnit tells apart: ok, xpass, a failure (with
+// its why, link and log) and an xfail; the shared sample's environment, on a CI runner.
 Report sample_report() {
-  Report r;
-  r.tool_version = "0.1.0";
+  auto r = test_support::sample_report();
+  test_support::on_ci_runner(r);
   r.manifest = "--demo";
-  r.environment = {{"triton", {{"version", "3.9.0"}}},
-                   {"python", {{"version", "3.11.7"}}},
-                   {"host", "runner-7"},
-                   {"started", "2026-11-30T01:20:00Z"}};
   r.targets = {"cuda:75", "cuda:90"};
   r.rows = {"axpy", "dot_small[int8]"};
-  r.wall_s = 12.5;
-  r.cells.push_back(cell("axpy", "cuda:75"));
-  auto xpass = cell("axpy", "cuda:90");
-  xpass.status = Status::xpass;
-  r.cells.push_back(xpass);
-  auto mlir = cell("dot_small[int8]", "cuda:75", FailureKind::mlir_error, "bbbbbbbbbbbb",
-                   "'arith.extf' op operand #0 must be floating-point-like", "ttgir");
-  mlir.pass = "TritonGPUAccelerateMatmul";
-  mlir.compile_s = 1.5;
+  auto mlir = test_support::extf_failure("cuda:75");
   mlir.why = "int8 dots take the FMA path on sm_75.";
   mlir.link = "https://github.com/triton-lang/triton/issues/9349";
   mlir.log = "Traceback (most recent call last):\nerror: failed";
-  r.cells.push_back(mlir);
-  auto expected = cell("dot_small[int8]", "cuda:90", FailureKind::mlir_error, "bbbbbbbbbbbb",
-                       "'arith.extf' op operand #0 must be floating-point-like", "ttgir");
-  expected.status = Status::xfail;
-  expected.is_new = false;
-  r.cells.push_back(expected);
+  r.cells = {cell("axpy", "cuda:75"), test_support::passed_unexpectedly(cell("axpy", "cuda:90")),
+             mlir, test_support::expected_extf_failure("cuda:90")};
   return r;
 }
 

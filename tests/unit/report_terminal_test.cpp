@@ -15,41 +15,7 @@ namespace {
 
 const std::filesystem::path kData = PORTCHECK_TEST_DATA;
 
-using test_support::cell;
-
-Report sample_report() {
-  Report r;
-  r.tool_version = "0.1.0";
-  r.environment = {{"triton", {{"version", "3.9.0"}}}, {"python", {{"version", "3.11.7"}}}};
-  r.targets = {"cuda:80", "cuda:90", "hip:gfx942"};
-  r.rows = {"axpy", "gamma_ratio", "dot_small[int8]"};
-  r.wall_s = 12.5;
-  r.cells.push_back(cell("axpy", "cuda:80"));
-  r.cells.push_back(cell("axpy", "cuda:90"));
-  r.cells.push_back(cell("axpy", "hip:gfx942"));
-  r.cells.push_back(cell("gamma_ratio", "cuda:80"));
-  r.cells.push_back(cell("gamma_ratio", "cuda:90"));
-  auto gamma =
-      cell("gamma_ratio", "hip:gfx942", FailureKind::frontend_error, "aaaaaaaaaaaa",
-           "AttributeError: module 'triton.language.extra.hip.libdevice' has no attribute 'tgamma'",
-           "frontend");
-  gamma.why = "HIP's libdevice has no tgamma.";
-  r.cells.push_back(gamma);
-  auto mlir = cell("dot_small[int8]", "cuda:80", FailureKind::mlir_error, "bbbbbbbbbbbb",
-                   "'arith.extf' op operand #0 must be floating-point-like", "ttgir");
-  mlir.pass = "TritonGPUAccelerateMatmul";
-  mlir.compile_s = 1.5;
-  r.cells.push_back(mlir);
-  auto expected = cell("dot_small[int8]", "cuda:90", FailureKind::mlir_error, "bbbbbbbbbbbb",
-                       "'arith.extf' op operand #0 must be floating-point-like", "ttgir");
-  expected.status = Status::xfail;
-  expected.is_new = false;
-  r.cells.push_back(expected);
-  auto xpass = cell("dot_small[int8]", "hip:gfx942");
-  xpass.status = Status::xpass;
-  r.cells.push_back(xpass);
-  return r;
-}
+using test_support::sample_report;
 
 // Set UPDATE_GOLDEN=1 to rewrite the golden file after an intended change; review the diff.
 void expect_golden(const std::string& text, const std::string& name) {
