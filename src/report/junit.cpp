@@ -8,18 +8,6 @@
 namespace portcheck {
 namespace {
 
-// How cells map to JUnit outcomes:
-//  - ok, and xpass (passed where a failure was expected; a <system-out> note says the
-//    expectation can go): a passing testcase.
-//  - failed: <failure type="KIND">, for every kind the kernel is answerable for, import-error
-//    included (the user's module did not import: the kernel under test is broken, not the test).
-//  - failed with kind internal-error: <error>. JUnit's <error> means the test itself broke, and an
-//    internal error is a bug of triton-portcheck that gives the cell no verdict.
-//  - xfail (failed where the manifest expects it): <skipped message="expected failure: ...">, as
-//    pytest reports xfail, so CI does not go red for failures the user accepted.
-//  - failed but already in the --baseline (not new, so not what makes the exit code 1):
-//    <skipped message="known failure (baseline): ...">, for the same reason.
-
 // XML 1.0 allows #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF].
 bool xml_char(char32_t cp) {
   return cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) ||
@@ -141,6 +129,17 @@ std::string skipped(const std::string& message) {
 }
 
 // What follows a cell's `<testcase ... time="..."`: "/>" or its outcome and "</testcase>".
+// How cells map to JUnit outcomes:
+//  - ok, and xpass (passed where a failure was expected; a <system-out> note says the
+//    expectation can go): a passing testcase.
+//  - failed: <failure type="KIND">, for every kind the kernel is answerable for, import-error
+//    included (the user's module did not import: the kernel under test is broken, not the test).
+//  - failed with kind internal-error: <error>. JUnit's <error> means the test itself broke, and an
+//    internal error is a bug of triton-portcheck that gives the cell no verdict.
+//  - xfail (failed where the manifest expects it): <skipped message="expected failure: ...">, as
+//    pytest reports xfail, so CI does not go red for failures the user accepted.
+//  - failed but already in the --baseline (not new, so not what makes the exit code 1):
+//    <skipped message="known failure (baseline): ...">, for the same reason.
 std::string testcase_body(const CellResult& c) {
   switch (c.status) {
     case Status::ok:
