@@ -2,11 +2,22 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
 
 namespace portcheck {
+namespace {
+
+// A, B, ..., Z, then AA, AB, ...
+std::string group_letter(std::size_t n) {
+  return n < 26 ? std::string(1, static_cast<char>('A' + n))
+                : fmt::format("{}{}", static_cast<char>('A' + n / 26 - 1),
+                              static_cast<char>('A' + n % 26));
+}
+
+}  // namespace
 
 Report one_row_per_version(const Report& report) {
   std::vector<std::pair<std::string, std::string>> versions;  // label, version, in run order
@@ -25,22 +36,23 @@ Report one_row_per_version(const Report& report) {
 }
 
 std::vector<FailureGroup> group_failures(const Report& report) {
+  // The failed cells of each (row, target), in report order: matrix order is then one lookup per
+  // position, not a scan of every cell.
+  std::map<std::pair<std::string_view, std::string_view>, std::vector<const CellResult*>> failed_at;
+  for (const auto& cell : report.cells)
+    if (cell.failed_outcome()) failed_at[{cell.kernel, cell.target}].push_back(&cell);
   std::vector<FailureGroup> groups;
   std::map<std::string, std::size_t> index;
   for (const auto& row : report.rows)
-    for (const auto& target : report.targets)
-      for (const auto& cell : report.cells) {
-        if (cell.kernel != row || cell.target != target || !cell.failed_outcome()) continue;
-        auto [it, inserted] = index.emplace(cell.fingerprint, groups.size());
-        if (inserted) {
-          const auto n = groups.size();
-          std::string letter = n < 26 ? std::string(1, static_cast<char>('A' + n))
-                                      : fmt::format("{}{}", static_cast<char>('A' + n / 26 - 1),
-                                                    static_cast<char>('A' + n % 26));
-          groups.push_back({letter, cell.fingerprint, {}});
-        }
-        groups[it->second].cells.push_back(&cell);
+    for (const auto& target : report.targets) {
+      const auto at = failed_at.find({row, target});
+      if (at == failed_at.end()) continue;
+      for (const auto* cell : at->second) {
+        auto [it, inserted] = index.emplace(cell->fingerprint, groups.size());
+        if (inserted) groups.push_back({group_letter(groups.size()), cell->fingerprint, {}});
+        groups[it->second].cells.push_back(cell);
       }
+    }
   return groups;
 }
 

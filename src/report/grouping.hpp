@@ -14,6 +14,8 @@ struct FailureGroup {
   std::vector<const CellResult*> cells;
 };
 
+// The failed cells (failed_outcome()) of the report's rows and targets, grouped by fingerprint;
+// groups and their cells in matrix order (rows, then targets).
 std::vector<FailureGroup> group_failures(const Report& report);
 
 // For formats that show one cell per row and target: when a report holds several Triton
