@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <regex>
 #include <tuple>
 
@@ -24,6 +23,7 @@
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 #include "util/unique_fd.hpp"
+#include "util/zip.hpp"
 
 extern char** environ;
 
@@ -253,93 +253,6 @@ std::optional<std::vector<std::string>> offered_versions(const std::string& stde
   return versions;
 }
 
-// ---- zip central directory: the uncompressed size of a wheel's contents ----
-
-std::uint64_t le(const unsigned char* p, int n) {
-  std::uint64_t v = 0;
-  for (int i = n - 1; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-bool read_at(std::ifstream& in, std::uint64_t offset, std::size_t n,
-             std::vector<unsigned char>& out) {
-  out.resize(n);
-  in.clear();
-  in.seekg(static_cast<std::streamoff>(offset));
-  in.read(reinterpret_cast<char*>(out.data()), static_cast<std::streamsize>(n));
-  return static_cast<std::size_t>(in.gcount()) == n;
-}
-
-}  // namespace
-
-// Sums the uncompressed sizes in a zip's central directory (zip64 included). nullopt when the
-// file is not a readable zip.
-std::optional<std::uint64_t> zip_uncompressed_bytes(const fs::path& zip) {
-  std::ifstream in(zip, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::error_code ec;
-  const std::uint64_t size = fs::file_size(zip, ec);
-  if (ec || size < 22) return std::nullopt;
-  const std::uint64_t tail_len = std::min<std::uint64_t>(size, 65535 + 22);
-  std::vector<unsigned char> tail;
-  if (!read_at(in, size - tail_len, tail_len, tail)) return std::nullopt;
-  std::optional<std::uint64_t> eocd;
-  for (std::uint64_t i = tail_len - 22 + 1; i-- > 0;) {
-    if (le(&tail[i], 4) == 0x06054b50) {
-      eocd = i;
-      break;
-    }
-  }
-  if (!eocd) return std::nullopt;
-  const unsigned char* e = &tail[*eocd];
-  std::uint64_t entries = le(e + 10, 2);
-  std::uint64_t cd_size = le(e + 12, 4);
-  std::uint64_t cd_offset = le(e + 16, 4);
-  if (entries == 0xFFFF || cd_size == 0xFFFFFFFF || cd_offset == 0xFFFFFFFF) {
-    if (*eocd < 20) return std::nullopt;
-    const unsigned char* loc = &tail[*eocd - 20];
-    if (le(loc, 4) != 0x07064b50) return std::nullopt;
-    std::vector<unsigned char> rec;
-    if (!read_at(in, le(loc + 8, 8), 56, rec) || le(rec.data(), 4) != 0x06064b50)
-      return std::nullopt;
-    entries = le(&rec[32], 8);
-    cd_size = le(&rec[40], 8);
-    cd_offset = le(&rec[48], 8);
-  }
-  if (cd_offset + cd_size > size) return std::nullopt;
-  std::vector<unsigned char> cd;
-  if (!read_at(in, cd_offset, cd_size, cd)) return std::nullopt;
-  std::uint64_t total = 0;
-  std::size_t pos = 0;
-  for (std::uint64_t n = 0; n < entries; ++n) {
-    if (pos + 46 > cd.size() || le(&cd[pos], 4) != 0x02014b50) return std::nullopt;
-    std::uint64_t uncompressed = le(&cd[pos + 24], 4);
-    const std::size_t name_len = le(&cd[pos + 28], 2);
-    const std::size_t extra_len = le(&cd[pos + 30], 2);
-    const std::size_t comment_len = le(&cd[pos + 32], 2);
-    if (pos + 46 + name_len + extra_len + comment_len > cd.size()) return std::nullopt;
-    if (uncompressed == 0xFFFFFFFF) {
-      // The zip64 extra field (id 1) holds the real size first.
-      std::size_t x = pos + 46 + name_len;
-      const std::size_t x_end = x + extra_len;
-      while (x + 4 <= x_end) {
-        const auto id = le(&cd[x], 2);
-        const std::size_t len = le(&cd[x + 2], 2);
-        if (id == 1 && len >= 8 && x + 4 + 8 <= x_end) {
-          uncompressed = le(&cd[x + 4], 8);
-          break;
-        }
-        x += 4 + len;
-      }
-    }
-    total += uncompressed;
-    pos += 46 + name_len + extra_len + comment_len;
-  }
-  return total;
-}
-
-namespace {
-
 // A venv's scripts carry the absolute path they were made at in their shebangs (and activate
 // scripts in a variable); point them at the final folder before the rename.
 void relocate_scripts(const fs::path& bin, const fs::path& from, const fs::path& to) {
@@ -433,6 +346,177 @@ std::optional<fs::path> environment_python(const std::string& version) {
   return dir / "bin" / "python";
 }
 
+namespace {
+
+// What add_environment reports for an environment that is already there.
+EnvAddReport already_present(const std::string& version, const fs::path& dir) {
+  EnvAddReport report;
+  report.version = version;
+  report.path = dir;
+  report.already_present = true;
+  if (const auto marker = read_marker(dir)) {
+    report.wheel_bytes = marker->value("wheel_bytes", std::uint64_t{0});
+    report.expected_bytes = marker->value("expected_bytes", std::uint64_t{0});
+  }
+  report.actual_bytes = folder_bytes(dir);
+  touch_environment(version);
+  return report;
+}
+
+constexpr std::chrono::seconds kVenvTimeout(300);
+constexpr std::chrono::seconds kPipTimeout(1800);
+
+// Every pip step's network settings.
+const std::vector<std::string>& pip_network_options() {
+  static const std::vector<std::string> options = {"--disable-pip-version-check", "--timeout", "30",
+                                                   "--retries", "2"};
+  return options;
+}
+
+// add_environment's steps, in two staging folders under <root> (removed unless the build
+// completes): a work folder for downloads and logs, and the venv itself, which the last step
+// renames into place. Each step throws EnvironmentError naming what failed.
+class EnvironmentBuild {
+ public:
+  EnvironmentBuild(const fs::path& root, const std::string& version,
+                   const std::vector<std::string>& with_packages, const std::string& python)
+      : version_(version),
+        with_packages_(with_packages),
+        python_(python),
+        work_(root, temp_prefix(version) + "work-"),
+        staging_(root, temp_prefix(version)),
+        venv_(staging_.path()),
+        venv_python_((venv_ / "bin" / "python").string()) {}
+
+  EnvAddReport run(const fs::path& final_dir) {
+    EnvAddReport report;
+    report.version = version_;
+    report.path = final_dir;
+    make_venv();
+    const std::uint64_t fresh_venv_bytes = folder_bytes(venv_);
+    const auto wheel = download_wheel();
+    std::error_code ec;
+    report.wheel_bytes = fs::file_size(wheel, ec);
+    // Estimate: what the fresh venv holds plus every file of the wheel unpacked. It leaves out
+    // the bytecode pip compiles and any --with packages and dependencies.
+    report.expected_bytes =
+        fresh_venv_bytes + util::zip_uncompressed_bytes(wheel).value_or(report.wheel_bytes);
+    install(wheel);
+    finish(final_dir, wheel.filename().string(), report);
+    report.actual_bytes = folder_bytes(final_dir);
+    return report;
+  }
+
+ private:
+  // 1. The venv (with pip, via ensurepip).
+  void make_venv() {
+    const auto step =
+        run_step({python_, "-m", "venv", venv_.string()}, work_.path(), "venv", kVenvTimeout);
+    if (!step.ok())
+      throw EnvironmentError(
+          fmt::format("`{} -m venv` failed: {}", python_, failure_reason(step, kVenvTimeout)));
+  }
+
+  // 2. Ask the index for the wheel: this is where an unknown version (UsageError, with the
+  // versions it offers) or no network shows.
+  fs::path download_wheel() {
+    std::error_code ec;
+    fs::create_directories(downloads(), ec);
+    std::vector<std::string> download = {venv_python_, "-m",        "pip",
+                                         "download",   "--no-deps", "--only-binary",
+                                         ":all:",      "--dest",    downloads().string()};
+    download.insert(download.end(), pip_network_options().begin(), pip_network_options().end());
+    download.push_back("triton==" + version_);
+    const auto step = run_step(download, work_.path(), "download", kPipTimeout);
+    if (!step.ok()) {
+      const auto offered = step.outcome.how == Termination::exited
+                               ? offered_versions(step.stderr_text)
+                               : std::nullopt;
+      if (offered && !offered->empty() &&
+          std::find(offered->begin(), offered->end(), version_) == offered->end())
+        throw UsageError(fmt::format(
+            "triton {} is not on the package index for this platform and Python; it offers: {}",
+            version_, util::join(*offered, ", ")));
+      throw EnvironmentError(fmt::format("cannot download triton=={} with pip: {}", version_,
+                                         failure_reason(step, kPipTimeout)));
+    }
+    fs::path wheel;
+    for (const auto& entry : fs::directory_iterator(downloads(), ec))
+      if (entry.path().extension() == ".whl") wheel = entry.path();
+    if (wheel.empty())
+      throw EnvironmentError(fmt::format("pip download triton=={} produced no wheel in {}",
+                                         version_, downloads().string()));
+    return wheel;
+  }
+
+  // 3. Install from the downloaded file (so it is fetched once), plus the extra packages.
+  void install(const fs::path& wheel) {
+    std::vector<std::string> install = {venv_python_, "-m", "pip", "install", "--quiet"};
+    install.insert(install.end(), pip_network_options().begin(), pip_network_options().end());
+    install.push_back(wheel.string());
+    install.insert(install.end(), with_packages_.begin(), with_packages_.end());
+    const auto step = run_step(install, work_.path(), "install", kPipTimeout);
+    if (!step.ok())
+      throw EnvironmentError(
+          fmt::format("pip install triton=={}{} failed: {}", version_,
+                      with_packages_.empty() ? "" : " " + util::join(with_packages_, " "),
+                      failure_reason(step, kPipTimeout)));
+    std::error_code ec;
+    fs::remove_all(downloads(), ec);
+  }
+
+  // 4. It must import; this also tells the Python and Triton versions for the marker.
+  std::pair<std::string, std::string> imported_versions() {
+    const auto step = run_step({venv_python_, "-c",
+                                "import platform, triton; print(platform.python_version()); "
+                                "print(triton.__version__)"},
+                               work_.path(), "check", kVenvTimeout);
+    if (!step.ok())
+      throw EnvironmentError(fmt::format("triton {} was installed but does not import: {}",
+                                         version_, failure_reason(step, kVenvTimeout)));
+    const auto lines = util::split_lines(step.stdout_text);
+    return {lines.empty() ? "" : std::string(util::trim(lines[0])),
+            lines.size() < 2 ? "" : std::string(util::trim(lines[1]))};
+  }
+
+  // 5. Marker, relocation, rename: the folder appears under its final name complete.
+  void finish(const fs::path& final_dir, const std::string& wheel_name,
+              const EnvAddReport& report) {
+    const auto [python_version, triton_version] = imported_versions();
+    relocate_scripts(venv_ / "bin", venv_, final_dir);
+    const auto created = now_iso8601();
+    nlohmann::json marker = {{"version", version_},
+                             {"triton_version", triton_version},
+                             {"python", python_version},
+                             {"base_python", python_},
+                             {"with", with_packages_},
+                             {"created", created},
+                             {"last_used", created},
+                             {"wheel", wheel_name},
+                             {"wheel_bytes", report.wheel_bytes},
+                             {"expected_bytes", report.expected_bytes}};
+    util::atomic_write_file(venv_ / kEnvironmentMarker, marker.dump(2) + "\n");
+    std::error_code ec;
+    fs::rename(venv_, final_dir, ec);
+    if (ec)
+      throw EnvironmentError(fmt::format("cannot move {} to {}: {}", venv_.string(),
+                                         final_dir.string(), ec.message()));
+    staging_.release();
+  }
+
+  [[nodiscard]] fs::path downloads() const { return work_.path() / "wheels"; }
+
+  std::string version_;
+  std::vector<std::string> with_packages_;
+  std::string python_;
+  StagingDir work_;     // downloads and logs
+  StagingDir staging_;  // the venv itself
+  fs::path venv_;
+  std::string venv_python_;
+};
+
+}  // namespace
+
 EnvAddReport add_environment(const std::string& version,
                              const std::vector<std::string>& with_packages,
                              const std::string& base_python) {
@@ -451,117 +535,10 @@ EnvAddReport add_environment(const std::string& version,
   const auto final_dir = root / version;
 
   VersionLock lock(root / (version + ".lock"));
-  EnvAddReport report;
-  report.version = version;
-  report.path = final_dir;
-  if (is_complete(final_dir)) {
-    report.already_present = true;
-    if (const auto marker = read_marker(final_dir)) {
-      report.wheel_bytes = marker->value("wheel_bytes", std::uint64_t{0});
-      report.expected_bytes = marker->value("expected_bytes", std::uint64_t{0});
-    }
-    report.actual_bytes = folder_bytes(final_dir);
-    touch_environment(version);
-    return report;
-  }
+  if (is_complete(final_dir)) return already_present(version, final_dir);
   sweep_stale(root, version);
   if (fs::exists(final_dir)) fs::remove_all(final_dir, ec);  // a folder that never completed
-
-  StagingDir work(root, temp_prefix(version) + "work-");  // downloads and logs
-  StagingDir staging(root, temp_prefix(version));         // the venv itself
-  const auto venv = staging.path();
-  const auto venv_python = (venv / "bin" / "python").string();
-
-  constexpr std::chrono::seconds venv_timeout(300);
-  constexpr std::chrono::seconds pip_timeout(1800);
-  const std::vector<std::string> pip_net = {"--disable-pip-version-check", "--timeout", "30",
-                                            "--retries", "2"};
-
-  // 1. The venv (with pip, via ensurepip).
-  auto step = run_step({python, "-m", "venv", venv.string()}, work.path(), "venv", venv_timeout);
-  if (!step.ok())
-    throw EnvironmentError(
-        fmt::format("`{} -m venv` failed: {}", python, failure_reason(step, venv_timeout)));
-  const std::uint64_t fresh_venv_bytes = folder_bytes(venv);
-
-  // 2. Ask the index for the wheel: this is where an unknown version or no network shows.
-  const auto downloads = work.path() / "wheels";
-  fs::create_directories(downloads, ec);
-  std::vector<std::string> download = {venv_python, "-m",        "pip",
-                                       "download",  "--no-deps", "--only-binary",
-                                       ":all:",     "--dest",    downloads.string()};
-  download.insert(download.end(), pip_net.begin(), pip_net.end());
-  download.push_back("triton==" + version);
-  step = run_step(download, work.path(), "download", pip_timeout);
-  if (!step.ok()) {
-    const auto offered =
-        step.outcome.how == Termination::exited ? offered_versions(step.stderr_text) : std::nullopt;
-    if (offered && !offered->empty() &&
-        std::find(offered->begin(), offered->end(), version) == offered->end())
-      throw UsageError(fmt::format(
-          "triton {} is not on the package index for this platform and Python; it offers: {}",
-          version, util::join(*offered, ", ")));
-    throw EnvironmentError(fmt::format("cannot download triton=={} with pip: {}", version,
-                                       failure_reason(step, pip_timeout)));
-  }
-  fs::path wheel;
-  for (const auto& entry : fs::directory_iterator(downloads, ec))
-    if (entry.path().extension() == ".whl") wheel = entry.path();
-  if (wheel.empty())
-    throw EnvironmentError(fmt::format("pip download triton=={} produced no wheel in {}", version,
-                                       downloads.string()));
-  report.wheel_bytes = fs::file_size(wheel, ec);
-  // Estimate: what the fresh venv holds plus every file of the wheel unpacked. It leaves out the
-  // bytecode pip compiles and any --with packages and dependencies.
-  report.expected_bytes =
-      fresh_venv_bytes + zip_uncompressed_bytes(wheel).value_or(report.wheel_bytes);
-
-  // 3. Install from the downloaded file (so it is fetched once), plus the extra packages.
-  std::vector<std::string> install = {venv_python, "-m", "pip", "install", "--quiet"};
-  install.insert(install.end(), pip_net.begin(), pip_net.end());
-  install.push_back(wheel.string());
-  install.insert(install.end(), with_packages.begin(), with_packages.end());
-  step = run_step(install, work.path(), "install", pip_timeout);
-  if (!step.ok())
-    throw EnvironmentError(
-        fmt::format("pip install triton=={}{} failed: {}", version,
-                    with_packages.empty() ? "" : " " + util::join(with_packages, " "),
-                    failure_reason(step, pip_timeout)));
-  fs::remove_all(downloads, ec);
-
-  // 4. It must import; this also tells the Python version for the marker.
-  step = run_step({venv_python, "-c",
-                   "import platform, triton; print(platform.python_version()); "
-                   "print(triton.__version__)"},
-                  work.path(), "check", venv_timeout);
-  if (!step.ok())
-    throw EnvironmentError(fmt::format("triton {} was installed but does not import: {}", version,
-                                       failure_reason(step, venv_timeout)));
-  const auto lines = util::split_lines(step.stdout_text);
-  const std::string python_version = lines.empty() ? "" : std::string(util::trim(lines[0]));
-  const std::string triton_version = lines.size() < 2 ? "" : std::string(util::trim(lines[1]));
-
-  // 5. Marker, relocation, rename: the folder appears under its final name complete.
-  relocate_scripts(venv / "bin", venv, final_dir);
-  const auto created = now_iso8601();
-  nlohmann::json marker = {{"version", version},
-                           {"triton_version", triton_version},
-                           {"python", python_version},
-                           {"base_python", python},
-                           {"with", with_packages},
-                           {"created", created},
-                           {"last_used", created},
-                           {"wheel", wheel.filename().string()},
-                           {"wheel_bytes", report.wheel_bytes},
-                           {"expected_bytes", report.expected_bytes}};
-  util::atomic_write_file(venv / kEnvironmentMarker, marker.dump(2) + "\n");
-  fs::rename(venv, final_dir, ec);
-  if (ec)
-    throw EnvironmentError(
-        fmt::format("cannot move {} to {}: {}", venv.string(), final_dir.string(), ec.message()));
-  staging.release();
-  report.actual_bytes = folder_bytes(final_dir);
-  return report;
+  return EnvironmentBuild(root, version, with_packages, python).run(final_dir);
 }
 
 std::vector<EnvInfo> list_environments() {

@@ -73,8 +73,4 @@ void touch_environment(const std::string& version);
 // false when there was none.
 bool remove_environment(const std::string& version);
 
-// The sum of the uncompressed sizes in a zip's (a wheel's) central directory, zip64 included;
-// nullopt when the file is not a readable zip. The expected_bytes estimate is built on it.
-std::optional<std::uint64_t> zip_uncompressed_bytes(const std::filesystem::path& zip);
-
 }  // namespace portcheck

@@ -16,6 +16,7 @@
 
 #include "src/core/errors.hpp"
 #include "util/fs.hpp"
+#include "util/zip.hpp"
 
 namespace fs = std::filesystem;
 using portcheck::UsageError;
@@ -201,10 +202,10 @@ TEST_F(EnvironmentsTest, AddRejectsBadArgumentsBeforeAnyWork) {
 TEST_F(EnvironmentsTest, ZipUncompressedBytesSumsTheCentralDirectory) {
   const auto zip = home_.path() / "fake.whl";
   write_plain(zip, fake_zip({{"triton/__init__.py", 100}, {"triton/_C/libtriton.so", 5000000}}));
-  EXPECT_EQ(portcheck::zip_uncompressed_bytes(zip), 5000100U);
+  EXPECT_EQ(util::zip_uncompressed_bytes(zip), 5000100U);
   write_plain(zip, fake_zip({}));
-  EXPECT_EQ(portcheck::zip_uncompressed_bytes(zip), 0U);
+  EXPECT_EQ(util::zip_uncompressed_bytes(zip), 0U);
   write_plain(zip, "not a zip at all, just some text that is long enough");
-  EXPECT_EQ(portcheck::zip_uncompressed_bytes(zip), std::nullopt);
-  EXPECT_EQ(portcheck::zip_uncompressed_bytes(home_.path() / "missing.whl"), std::nullopt);
+  EXPECT_EQ(util::zip_uncompressed_bytes(zip), std::nullopt);
+  EXPECT_EQ(util::zip_uncompressed_bytes(home_.path() / "missing.whl"), std::nullopt);
 }
