@@ -15,6 +15,7 @@
 
 #include "util/fs.hpp"
 #include "util/proc.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 
 namespace fs = std::filesystem;
@@ -133,6 +134,20 @@ TEST(Sha1, LongAndBinaryInput) {
   std::string all_bytes;
   for (int i = 0; i < 256; ++i) all_bytes.push_back(static_cast<char>(i));
   EXPECT_EQ(util::sha1_hex(all_bytes), "4916d6bdb7f78e6803698cab32d1586ea457dfc8");
+}
+
+TEST(Sha256, KnownVectorsInBase64) {
+  // Python's base64.b64encode(hashlib.sha256(data).digest()); 55/56 and 64 bytes straddle the
+  // padding boundaries.
+  const std::pair<std::string, const char*> cases[] = {
+      {"", "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU="},
+      {"abc", "ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0="},
+      {std::string(55, 'a'), "n0OQ+NMMLdkuyfCVtl4rmumwqSWlJY4kHJ8ekQ9zQxg="},
+      {std::string(56, 'a'), "s1Q5pKxvCUi21vnjxq8PX1kM4g8b3nCQ73lwaG7Gc4o="},
+      {std::string(64, 'a'), "/+BU/nrgy23GXDr5th1SCfQ5hR20PQulmXM33xVGaOs="},
+      {std::string(1000, 'a'), "Qe3s5C1j6Nm/UVqbppMuHCDLyfWl0TRkWttdsblzfqM="},
+  };
+  for (const auto& [data, want] : cases) EXPECT_EQ(util::sha256_base64(data), want) << data.size();
 }
 
 // ---------------------------------------------------------------------------------------------
