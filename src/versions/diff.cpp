@@ -559,17 +559,22 @@ std::optional<std::filesystem::path> ir_file(const std::filesystem::path& dir,
 }
 
 std::string diff_cell_ir(const CellChange& change, const std::filesystem::path& old_dir,
-                         const std::filesystem::path& new_dir, int context) {
+                         const std::filesystem::path& new_dir, std::string_view stage,
+                         int context) {
   if (!change.old_cell || !change.new_cell) return "";
+  const auto a = ir_file(old_dir, *change.old_cell, stage);
+  const auto b = ir_file(new_dir, *change.new_cell, stage);
+  if (!a || !b) return "";
+  return unified_diff(normalize_ir(util::read_file(*a)), normalize_ir(util::read_file(*b)),
+                      util::relative_if_inside(*a, old_dir).string(),
+                      util::relative_if_inside(*b, new_dir).string(), context);
+}
+
+std::string diff_cell_ir(const CellChange& change, const std::filesystem::path& old_dir,
+                         const std::filesystem::path& new_dir, int context) {
   std::string out;
-  for (const auto& stage : ir_stages()) {
-    const auto a = ir_file(old_dir, *change.old_cell, stage);
-    const auto b = ir_file(new_dir, *change.new_cell, stage);
-    if (!a || !b) continue;
-    out += unified_diff(normalize_ir(util::read_file(*a)), normalize_ir(util::read_file(*b)),
-                        util::relative_if_inside(*a, old_dir).string(),
-                        util::relative_if_inside(*b, new_dir).string(), context);
-  }
+  for (const auto& stage : ir_stages())
+    out += diff_cell_ir(change, old_dir, new_dir, stage, context);
   return out;
 }
 

@@ -97,9 +97,14 @@ std::optional<std::filesystem::path> ir_file(const std::filesystem::path& dir,
                                              const CellResult& cell, std::string_view stage);
 
 // Unified diffs of the normalised IR of one pair, stage by stage, for the stages saved on both
-// sides; empty when nothing differs or nothing was saved.
+// sides; empty when nothing differs or nothing was saved. Files are named relative to their DIR.
 std::string diff_cell_ir(const CellChange& change, const std::filesystem::path& old_dir,
                          const std::filesystem::path& new_dir, int context = 3);
+
+// The same at one stage only (`diff --ir STAGE`).
+std::string diff_cell_ir(const CellChange& change, const std::filesystem::path& old_dir,
+                         const std::filesystem::path& new_dir, std::string_view stage,
+                         int context = 3);
 
 // SSA value names (%12, %arg3, %cst_0 -> %N), block labels, #loc references and loc(...)
 // attributes, location-only lines (#locN = loc(...), PTX .loc, LLVM !DILocation), !dbg

@@ -531,6 +531,11 @@ TEST(DiffIr, FilesOfSaveIrAreFoundAndDiffed) {
             "--- 3.8.0/dot_small-int8/cuda_90/dot_kernel.ttgir\n"
             "+++ 3.9.0/dot_small-int8/cuda_90/dot_kernel.ttgir\n"
             "@@ -1,2 +1,2 @@\n %N = a\n-%N = b\n+%N = c\n");
+  // One stage (diff --ir STAGE): the same text; a stage that did not change, or was not saved on
+  // both sides, says nothing.
+  EXPECT_EQ(diff_cell_ir(change, root, root, "ttgir"), diff_cell_ir(change, root, root));
+  EXPECT_EQ(diff_cell_ir(change, root, root, "llir"), "");
+  EXPECT_EQ(diff_cell_ir(change, root, root, "ptx"), "");
 
   Report report;
   EXPECT_FALSE(saved_ir_dir(report));
