@@ -20,12 +20,10 @@
 #include "src/core/errors.hpp"
 #include "src/run/python_worker.hpp"
 #include "src/run/result_cache.hpp"
-#include "src/run/supervisor.hpp"
+#include "src/versions/pip_steps.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 #include "util/unique_fd.hpp"
-
-extern char** environ;
 
 namespace portcheck {
 namespace fs = std::filesystem;
@@ -139,118 +137,6 @@ void sweep_stale(const fs::path& root, const std::string& version) {
       fs::remove_all(entry.path(), e2);
     }
   }
-}
-
-// The parent's environment less what could point the child Python somewhere else.
-std::vector<std::string> child_environment() {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view entry(*e);
-    if (entry.starts_with("PYTHONPATH=") || entry.starts_with("PYTHONHOME=") ||
-        entry.starts_with("VIRTUAL_ENV=") || entry.starts_with("PIP_NO_INPUT=") ||
-        entry.starts_with("PYTHONNOUSERSITE="))
-      continue;
-    env.emplace_back(entry);
-  }
-  env.emplace_back("PIP_NO_INPUT=1");
-  env.emplace_back("PYTHONNOUSERSITE=1");
-  return env;
-}
-
-struct StepResult {
-  ProcessOutcome outcome;
-  std::string stdout_text;
-  std::string stderr_text;
-  [[nodiscard]] bool ok() const {
-    return outcome.how == Termination::exited && outcome.exit_code == 0;
-  }
-};
-
-StepResult run_step(const std::vector<std::string>& argv, const fs::path& logs,
-                    const std::string& name, std::chrono::seconds timeout) {
-  ProcessSpec spec;
-  spec.argv = argv;
-  spec.env = child_environment();
-  spec.cwd = logs;
-  spec.stdout_path = logs / (name + ".stdout");
-  spec.stderr_path = logs / (name + ".stderr");
-  spec.timeout = timeout;
-  Supervisor supervisor;
-  supervisor.start(0, spec);
-  std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ended;
-  while (ended.empty()) ended = supervisor.wait(std::chrono::milliseconds(200));
-  StepResult result;
-  result.outcome = ended.front().second;
-  result.stdout_text = util::read_file_bounded(spec.stdout_path, 64000).value_or("");
-  result.stderr_text = util::read_file_bounded(spec.stderr_path, 64000).value_or("");
-  return result;
-}
-
-// Why a step failed, in one line: pip's ERROR line (or the last line of stderr), a timeout, ...
-std::string failure_reason(const StepResult& step, std::chrono::seconds timeout) {
-  switch (step.outcome.how) {
-    case Termination::spawn_failed:
-      return step.outcome.spawn_error;
-    case Termination::timed_out:
-      return fmt::format("no answer within {} s (is the package index reachable?)",
-                         timeout.count());
-    case Termination::signaled:
-      return fmt::format("killed by signal {}", step.outcome.signal);
-    default:
-      break;
-  }
-  std::string error_line;
-  std::string network_line;
-  std::string warning_line;
-  std::string last;
-  for (const auto& raw : util::split_lines(step.stderr_text)) {
-    const auto line = std::string(util::trim(raw));
-    if (line.empty()) continue;
-    last = line;
-    if (error_line.empty() && line.starts_with("ERROR:")) error_line = line;
-    if (warning_line.empty() && line.starts_with("WARNING:")) warning_line = line;
-    if (network_line.empty() &&
-        (line.find("NewConnectionError") != std::string::npos ||
-         line.find("Temporary failure in name resolution") != std::string::npos ||
-         line.find("Network is unreachable") != std::string::npos ||
-         line.find("ConnectTimeoutError") != std::string::npos ||
-         line.find("ReadTimeoutError") != std::string::npos ||
-         line.find("ProxyError") != std::string::npos ||
-         line.find("SSLError") != std::string::npos))
-      network_line = line;
-  }
-  std::string reason = error_line.empty() ? last : error_line;
-  if (!network_line.empty()) {
-    // pip's retry warnings hold the cause in the middle of a repr: keep the readable part.
-    static const std::regex cause(
-        R"((Failed to establish a new connection: [^'"]*|Temporary failure in name resolution|)"
-        R"(Name or service not known|Network is unreachable|Connection refused|[Rr]ead timed out|)"
-        R"(Connection to [^ ]+ timed out|ProxyError[^'"]*|SSLError[^'"]*))");
-    std::smatch m;
-    const std::string detail =
-        std::regex_search(network_line, m, cause) ? m[1].str() : network_line;
-    reason = fmt::format("cannot reach the package index ({}){}", detail,
-                         reason.empty() ? "" : "; pip: " + reason);
-  } else if (!warning_line.empty() && reason.find("(from versions: none)") != std::string::npos) {
-    reason += " [" + warning_line + "]";  // e.g. an index that pip ignores
-  }
-  if (reason.empty()) reason = fmt::format("exit status {}", step.outcome.exit_code);
-  return reason;
-}
-
-// "(from versions: 2.0.0, 2.1.0, 3.8.0)" in pip's "Could not find a version" error.
-std::optional<std::vector<std::string>> offered_versions(const std::string& stderr_text) {
-  static const std::regex re(R"(\(from versions: ([^)]*)\))");
-  std::smatch m;
-  if (!std::regex_search(stderr_text, m, re)) return std::nullopt;
-  std::vector<std::string> versions;
-  const std::string list = m[1].str();
-  if (util::trim(list) == "none") return versions;
-  for (const auto& v : util::split(list, ',')) {
-    const auto t = std::string(util::trim(v));
-    if (!t.empty()) versions.push_back(t);
-  }
-  return versions;
 }
 
 // ---- zip central directory: the uncompressed size of a wheel's contents ----
@@ -433,66 +319,60 @@ std::optional<fs::path> environment_python(const std::string& version) {
   return dir / "bin" / "python";
 }
 
-EnvAddReport add_environment(const std::string& version,
-                             const std::vector<std::string>& with_packages,
-                             const std::string& base_python) {
-  validate_version(version);
+namespace {
+
+constexpr std::chrono::seconds kVenvTimeout(300);
+constexpr std::chrono::seconds kPipTimeout(1800);
+// pip's network settings: a dead index fails in about a minute and a half, not fifteen.
+const std::vector<std::string>& pip_network_flags() {
+  static const std::vector<std::string> flags = {"--disable-pip-version-check", "--timeout", "30",
+                                                 "--retries", "2"};
+  return flags;
+}
+
+void validate_with_packages(const std::vector<std::string>& with_packages) {
   for (const auto& pkg : with_packages)
     if (pkg.empty() || pkg.starts_with("-"))
       throw UsageError(
           fmt::format("--with '{}': expected a package requirement such as numpy or "
                       "numpy==2.1, not a pip option",
                       pkg));
-  const auto python = resolve_python(base_python);
-  const auto root = environments_root();
-  std::error_code ec;
-  fs::create_directories(root, ec);
-  if (ec) throw EnvironmentError(fmt::format("cannot create {}: {}", root.string(), ec.message()));
-  const auto final_dir = root / version;
+}
 
-  VersionLock lock(root / (version + ".lock"));
+// An environment that is already complete: the sizes its marker recorded, and its own.
+EnvAddReport already_present(const std::string& version, const fs::path& dir) {
   EnvAddReport report;
   report.version = version;
-  report.path = final_dir;
-  if (is_complete(final_dir)) {
-    report.already_present = true;
-    if (const auto marker = read_marker(final_dir)) {
-      report.wheel_bytes = marker->value("wheel_bytes", std::uint64_t{0});
-      report.expected_bytes = marker->value("expected_bytes", std::uint64_t{0});
-    }
-    report.actual_bytes = folder_bytes(final_dir);
-    touch_environment(version);
-    return report;
+  report.path = dir;
+  report.already_present = true;
+  if (const auto marker = read_marker(dir)) {
+    report.wheel_bytes = marker->value("wheel_bytes", std::uint64_t{0});
+    report.expected_bytes = marker->value("expected_bytes", std::uint64_t{0});
   }
-  sweep_stale(root, version);
-  if (fs::exists(final_dir)) fs::remove_all(final_dir, ec);  // a folder that never completed
+  report.actual_bytes = folder_bytes(dir);
+  touch_environment(version);
+  return report;
+}
 
-  StagingDir work(root, temp_prefix(version) + "work-");  // downloads and logs
-  StagingDir staging(root, temp_prefix(version));         // the venv itself
-  const auto venv = staging.path();
-  const auto venv_python = (venv / "bin" / "python").string();
-
-  constexpr std::chrono::seconds venv_timeout(300);
-  constexpr std::chrono::seconds pip_timeout(1800);
-  const std::vector<std::string> pip_net = {"--disable-pip-version-check", "--timeout", "30",
-                                            "--retries", "2"};
-
-  // 1. The venv (with pip, via ensurepip).
-  auto step = run_step({python, "-m", "venv", venv.string()}, work.path(), "venv", venv_timeout);
+// 1. The venv (with pip, via ensurepip).
+void create_venv(const std::string& python, const fs::path& venv, const fs::path& logs) {
+  const auto step = run_step({python, "-m", "venv", venv.string()}, logs, "venv", kVenvTimeout);
   if (!step.ok())
     throw EnvironmentError(
-        fmt::format("`{} -m venv` failed: {}", python, failure_reason(step, venv_timeout)));
-  const std::uint64_t fresh_venv_bytes = folder_bytes(venv);
+        fmt::format("`{} -m venv` failed: {}", python, failure_reason(step, kVenvTimeout)));
+}
 
-  // 2. Ask the index for the wheel: this is where an unknown version or no network shows.
-  const auto downloads = work.path() / "wheels";
+// 2. Asks the index for the wheel: this is where an unknown version or no network shows.
+fs::path download_wheel(const std::string& venv_python, const std::string& version,
+                        const fs::path& downloads, const fs::path& logs) {
+  std::error_code ec;
   fs::create_directories(downloads, ec);
   std::vector<std::string> download = {venv_python, "-m",        "pip",
                                        "download",  "--no-deps", "--only-binary",
                                        ":all:",     "--dest",    downloads.string()};
-  download.insert(download.end(), pip_net.begin(), pip_net.end());
+  download.insert(download.end(), pip_network_flags().begin(), pip_network_flags().end());
   download.push_back("triton==" + version);
-  step = run_step(download, work.path(), "download", pip_timeout);
+  const auto step = run_step(download, logs, "download", kPipTimeout);
   if (!step.ok()) {
     const auto offered =
         step.outcome.how == Termination::exited ? offered_versions(step.stderr_text) : std::nullopt;
@@ -502,7 +382,7 @@ EnvAddReport add_environment(const std::string& version,
           "triton {} is not on the package index for this platform and Python; it offers: {}",
           version, util::join(*offered, ", ")));
     throw EnvironmentError(fmt::format("cannot download triton=={} with pip: {}", version,
-                                       failure_reason(step, pip_timeout)));
+                                       failure_reason(step, kPipTimeout)));
   }
   fs::path wheel;
   for (const auto& entry : fs::directory_iterator(downloads, ec))
@@ -510,56 +390,104 @@ EnvAddReport add_environment(const std::string& version,
   if (wheel.empty())
     throw EnvironmentError(fmt::format("pip download triton=={} produced no wheel in {}", version,
                                        downloads.string()));
-  report.wheel_bytes = fs::file_size(wheel, ec);
-  // Estimate: what the fresh venv holds plus every file of the wheel unpacked. It leaves out the
-  // bytecode pip compiles and any --with packages and dependencies.
-  report.expected_bytes =
-      fresh_venv_bytes + zip_uncompressed_bytes(wheel).value_or(report.wheel_bytes);
+  return wheel;
+}
 
-  // 3. Install from the downloaded file (so it is fetched once), plus the extra packages.
+// 3. Installs from the downloaded file (so it is fetched once), plus the extra packages.
+void install_wheel(const std::string& venv_python, const std::string& version,
+                   const fs::path& wheel, const std::vector<std::string>& with_packages,
+                   const fs::path& logs) {
   std::vector<std::string> install = {venv_python, "-m", "pip", "install", "--quiet"};
-  install.insert(install.end(), pip_net.begin(), pip_net.end());
+  install.insert(install.end(), pip_network_flags().begin(), pip_network_flags().end());
   install.push_back(wheel.string());
   install.insert(install.end(), with_packages.begin(), with_packages.end());
-  step = run_step(install, work.path(), "install", pip_timeout);
+  const auto step = run_step(install, logs, "install", kPipTimeout);
   if (!step.ok())
     throw EnvironmentError(
         fmt::format("pip install triton=={}{} failed: {}", version,
                     with_packages.empty() ? "" : " " + util::join(with_packages, " "),
-                    failure_reason(step, pip_timeout)));
-  fs::remove_all(downloads, ec);
+                    failure_reason(step, kPipTimeout)));
+}
 
-  // 4. It must import; this also tells the Python version for the marker.
-  step = run_step({venv_python, "-c",
-                   "import platform, triton; print(platform.python_version()); "
-                   "print(triton.__version__)"},
-                  work.path(), "check", venv_timeout);
+// 4. It must import; this also tells the Python and Triton versions for the marker.
+std::pair<std::string, std::string> check_import(const std::string& venv_python,
+                                                 const std::string& version, const fs::path& logs) {
+  const auto step = run_step({venv_python, "-c",
+                              "import platform, triton; print(platform.python_version()); "
+                              "print(triton.__version__)"},
+                             logs, "check", kVenvTimeout);
   if (!step.ok())
     throw EnvironmentError(fmt::format("triton {} was installed but does not import: {}", version,
-                                       failure_reason(step, venv_timeout)));
+                                       failure_reason(step, kVenvTimeout)));
   const auto lines = util::split_lines(step.stdout_text);
-  const std::string python_version = lines.empty() ? "" : std::string(util::trim(lines[0]));
-  const std::string triton_version = lines.size() < 2 ? "" : std::string(util::trim(lines[1]));
+  return {lines.empty() ? "" : std::string(util::trim(lines[0])),
+          lines.size() < 2 ? "" : std::string(util::trim(lines[1]))};
+}
 
-  // 5. Marker, relocation, rename: the folder appears under its final name complete.
+// 5. Marker, relocation, rename: the folder appears under its final name complete.
+void publish(StagingDir& staging, const fs::path& final_dir, const nlohmann::json& marker) {
+  const auto& venv = staging.path();
   relocate_scripts(venv / "bin", venv, final_dir);
-  const auto created = now_iso8601();
-  nlohmann::json marker = {{"version", version},
-                           {"triton_version", triton_version},
-                           {"python", python_version},
-                           {"base_python", python},
-                           {"with", with_packages},
-                           {"created", created},
-                           {"last_used", created},
-                           {"wheel", wheel.filename().string()},
-                           {"wheel_bytes", report.wheel_bytes},
-                           {"expected_bytes", report.expected_bytes}};
   util::atomic_write_file(venv / kEnvironmentMarker, marker.dump(2) + "\n");
+  std::error_code ec;
   fs::rename(venv, final_dir, ec);
   if (ec)
     throw EnvironmentError(
         fmt::format("cannot move {} to {}: {}", venv.string(), final_dir.string(), ec.message()));
   staging.release();
+}
+
+}  // namespace
+
+EnvAddReport add_environment(const std::string& version,
+                             const std::vector<std::string>& with_packages,
+                             const std::string& base_python) {
+  validate_version(version);
+  validate_with_packages(with_packages);
+  const auto python = resolve_python(base_python);
+  const auto root = environments_root();
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) throw EnvironmentError(fmt::format("cannot create {}: {}", root.string(), ec.message()));
+  const auto final_dir = root / version;
+
+  VersionLock lock(root / (version + ".lock"));
+  if (is_complete(final_dir)) return already_present(version, final_dir);
+  sweep_stale(root, version);
+  if (fs::exists(final_dir)) fs::remove_all(final_dir, ec);  // a folder that never completed
+
+  StagingDir work(root, temp_prefix(version) + "work-");  // downloads and logs
+  StagingDir staging(root, temp_prefix(version));         // the venv itself
+  const auto venv_python = (staging.path() / "bin" / "python").string();
+  create_venv(python, staging.path(), work.path());
+  const std::uint64_t fresh_venv_bytes = folder_bytes(staging.path());
+  const auto downloads = work.path() / "wheels";
+  const auto wheel = download_wheel(venv_python, version, downloads, work.path());
+
+  EnvAddReport report;
+  report.version = version;
+  report.path = final_dir;
+  report.wheel_bytes = fs::file_size(wheel, ec);
+  // Estimate: what the fresh venv holds plus every file of the wheel unpacked. It leaves out the
+  // bytecode pip compiles and any --with packages and dependencies.
+  report.expected_bytes =
+      fresh_venv_bytes + zip_uncompressed_bytes(wheel).value_or(report.wheel_bytes);
+  install_wheel(venv_python, version, wheel, with_packages, work.path());
+  fs::remove_all(downloads, ec);
+  const auto [python_version, triton_version] = check_import(venv_python, version, work.path());
+
+  const auto created = now_iso8601();
+  publish(staging, final_dir,
+          {{"version", version},
+           {"triton_version", triton_version},
+           {"python", python_version},
+           {"base_python", python},
+           {"with", with_packages},
+           {"created", created},
+           {"last_used", created},
+           {"wheel", wheel.filename().string()},
+           {"wheel_bytes", report.wheel_bytes},
+           {"expected_bytes", report.expected_bytes}});
   report.actual_bytes = folder_bytes(final_dir);
   return report;
 }
