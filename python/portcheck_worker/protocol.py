@@ -3,9 +3,36 @@
 The result is written to a temporary file and renamed, so the supervisor never reads half of one.
 Progress marks are appended and flushed before each stage starts, so that when the process dies
 of a signal, a timeout or the memory limit, the supervisor still knows which stage was running.
+
+The probe is the handshake: the tool's request carries the protocol it speaks, the answer the
+worker's (PROTOCOL_VERSION), and each side refuses the other's when they differ.
 """
 import json
 import os
+
+from . import PROTOCOL_VERSION
+
+# The tool's exit 3: Triton cannot be imported, or this worker does not speak the tool's protocol.
+EXIT_ENVIRONMENT = 3
+# Requests from tools that predate the "protocol" field: they spoke the first protocol.
+FIRST_PROTOCOL = 1
+
+
+class ProtocolMismatch(Exception):
+    """The tool and this worker come from different installs of triton-portcheck."""
+
+
+def check_tool_protocol(request):
+    """Refuses a request of a tool that speaks another protocol. The message is the one line the
+    worker prints (after "portcheck-worker: "); the tool recognises it by its start,
+    "protocol mismatch: " (src/run/python_worker.cpp), so keep that as it is."""
+    tool = request.get("protocol", FIRST_PROTOCOL)
+    if tool != PROTOCOL_VERSION:
+        here = os.path.dirname(os.path.abspath(__file__))
+        raise ProtocolMismatch(
+            f"protocol mismatch: triton-portcheck speaks protocol {tool}, its worker at {here} "
+            f"speaks {PROTOCOL_VERSION}: the binary and the worker files come from different "
+            "installs; reinstall triton-portcheck")
 
 
 def read_request(path):

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from . import faults, protocol
+from . import faults, handlers, protocol
 
 COMMAND_FD = 3
 EVENT_FD = 4
@@ -66,23 +66,26 @@ class Server:
         return [json.loads(line) for line in lines if line.strip()]
 
     def run(self):
-        running = True
-        while running:
-            batch = self.commands()
-            if batch is None:
-                break
-            for command in batch:
-                if not self.handle(command):
-                    running = False
+        """Until "quit" or the end of input. A probe from a tool of another protocol ends the
+        server too (ProtocolMismatch, exit 3 in __main__.py), its children killed all the same."""
+        try:
+            running = True
+            while running:
+                batch = self.commands()
+                if batch is None:
                     break
-            self.reap()
-        self.shutdown()
+                for command in batch:
+                    if not self.handle(command):
+                        running = False
+                        break
+                self.reap()
+        finally:
+            self.shutdown()
 
     def handle(self, command):
         op = command.get("op")
         if op == "probe":
-            from .__main__ import probe
-            self.send({"event": "probe", "result": probe(command["request"])})
+            self.send({"event": "probe", "result": handlers.probe(command["request"])})
         elif op == "warm":
             self.send({"event": "warm", **warm_up(command.get("targets", []))})
         elif op == "fork":
@@ -139,6 +142,7 @@ class Server:
 def warm_up(targets):
     """Compile one tiny kernel per backend, so LLVM and each backend are initialised once here
     instead of in every child (the first compile in a process costs ~0.5 s)."""
+    handlers.import_triton()  # exits 3 without it, as the probe would
     import triton
     import triton.language as tl
     from triton.compiler import ASTSource
@@ -191,8 +195,7 @@ def run_child(command):
                 pass
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
-        from .__main__ import run_cell_files
-        run_cell_files(command["request"], command["result"], command["progress"])
+        handlers.run_cell_files(command["request"], command["result"], command["progress"])
         code = 0
     except BaseException:  # report on the cell's stderr; the supervisor sees the exit status
         import traceback

@@ -4,10 +4,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <iostream>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -25,15 +28,16 @@ namespace portcheck {
 
 namespace {
 
-const char* mode_name(CaptureMode mode) {
-  switch (mode) {
-    case CaptureMode::interpret:
-      return "interpret";
-    case CaptureMode::record:
-      return "record";
-    case CaptureMode::live:
-      return "live";
-  }
+// The spelling of each mode, as --mode takes it and the hook reads it.
+constexpr std::array<std::pair<CaptureMode, std::string_view>, 3> kModeNames = {{
+    {CaptureMode::interpret, "interpret"},
+    {CaptureMode::record, "record"},
+    {CaptureMode::live, "live"},
+}};
+
+std::string_view mode_name(CaptureMode mode) {
+  for (const auto& [value, name] : kModeNames)
+    if (value == mode) return name;
   return "interpret";
 }
 
@@ -158,13 +162,16 @@ std::string quoted_command(const std::vector<std::string>& command) {
 }  // namespace
 
 CaptureMode parse_capture_mode(const std::string& text) {
-  if (text == "interpret") return CaptureMode::interpret;
-  if (text == "record") return CaptureMode::record;
-  if (text == "live") return CaptureMode::live;
+  for (const auto& [value, name] : kModeNames)
+    if (name == text) return value;
   throw UsageError(fmt::format("--mode {}: expected interpret (default), record or live", text));
 }
 
-int run_capture(const CaptureOptions& options) {
+namespace {
+
+// Refuses, before the (long) command runs, an output it could not write or merge into: the
+// manifest to merge is read now and its folder made. Returns whether the output exists.
+bool prepare_output(const CaptureOptions& options) {
   if (options.command.empty())
     throw UsageError(
         "capture needs the command to run after `--`, e.g. `triton-portcheck capture -- "
@@ -175,7 +182,6 @@ int run_capture(const CaptureOptions& options) {
         "{} exists: pass --update to replace the rows captured before, --append to add to it, "
         "or --force to overwrite it",
         options.output.string()));
-  // A manifest we will merge into is read now, and the folder made, not after a long test run.
   if (exists && options.merge != MergeMode::create) (void)load_manifest(options.output);
   if (const auto folder = std::filesystem::absolute(options.output).parent_path();
       !std::filesystem::is_directory(folder)) {
@@ -185,64 +191,61 @@ int run_capture(const CaptureOptions& options) {
       throw UsageError(fmt::format("-o {}: cannot create folder {}: {}", options.output.string(),
                                    folder.string(), ec.message()));
   }
+  return exists;
+}
 
+// Runs the user's command with our sitecustomize first on PYTHONPATH; the hook writes one
+// launches-*.jsonl per process into `launches_dir`.
+CommandOutcome run_with_hook(const CaptureOptions& options, const std::filesystem::path& scratch,
+                             const std::filesystem::path& launches_dir) {
   const auto share = ShareDirs::locate();
-  util::TempDir scratch("portcheck-capture");
-  const auto hook_dir = scratch.path() / "hook";
-  const auto launches_dir = scratch.path() / "launches";
+  const auto hook_dir = scratch / "hook";
   std::filesystem::create_directories(hook_dir);
   std::filesystem::create_directories(launches_dir);
   util::atomic_write_file(hook_dir / "sitecustomize.py", kSiteCustomize);
-
   if (!options.quiet)
     std::cerr << fmt::format("triton-portcheck: capturing ({} mode): {}\n", mode_name(options.mode),
                              quoted_command(options.command));
-  const auto outcome = run_command(
-      options.command, capture_environment(hook_dir, launches_dir, share.worker, options.mode));
-  if (outcome.interrupted) {
-    std::cerr << "triton-portcheck: interrupted: nothing written\n";
-    return exit_code::interrupted;
-  }
+  return run_command(options.command,
+                     capture_environment(hook_dir, launches_dir, share.worker, options.mode));
+}
 
-  const auto records = read_capture_records(launches_dir);
-  const auto manifest_dir = std::filesystem::absolute(options.output).parent_path();
-  const auto summary = build_captured_kernels(records.launches, manifest_dir);
-  for (const auto& warning : records.warnings)
+void warn(const std::vector<std::string>& warnings) {
+  for (const auto& warning : warnings)
     std::cerr << "triton-portcheck: warning: " << warning << "\n";
-  for (const auto& warning : summary.warnings)
-    std::cerr << "triton-portcheck: warning: " << warning << "\n";
-  if (records.bad_lines > 0)
-    std::cerr << fmt::format("triton-portcheck: warning: {} unreadable record(s) skipped\n",
-                             records.bad_lines);
-  if (summary.kernels.empty()) {
-    std::cerr << fmt::format(
-        "triton-portcheck: the command launched no Triton kernel that can be checked (exit "
-        "status {}), so {} was not written. In interpret and record modes kernels must be "
-        "launched with CPU tensors; tests that skip themselves without CUDA launch nothing "
-        "(see docs/capture.md).{}\n",
-        outcome.exit_code, options.output.string(),
-        outcome.exit_code != 0
-            ? fmt::format(" The command's own exit status {} is passed on.", outcome.exit_code)
-            : "");
-    return outcome.exit_code != 0 ? outcome.exit_code : exit_code::new_failures;
-  }
+}
 
+// Nothing to write: says why, and passes a failing command's status on (else 1).
+int nothing_launched(const CaptureOptions& options, const CommandOutcome& outcome) {
+  std::cerr << fmt::format(
+      "triton-portcheck: the command launched no Triton kernel that can be checked (exit "
+      "status {}), so {} was not written. In interpret and record modes kernels must be "
+      "launched with CPU tensors; tests that skip themselves without CUDA launch nothing "
+      "(see docs/capture.md).{}\n",
+      outcome.exit_code, options.output.string(),
+      outcome.exit_code != 0
+          ? fmt::format(" The command's own exit status {} is passed on.", outcome.exit_code)
+          : "");
+  return outcome.exit_code != 0 ? outcome.exit_code : exit_code::new_failures;
+}
+
+// The manifest's new text: the captured rows alone, or merged into the existing file.
+MergeResult manifest_text(const CaptureOptions& options, bool exists,
+                          const CaptureSummary& summary) {
   const std::vector<std::string> header = {
       fmt::format("Captured by `triton-portcheck capture --mode {}` from: {}",
                   mode_name(options.mode), quoted_command(options.command)),
       "Each row is a specialisation the JIT compiled: ':16' is tt.divisibility 16, and an int",
       "equal to 1 is a constant. `capture --update` replaces the rows that carry `captured` and",
       "keeps hand-written rows, comments and xfail lists."};
-  MergeResult result;
   if (exists && options.merge != MergeMode::create)
-    result = merge_captured_manifest(options.output, util::read_file(options.output),
-                                     summary.kernels, options.merge, header);
-  else
-    result = render_captured_manifest(summary.kernels, header);
-  util::atomic_write_file(options.output, result.text);
-  for (const auto& warning : result.warnings)
-    std::cerr << "triton-portcheck: warning: " << warning << "\n";
+    return merge_captured_manifest(options.output, util::read_file(options.output), summary.kernels,
+                                   options.merge, header);
+  return render_captured_manifest(summary.kernels, header);
+}
 
+void print_written(const CaptureOptions& options, const CaptureSummary& summary,
+                   const MergeResult& result) {
   int rows = 0;
   for (const auto& k : summary.kernels) rows += static_cast<int>(k.rows.size());
   std::cerr << fmt::format(
@@ -255,21 +258,53 @@ int run_capture(const CaptureOptions& options) {
       result.rows_existing
           ? fmt::format(" ({} already in the manifest, not repeated)", result.rows_existing)
           : "");
-  if (outcome.exit_code != 0) {
-    if (options.mode == CaptureMode::record) {
-      std::cerr << fmt::format(
-          "triton-portcheck: the command exited with status {}: expected in record mode, where "
-          "kernels are recorded but never run, so tests that check results fail\n",
-          outcome.exit_code);
-      return exit_code::ok;
-    }
+}
+
+// Rows were written; a command that failed still decides the exit code, except in record mode,
+// where kernels never run and tests that check results are expected to fail.
+int status_after_writing(const CaptureOptions& options, const CommandOutcome& outcome) {
+  if (outcome.exit_code == 0) return exit_code::ok;
+  if (options.mode == CaptureMode::record) {
     std::cerr << fmt::format(
-        "triton-portcheck: the command exited with status {}: the rows of the launches it made "
-        "were written, but tests that failed early may have launched less\n",
+        "triton-portcheck: the command exited with status {}: expected in record mode, where "
+        "kernels are recorded but never run, so tests that check results fail\n",
         outcome.exit_code);
-    return outcome.exit_code;
+    return exit_code::ok;
   }
-  return exit_code::ok;
+  std::cerr << fmt::format(
+      "triton-portcheck: the command exited with status {}: the rows of the launches it made "
+      "were written, but tests that failed early may have launched less\n",
+      outcome.exit_code);
+  return outcome.exit_code;
+}
+
+}  // namespace
+
+int run_capture(const CaptureOptions& options) {
+  const bool exists = prepare_output(options);
+  util::TempDir scratch("portcheck-capture");
+  const auto launches_dir = scratch.path() / "launches";
+  const auto outcome = run_with_hook(options, scratch.path(), launches_dir);
+  if (outcome.interrupted) {
+    std::cerr << "triton-portcheck: interrupted: nothing written\n";
+    return exit_code::interrupted;
+  }
+
+  const auto records = read_capture_records(launches_dir);
+  const auto summary = build_captured_kernels(
+      records.launches, std::filesystem::absolute(options.output).parent_path());
+  warn(records.warnings);
+  warn(summary.warnings);
+  if (records.bad_lines > 0)
+    std::cerr << fmt::format("triton-portcheck: warning: {} unreadable record(s) skipped\n",
+                             records.bad_lines);
+  if (summary.kernels.empty()) return nothing_launched(options, outcome);
+
+  const auto result = manifest_text(options, exists, summary);
+  util::atomic_write_file(options.output, result.text);
+  warn(result.warnings);
+  print_written(options, summary, result);
+  return status_after_writing(options, outcome);
 }
 
 }  // namespace portcheck

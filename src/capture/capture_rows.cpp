@@ -387,24 +387,83 @@ CapturedRow row_from_launch(const CapturedLaunch& launch) {
   return row;
 }
 
+namespace {
+
+// The launches of one Python function, deduplicated into rows.
+struct LaunchGroup {
+  const CapturedLaunch* first = nullptr;
+  std::vector<CapturedRow> rows;
+  std::set<std::string> identities;
+};
+
+// Why `check` could not import the launched kernel again; empty when it can.
+std::string why_left_out(const CapturedLaunch& launch) {
+  auto why = launch.not_importable;
+  if (why.empty() && launch.qualname.find_first_of(".<") != std::string::npos)
+    why = "it is defined inside a function or class";
+  if (why.starts_with("it is defined inside")) why += " (move it to module level to check it)";
+  return why;
+}
+
+// One line per reason: a library generating kernels at run time can leave out dozens.
+std::vector<std::string> left_out_warnings(
+    const std::map<std::string, std::vector<std::string>>& left_out) {
+  std::vector<std::string> warnings;
+  for (const auto& [why, kernels] : left_out) {
+    if (kernels.size() == 1) {
+      warnings.push_back(
+          fmt::format("{} left out: `check` cannot import it again: {}", kernels.front(), why));
+      continue;
+    }
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < kernels.size() && i < 3; ++i)
+      names.push_back(kernels[i].substr(0, kernels[i].find(' ')));
+    warnings.push_back(
+        fmt::format("{} kernels left out: `check` cannot import them again: {}: {}{}",
+                    kernels.size(), why, util::join(names, ", "),
+                    kernels.size() > 3 ? fmt::format(" and {} more", kernels.size() - 3) : ""));
+  }
+  return warnings;
+}
+
+// The kernel of one group: its name (qualified by the module when another module's kernel has
+// the same), its target, and the pythonpath entry `check` needs to import it.
+CapturedKernel kernel_of(LaunchGroup& group, bool name_taken_twice,
+                         const std::filesystem::path& manifest_dir) {
+  const auto& first = *group.first;
+  CapturedKernel kernel;
+  kernel.name = name_taken_twice ? sanitize_name(first.module + "." + attribute_of(first))
+                                 : attribute_of(first);
+  kernel.source_file = display(first.file, manifest_dir);
+  kernel.source_line = first.line;
+  if (first.import_root && first.module != "__main__") {
+    kernel.target = first.module + ":" + attribute_of(first);
+    const auto root = first.import_root->lexically_normal();
+    if (root != manifest_dir.lexically_normal() &&
+        (root.string() + "/") != manifest_dir.lexically_normal().string() &&
+        !is_installed_location(root)) {
+      kernel.python_path.push_back(display(root, manifest_dir));
+    }
+  } else {
+    kernel.target = display(first.file, manifest_dir) + ":" + attribute_of(first);
+  }
+  kernel.rows = std::move(group.rows);
+  kernel.arg_names = first.arg_names;
+  name_rows(kernel);
+  return kernel;
+}
+
+}  // namespace
+
 CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launches,
                                       const std::filesystem::path& manifest_dir) {
   CaptureSummary summary;
   summary.launches = static_cast<int>(launches.size());
-  struct Group {
-    const CapturedLaunch* first = nullptr;
-    std::vector<CapturedRow> rows;
-    std::set<std::string> identities;
-  };
-  std::map<std::pair<std::string, std::string>, Group> groups;  // (module or file, qualname)
+  std::map<std::pair<std::string, std::string>, LaunchGroup> groups;  // (module or file, qualname)
   std::set<std::string> skipped;
   std::map<std::string, std::vector<std::string>> left_out;  // reason -> "kernel (file:line)"
   for (const auto& launch : launches) {
-    auto why = launch.not_importable;
-    if (why.empty() && launch.qualname.find_first_of(".<") != std::string::npos)
-      why = "it is defined inside a function or class";
-    if (!why.empty()) {
-      if (why.starts_with("it is defined inside")) why += " (move it to module level to check it)";
+    if (const auto why = why_left_out(launch); !why.empty()) {
       if (skipped.insert(launch.module + ":" + launch.qualname).second)
         left_out[why].push_back(fmt::format("{} ({}:{})", launch.qualname,
                                             display(launch.file, manifest_dir), launch.line));
@@ -419,49 +478,13 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
                      launch.site.substr(std::min(launch.site.size(), launch.site.rfind(':')));
     if (group.identities.insert(row.identity()).second) group.rows.push_back(std::move(row));
   }
-
-  // One line per reason: a library generating kernels at run time can leave out dozens.
-  for (const auto& [why, kernels] : left_out) {
-    if (kernels.size() == 1) {
-      summary.warnings.push_back(
-          fmt::format("{} left out: `check` cannot import it again: {}", kernels.front(), why));
-      continue;
-    }
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < kernels.size() && i < 3; ++i)
-      names.push_back(kernels[i].substr(0, kernels[i].find(' ')));
-    summary.warnings.push_back(
-        fmt::format("{} kernels left out: `check` cannot import them again: {}: {}{}",
-                    kernels.size(), why, util::join(names, ", "),
-                    kernels.size() > 3 ? fmt::format(" and {} more", kernels.size() - 3) : ""));
-  }
+  summary.warnings = left_out_warnings(left_out);
 
   std::map<std::string, int> name_count;
   for (const auto& [key, group] : groups) ++name_count[attribute_of(*group.first)];
-  for (auto& [key, group] : groups) {
-    const auto& first = *group.first;
-    CapturedKernel kernel;
-    kernel.name = name_count[attribute_of(first)] > 1
-                      ? sanitize_name(first.module + "." + attribute_of(first))
-                      : attribute_of(first);
-    kernel.source_file = display(first.file, manifest_dir);
-    kernel.source_line = first.line;
-    if (first.import_root && first.module != "__main__") {
-      kernel.target = first.module + ":" + attribute_of(first);
-      const auto root = first.import_root->lexically_normal();
-      if (root != manifest_dir.lexically_normal() &&
-          (root.string() + "/") != manifest_dir.lexically_normal().string() &&
-          !is_installed_location(root)) {
-        kernel.python_path.push_back(display(root, manifest_dir));
-      }
-    } else {
-      kernel.target = display(first.file, manifest_dir) + ":" + attribute_of(first);
-    }
-    kernel.rows = std::move(group.rows);
-    kernel.arg_names = first.arg_names;
-    name_rows(kernel);
-    summary.kernels.push_back(std::move(kernel));
-  }
+  for (auto& [key, group] : groups)
+    summary.kernels.push_back(
+        kernel_of(group, name_count[attribute_of(*group.first)] > 1, manifest_dir));
   std::sort(summary.kernels.begin(), summary.kernels.end(),
             [](const CapturedKernel& a, const CapturedKernel& b) {
               return std::tie(a.source_file, a.source_line, a.name) <

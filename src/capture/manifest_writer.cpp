@@ -38,8 +38,8 @@ std::string string_value(const std::string& text) {
   return toml_value(nlohmann::json(text));
 }
 
-// Extra lines a replaced row carries over to its successor: "xfail = [...]  # why".
-// Lines of a replaced row, found again by what the row compiles (its name may change between runs).
+// The extra lines a replaced row carries over to its successor ("xfail = [...]  # why"), found
+// again by what the row compiles (its name may change between runs).
 struct Carried {
   std::string display_name;
   std::vector<std::string> lines;
@@ -347,11 +347,20 @@ MergeResult render_captured_manifest(const std::vector<CapturedKernel>& kernels,
   return result;
 }
 
-MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
-                                    const std::string& existing_text,
-                                    const std::vector<CapturedKernel>& kernels, MergeMode mode,
-                                    const std::vector<std::string>& header) {
-  const Manifest existing = load_manifest(manifest_file);
+namespace {
+
+// The manifest a merge edits: its rows as the loader reads them, and its text, line by line and
+// cut into [[kernel]] blocks.
+struct ExistingManifest {
+  Manifest manifest;
+  std::filesystem::path dir;  // relative targets and pythonpath entries start here
+  std::vector<std::string> lines;
+  std::vector<ExistingBlock> blocks;
+};
+
+ExistingManifest read_existing(const std::filesystem::path& manifest_file,
+                               const std::string& existing_text) {
+  ExistingManifest existing{load_manifest(manifest_file), {}, {}, {}};
   toml::table root;
   try {
     root = toml::parse(existing_text, manifest_file.string());
@@ -359,113 +368,150 @@ MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
     throw UsageError(fmt::format("{}:{}: invalid TOML: {}", manifest_file.string(),
                                  e.source().begin.line, e.description()));
   }
-  const auto dir = std::filesystem::absolute(manifest_file).parent_path();
-  auto lines = util::split_lines(existing_text);
-  auto blocks = find_blocks(lines, root);
-  // After an --update the rows come from this run's command; after an --append from several.
-  if (mode == MergeMode::update && !header.empty() && !lines.empty() &&
-      lines.front().starts_with(kHeaderStart))
-    lines.front() = header_lines(header).front();
+  existing.dir = std::filesystem::absolute(manifest_file).parent_path();
+  existing.lines = util::split_lines(existing_text);
+  existing.blocks = find_blocks(existing.lines, root);
+  return existing;
+}
 
-  MergeResult result;
-  std::set<std::string> taken;
-  for (const auto& row : existing.rows) taken.insert(row.kernel);
+// The blocks an --update replaces: captured earlier, for a kernel captured again now.
+struct Replacements {
+  std::vector<bool> replaced;             // per block of the existing manifest
+  std::map<std::string, std::size_t> at;  // resolved target -> first block replaced
+  std::set<std::string> names;            // the replaced blocks' kernel names
+};
 
-  // Blocks an --update replaces: captured earlier, for a kernel captured again now.
+Replacements find_replacements(const ExistingManifest& existing,
+                               const std::vector<CapturedKernel>& kernels, MergeMode mode) {
+  Replacements out;
+  out.replaced.assign(existing.blocks.size(), false);
+  if (mode != MergeMode::update) return out;
   std::set<std::string> new_targets;
-  for (const auto& k : kernels) new_targets.insert(resolved_target(k.target, dir));
-  std::vector<bool> replaced(blocks.size(), false);
-  std::map<std::string, std::size_t> replacement_at;  // resolved target -> first block replaced
-  std::set<std::string> replaced_names;
-  if (mode == MergeMode::update) {
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      const auto target = resolved_target(blocks[i].target, dir);
-      if (!blocks[i].captured || !new_targets.count(target)) continue;
-      replaced[i] = true;
-      replacement_at.emplace(target, i);
-      replaced_names.insert(blocks[i].name);
-    }
+  for (const auto& k : kernels) new_targets.insert(resolved_target(k.target, existing.dir));
+  for (std::size_t i = 0; i < existing.blocks.size(); ++i) {
+    const auto& block = existing.blocks[i];
+    const auto target = resolved_target(block.target, existing.dir);
+    if (!block.captured || !new_targets.count(target)) continue;
+    out.replaced[i] = true;
+    out.at.emplace(target, i);
+    out.names.insert(block.name);
   }
+  return out;
+}
+
+// The existing rows, sorted: those of replaced blocks leave their annotation lines to carry over
+// (counted in rows_replaced); the others stay, and a captured row equal to one is not repeated.
+struct ExistingRows {
   CarriedLines carried;
-  std::set<std::string> kept_identities;  // rows that stay: compared with the captured ones
+  std::set<std::string> kept_identities;  // "<resolved target>\n<row identity>"
+};
+
+ExistingRows sort_existing_rows(const ExistingManifest& existing, const Replacements& replacements,
+                                MergeResult& result) {
+  ExistingRows out;
   std::set<std::string> with_variants;
-  for (const auto& row : existing.rows)
+  for (const auto& row : existing.manifest.rows)
     if (!row.variant.empty()) with_variants.insert(row.kernel);
-  for (const auto& row : existing.rows) {
-    if (replaced_names.count(row.kernel)) {
-      // The [[kernel]] of a captured block with variants holds what they share; no launch made
-      // it a row, though older versions of capture could leave its keys complete.
-      if (row.variant.empty() && with_variants.count(row.kernel)) continue;
-      ++result.rows_replaced;
-      Carried entry{row.display_name(), {}, false};
-      for (const char* key : {"xfail", "targets", "timeout", "max_rss"}) {
-        const auto it = row.key_locations.find(key);
-        if (it == row.key_locations.end()) continue;
-        for (const auto& l : key_lines(lines, it->second.line)) entry.lines.push_back(l);
-      }
-      if (!entry.lines.empty()) carried[row_of(row).identity()] = std::move(entry);
+  for (const auto& row : existing.manifest.rows) {
+    if (!replacements.names.count(row.kernel)) {
+      out.kept_identities.insert(row.ref.spelled() + "\n" + row_of(row).identity());
       continue;
     }
-    kept_identities.insert(row.ref.spelled() + "\n" + row_of(row).identity());
+    // The [[kernel]] of a captured block with variants holds what they share; no launch made
+    // it a row, though older versions of capture could leave its keys complete.
+    if (row.variant.empty() && with_variants.count(row.kernel)) continue;
+    ++result.rows_replaced;
+    Carried entry{row.display_name(), {}, false};
+    for (const char* key : {"xfail", "targets", "timeout", "max_rss"}) {
+      const auto it = row.key_locations.find(key);
+      if (it == row.key_locations.end()) continue;
+      for (const auto& l : key_lines(existing.lines, it->second.line)) entry.lines.push_back(l);
+    }
+    if (!entry.lines.empty()) out.carried[row_of(row).identity()] = std::move(entry);
   }
+  return out;
+}
 
-  std::map<std::size_t, std::string> block_text;  // replaced block index -> new text
+// Whether a kernel's import folders are not all on the manifest's pythonpath already.
+bool needs_python_path(const CapturedKernel& kernel, const ExistingManifest& existing) {
+  const auto& known = existing.manifest.python_path;
+  return std::any_of(kernel.python_path.begin(), kernel.python_path.end(), [&](const auto& p) {
+    return std::find(known.begin(), known.end(), (existing.dir / p).lexically_normal()) ==
+           known.end();
+  });
+}
+
+// The captured kernels' blocks: the text of each replaced block, and what is appended.
+struct NewBlocks {
+  std::map<std::size_t, std::string> replacing;  // replaced block index -> new text
   std::string appended;
+};
+
+NewBlocks render_new_blocks(const std::vector<CapturedKernel>& kernels,
+                            const ExistingManifest& existing, const Replacements& replacements,
+                            ExistingRows& rows_before, MergeResult& result) {
+  std::set<std::string> taken;
+  for (const auto& row : existing.manifest.rows) taken.insert(row.kernel);
+  NewBlocks out;
   for (const auto& kernel : kernels) {
-    const auto target = resolved_target(kernel.target, dir);
-    std::vector<CapturedRow> rows;
-    for (const auto& row : kernel.rows) {
-      if (kept_identities.count(target + "\n" + row.identity())) {
-        ++result.rows_existing;
-        continue;
-      }
-      rows.push_back(row);
-    }
-    if (rows.empty()) continue;
-    bool with_path = false;
-    for (const auto& p : kernel.python_path) {
-      const auto folder = (dir / p).lexically_normal();
-      if (std::find(existing.python_path.begin(), existing.python_path.end(), folder) ==
-          existing.python_path.end())
-        with_path = true;
-    }
-    const auto at = replacement_at.find(target);
-    const std::string name =
-        at != replacement_at.end() ? blocks[at->second].name : unique_name(kernel.name, taken);
+    const auto target = resolved_target(kernel.target, existing.dir);
     // Rows already in the manifest are left out; the rest are named among themselves.
     CapturedKernel remaining = kernel;
-    remaining.rows = std::move(rows);
+    remaining.rows.clear();
+    for (const auto& row : kernel.rows) {
+      if (rows_before.kept_identities.count(target + "\n" + row.identity()))
+        ++result.rows_existing;
+      else
+        remaining.rows.push_back(row);
+    }
+    if (remaining.rows.empty()) continue;
+    const auto at = replacements.at.find(target);
+    const bool replacing = at != replacements.at.end();
+    const std::string name =
+        replacing ? existing.blocks[at->second].name : unique_name(kernel.name, taken);
     if (remaining.rows.size() != kernel.rows.size()) name_rows(remaining);
-    auto block = make_block(remaining, name, remaining.rows, with_path, carried);
+    const auto block = make_block(remaining, name, remaining.rows,
+                                  needs_python_path(kernel, existing), rows_before.carried);
     result.rows_written += static_cast<int>(remaining.rows.size());
-    if (at != replacement_at.end()) {
-      block_text[at->second] = render_block(block);
+    if (replacing) {
+      out.replacing[at->second] = render_block(block);
     } else {
-      appended += '\n';
-      appended += render_block(block);
+      out.appended += '\n';
+      out.appended += render_block(block);
     }
   }
+  return out;
+}
 
+// The existing text with each replaced block swapped for its new text (or removed), then the
+// appended blocks.
+std::string splice(ExistingManifest& existing, const Replacements& replacements,
+                   const NewBlocks& blocks) {
+  const auto& lines = existing.lines;
   std::string out;
   for (std::size_t i = 0; i < lines.size();) {
-    const auto b = std::find_if(blocks.begin(), blocks.end(),
+    const auto b = std::find_if(existing.blocks.begin(), existing.blocks.end(),
                                 [&](const ExistingBlock& x) { return x.begin == i; });
-    if (b != blocks.end() && replaced[static_cast<std::size_t>(b - blocks.begin())]) {
-      const auto index = static_cast<std::size_t>(b - blocks.begin());
-      if (const auto t = block_text.find(index); t != block_text.end()) {
-        out += t->second;
-      } else if (out.ends_with("\n\n") || out.empty()) {
-        // A block removed outright leaves one blank line between its neighbours, not two.
-        while (b->end < lines.size() && util::trim(lines[b->end]).empty()) ++b->end;
-      }
-      i = b->end;
+    const auto index = static_cast<std::size_t>(b - existing.blocks.begin());
+    if (b == existing.blocks.end() || !replacements.replaced[index]) {
+      out += lines[i] + "\n";
+      ++i;
       continue;
     }
-    out += lines[i] + "\n";
-    ++i;
+    if (const auto t = blocks.replacing.find(index); t != blocks.replacing.end()) {
+      out += t->second;
+    } else if (out.ends_with("\n\n") || out.empty()) {
+      // A block removed outright leaves one blank line between its neighbours, not two.
+      while (b->end < lines.size() && util::trim(lines[b->end]).empty()) ++b->end;
+    }
+    i = b->end;
   }
   while (out.ends_with("\n\n")) out.pop_back();
-  out += appended;
+  return out + blocks.appended;
+}
+
+// Annotations of a replaced row that no captured row took over: --update removed them.
+void warn_unused(const CarriedLines& carried, MergeResult& result) {
   for (const auto& [identity, entry] : carried) {
     if (entry.used) continue;
     std::vector<std::string> trimmed;
@@ -474,15 +520,38 @@ MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
         fmt::format("{} was captured before but not in this run, so --update removed it and its {}",
                     entry.display_name, util::join(trimmed, " ")));
   }
-  if (existing_text.find("\r\n") != std::string::npos) {
-    std::string crlf;
-    for (char ch : out) {
-      if (ch == '\n') crlf += '\r';
-      crlf += ch;
-    }
-    out = std::move(crlf);
+}
+
+// CRLF stays CRLF.
+std::string with_line_ends_of(const std::string& existing_text, std::string text) {
+  if (existing_text.find("\r\n") == std::string::npos) return text;
+  std::string crlf;
+  for (char ch : text) {
+    if (ch == '\n') crlf += '\r';
+    crlf += ch;
   }
-  result.text = out;
+  return crlf;
+}
+
+}  // namespace
+
+MergeResult merge_captured_manifest(const std::filesystem::path& manifest_file,
+                                    const std::string& existing_text,
+                                    const std::vector<CapturedKernel>& kernels, MergeMode mode,
+                                    const std::vector<std::string>& header) {
+  auto existing = read_existing(manifest_file, existing_text);
+  // After an --update the rows come from this run's command; after an --append from several.
+  auto& lines = existing.lines;
+  if (mode == MergeMode::update && !header.empty() && !lines.empty() &&
+      lines.front().starts_with(kHeaderStart))
+    lines.front() = header_lines(header).front();
+
+  MergeResult result;
+  const auto replacements = find_replacements(existing, kernels, mode);
+  auto rows_before = sort_existing_rows(existing, replacements, result);
+  const auto blocks = render_new_blocks(kernels, existing, replacements, rows_before, result);
+  result.text = with_line_ends_of(existing_text, splice(existing, replacements, blocks));
+  warn_unused(rows_before.carried, result);
   return result;
 }
 

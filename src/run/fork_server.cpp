@@ -290,12 +290,13 @@ nlohmann::json ForkServerRunner::probe(const nlohmann::json& request,
     outcome.spawn_error = server_.spawn_error;
     throw_probe_failure(config_.argv.at(0), outcome, "");
   }
-  send({{"op", "probe"}, {"request", request}});
+  send({{"op", "probe"}, {"request", with_protocol(request)}});
   auto reply = await_event("probe", timeout);
   if (!reply.is_null()) {
     std::uint64_t total = 0;
     limits_.enforce({server_.pid}, &total);  // the server's size once Triton and the kernels are in
     peak_tree_rss_ = std::max(peak_tree_rss_, total);
+    check_worker_protocol(reply["result"]);
     return std::move(reply["result"]);
   }
   if (!server_.dead) stop_server();

@@ -48,6 +48,17 @@ std::string find_on_path(const std::string& name) {
   return {};
 }
 
+// The worker's one line when it refuses a request of another protocol, after "portcheck-worker: "
+// (python/portcheck_worker/protocol.py, check_tool_protocol).
+constexpr std::string_view kProtocolRefusal = "protocol mismatch: ";
+
+// Where the files of another install most often come from: a TRITON_PORTCHECK_SHARE left set.
+std::string share_hint() {
+  const char* share = std::getenv("TRITON_PORTCHECK_SHARE");
+  if (share == nullptr || *share == '\0') return "";
+  return fmt::format(" (or unset TRITON_PORTCHECK_SHARE, which points at {})", share);
+}
+
 }  // namespace
 
 std::string resolve_python(const std::string& explicit_python) {
@@ -103,20 +114,43 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
   return env;
 }
 
+nlohmann::json with_protocol(nlohmann::json probe_request) {
+  probe_request["protocol"] = kWorkerProtocol;
+  return probe_request;
+}
+
+void check_worker_protocol(const nlohmann::json& probe_answer) {
+  const auto& spoken = probe_answer.contains("protocol") ? probe_answer["protocol"] : nullptr;
+  if (spoken.is_number_integer() && spoken.get<long long>() == kWorkerProtocol) return;
+  throw EnvironmentError(fmt::format(
+      "protocol mismatch: triton-portcheck speaks protocol {}, its worker at {} speaks {}: the "
+      "binary and the worker files come from different installs; reinstall triton-portcheck{}",
+      kWorkerProtocol,
+      probe_answer.contains("worker") && probe_answer["worker"].is_string()
+          ? probe_answer["worker"].get<std::string>()
+          : std::string("(unknown)"),
+      spoken.is_null() ? std::string("none") : spoken.dump(), share_hint()));
+}
+
 void throw_probe_failure(const std::string& python, const ProcessOutcome& outcome,
                          const std::string& stderr_text) {
+  constexpr std::string_view worker_prefix = "portcheck-worker: ";
   std::string last;
   for (const auto& line : util::split_lines(stderr_text))
     if (!util::trim(line).empty()) last = std::string(util::trim(line));
   if (outcome.how == Termination::spawn_failed)
     throw EnvironmentError(
         fmt::format("{} (pass --python with a working interpreter)", outcome.spawn_error));
-  if (outcome.how == Termination::exited && outcome.exit_code == 3)
+  if (outcome.how == Termination::exited && outcome.exit_code == 3) {
+    // The worker's own line: Triton does not import, or the request speaks another protocol.
+    const auto said = last.starts_with(worker_prefix) ? last.substr(worker_prefix.size()) : last;
+    if (said.starts_with(kProtocolRefusal)) throw EnvironmentError(said + share_hint());
     throw EnvironmentError(fmt::format(
         "Triton is not usable from {} ({}): install it with `{} -m pip install triton`, or point "
         "--python "
         "or $VIRTUAL_ENV at an environment that has it (`make demo` sets one up in .venv)",
-        python, last.starts_with("portcheck-worker: ") ? last.substr(18) : last, python));
+        python, said, python));
+  }
   throw EnvironmentError(
       fmt::format("probing the Python environment {} failed{}: check that it runs "
                   "and that Triton imports in it",
@@ -128,7 +162,7 @@ nlohmann::json probe_environment(const std::string& python, const ShareDirs& sha
                                  const nlohmann::json& request) {
   const auto request_path = scratch / "probe-request.json";
   const auto result_path = scratch / "probe-result.json";
-  util::atomic_write_file(request_path, request.dump());
+  util::atomic_write_file(request_path, with_protocol(request).dump());
   ProcessSpec spec;
   spec.argv = {
       python, "-m", "portcheck_worker", "probe", request_path.string(), result_path.string()};
@@ -146,7 +180,9 @@ nlohmann::json probe_environment(const std::string& python, const ShareDirs& sha
       !std::filesystem::exists(result_path))
     throw_probe_failure(python, outcome,
                         util::read_file_bounded(spec.stderr_path, 4000).value_or(""));
-  return nlohmann::json::parse(util::read_file(result_path));
+  auto answer = nlohmann::json::parse(util::read_file(result_path));
+  check_worker_protocol(answer);
+  return answer;
 }
 
 }  // namespace portcheck

@@ -21,16 +21,27 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
                                             const std::filesystem::path& triton_cache,
                                             const std::vector<std::string>& extra_pythonpath = {});
 
-// Throws the EnvironmentError for a probe that did not answer: Triton missing (the worker exits
-// 3), an interpreter that cannot start, or a worker that died. The fork server throws it too
-// when it cannot start.
+// The protocol of the requests and answers exchanged with python/portcheck_worker: this binary
+// speaks it, the worker answers the probe with its own (PROTOCOL_VERSION in its __init__.py).
+// The two come from one install; raise both together when either side's format changes.
+inline constexpr int kWorkerProtocol = 1;
+
+// The probe is the handshake: its request carries kWorkerProtocol (the worker refuses another,
+// exit 3), and its answer is checked here. Both probe paths (probe_environment and the fork
+// server's) go through these two.
+nlohmann::json with_protocol(nlohmann::json probe_request);
+// Throws EnvironmentError, with the fix, unless the answer speaks kWorkerProtocol.
+void check_worker_protocol(const nlohmann::json& probe_answer);
+
+// The EnvironmentError for a probe that did not answer: Triton missing (the worker exits 3), a
+// worker of another protocol (exit 3 too, its line says so), an interpreter that cannot start,
+// or a worker that died.
 [[noreturn]] void throw_probe_failure(const std::string& python, const ProcessOutcome& outcome,
                                       const std::string& stderr_text);
 
-// Runs the worker's probe: Python and Triton versions, backend option fields, target details,
-// and the argument names of each kernel. `request` says what to probe (targets, kernels, cells;
-// python/portcheck_worker/__main__.py reads it); its file, the answer and the probe's output go
-// in `scratch`. Throws EnvironmentError with the fix when Triton is missing or broken.
+// Runs the worker's probe: Python and Triton versions, backend option fields, target details.
+// Throws EnvironmentError with the fix when Triton is missing or broken, or the worker speaks
+// another protocol.
 nlohmann::json probe_environment(const std::string& python, const ShareDirs& share,
                                  const std::filesystem::path& scratch,
                                  const nlohmann::json& request);

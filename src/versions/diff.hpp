@@ -9,9 +9,7 @@
 #include <vector>
 
 #include "src/core/cell_folders.hpp"
-#include "src/core/ir_text.hpp"  // for cli/main.cpp only (see the end of this file)
 #include "src/core/report.hpp"
-#include "util/text_diff.hpp"  // for cli/main.cpp only (see the end of this file)
 
 namespace portcheck {
 
@@ -110,9 +108,5 @@ struct IrDiffOptions {
 std::string diff_cell_ir(const CellChange& change, const std::filesystem::path& old_dir,
                          const std::filesystem::path& new_dir, const IrDiffOptions& options = {});
 
-// cli/main.cpp's `diff --ir` still normalises and diffs the files itself, calling normalize_ir and
-// unified_diff unqualified, as when they were declared here. Once it calls diff_cell_ir (issue 13),
-// this using-declaration and the two includes marked at the top go.
-using util::unified_diff;
 
 }  // namespace portcheck

@@ -356,7 +356,6 @@ TEST(DiffIr, FilesOfSaveIrAreFoundAndDiffed) {
             "--- 3.8.0/dot_small-int8/cuda_90/dot_kernel.ttgir\n"
             "+++ 3.9.0/dot_small-int8/cuda_90/dot_kernel.ttgir\n"
             "@@ -1,2 +1,2 @@\n %N = a\n-%N = b\n+%N = c\n");
-
   // As `diff --ir ttgir` prints it: one stage, the files named by their paths.
   EXPECT_EQ(diff_cell_ir(change, root, root, {{"ttgir"}, true}),
             "--- " + (root / "3.8.0/dot_small-int8/cuda_90/dot_kernel.ttgir").string() + "\n" +

@@ -1,0 +1,89 @@
+"""The handlers of the worker's requests: `probe` (the environment) and `cell` (one compile, or
+one module's inspection). Both entry points use them: `python -m portcheck_worker probe|cell`
+(__main__.py) and the fork server (server.py), so neither imports the other.
+"""
+import os
+import sys
+
+from . import PROTOCOL_VERSION, protocol
+
+
+def import_triton():
+    try:
+        import triton
+    except Exception as e:  # ImportError, or a broken install raising anything
+        sys.stderr.write(f"portcheck-worker: cannot import triton: {type(e).__name__}: {e}\n")
+        sys.exit(protocol.EXIT_ENVIRONMENT)
+    return triton
+
+
+def _site_packages():
+    import site
+    try:
+        return [p for p in site.getsitepackages() if os.path.isdir(p)]
+    except AttributeError:  # some virtualenv versions lack it
+        return []
+
+
+def probe(request):
+    """The environment alone: it never imports the user's modules, because it runs in the fork
+    server (or with no cell's limits), where a module's crash, hang or memory bomb at import would
+    take the whole run down. What needs their modules is `inspect`, run as a cell.
+
+    The protocol is checked before Triton is imported: a worker of another install is the problem
+    to report whether or not Triton imports."""
+    protocol.check_tool_protocol(request)
+    triton = import_triton()
+    from . import static, tables
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "worker": os.path.dirname(os.path.abspath(__file__)),
+        "python": {"version": sys.version.split()[0], "executable": sys.executable},
+        "site_packages": _site_packages(),
+        "triton": {"version": triton.__version__, "path": os.path.dirname(triton.__file__)},
+        "option_fields": tables.option_fields(),
+        "targets": [tables.describe_target(t) for t in request.get("targets", [])],
+        # The tables the static pre-checks use, read from Triton alone (`targets` shows them).
+        "static": {"tables": static.tables(request.get("targets", []))} if request.get("predict") else None,
+    }
+
+
+def inspect(request, progress):
+    """What the supervisor needs from one user module before compiling its cells: each row's
+    argument names, the cells' cache keys and static predictions. Runs as a cell, under the limits
+    of the rows it serves, so a fault at import is those rows' red cells and nobody else's."""
+    from . import keys, static, tables
+    progress.mark("import")
+    return {
+        "status": "ok",
+        "kernels": {k["id"]: tables.kernel_arguments(k["kernel"]) for k in request.get("kernels", [])},
+        "keys": keys.keys_for(request.get("cells", []), request.get("tool_version", ""))
+        if request.get("keys", True) else {},
+        "static": static.predictions(request.get("cells", []), request.get("targets", []))
+        if request.get("predict", False) else None,
+    }
+
+
+def cell(request, progress):
+    import_triton()
+    if "inspect" in request:
+        return inspect(request["inspect"], progress)
+    from . import stages
+    from .loader import KernelImportError
+    try:
+        return stages.compile_cell(request, progress)
+    except KernelImportError as e:
+        return {"status": "error", "stage": "import", "error": {"type": "import", "message": str(e),
+                                                                 "traceback": e.details}, "stages": {}}
+    except stages.StageError as e:
+        return stages.failure_result(e)
+
+
+def run_cell_files(request_path, result_path, progress_path):
+    request = protocol.read_request(request_path)
+    progress = protocol.ProgressLog(progress_path)
+    try:
+        result = cell(request, progress)
+    finally:
+        progress.close()
+    protocol.write_result(result_path, result)

@@ -1,0 +1,61 @@
+// `triton-portcheck capture -- CMD`: a manifest row for every specialisation a test suite compiles.
+#include "src/capture/capture.hpp"
+#include "src/cli/command.hpp"
+#include "src/core/errors.hpp"
+
+namespace portcheck::cli {
+namespace {
+
+const char* const kCaptureFooter =
+    "Example: triton-portcheck capture -o portcheck.toml -- pytest tests/\n"
+    "Exit codes: 0 written (in record mode also when the tests fail, as they do there); 1 "
+    "nothing launched by a command that succeeded; 2 bad arguments or manifest; 130 "
+    "interrupted. Otherwise a failing command's own status wins, rows written (interpret and "
+    "live modes) or nothing launched: pytest's 2 when collection failed, 5 when no test was "
+    "selected. So 2 may be pytest's too: the last line on stderr says which.";
+
+struct CaptureFlags {
+  CaptureOptions options;
+  std::string mode = "interpret";
+  bool append = false, update = false;
+};
+
+int run_capture_command(const CaptureFlags& f) {
+  if (f.append && f.update) throw UsageError("--append and --update exclude each other");
+  if (f.options.force && (f.append || f.update))
+    throw UsageError("--force overwrites the manifest; it excludes --append and --update");
+  CaptureOptions options = f.options;
+  options.mode = parse_capture_mode(f.mode);
+  options.merge = f.update ? MergeMode::update : f.append ? MergeMode::append : MergeMode::create;
+  return run_capture(options);
+}
+
+}  // namespace
+
+Command add_capture_command(CLI::App& app) {
+  auto flags = std::make_shared<CaptureFlags>();
+  auto* capture = app.add_subcommand(
+      "capture",
+      "Run a command (your tests) and write a manifest row for every specialisation Triton "
+      "compiles");
+  capture->add_option("-o,--output", flags->options.output,
+                      "Manifest to write (default: portcheck.toml)");
+  capture
+      ->add_option("--mode", flags->mode,
+                   "interpret (default: CPU interpreter, tests pass), record (no GPU, kernels "
+                   "not run), live (GPU: compiled and launched)")
+      ->check(CLI::IsMember({"interpret", "record", "live"}));
+  capture->add_flag("--append", flags->append,
+                    "Add the captured rows an existing manifest lacks; keep everything");
+  capture->add_flag("--update", flags->update,
+                    "Replace the rows captured earlier for the kernels seen now; keep "
+                    "hand-written rows, comments and xfail lists");
+  capture->add_flag("--force", flags->options.force, "Overwrite an existing manifest");
+  capture->add_flag("-q,--quiet", flags->options.quiet, "Only warnings and the summary");
+  capture->add_option("command", flags->options.command,
+                      "The command to run, after `--` (e.g. -- pytest tests/)");
+  capture->footer(kCaptureFooter);
+  return {capture, [flags] { return run_capture_command(*flags); }};
+}
+
+}  // namespace portcheck::cli

@@ -1,0 +1,62 @@
+#include "src/cli/common.hpp"
+
+#include <csignal>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "src/core/errors.hpp"
+#include "src/run/result_cache.hpp"
+#include "util/strings.hpp"
+
+namespace portcheck::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_interrupt(int /*signal*/) { g_interrupted.store(true); }
+
+}  // namespace
+
+const char* const kExitCodes =
+    "Exit codes:\n"
+    "  0  no new failures\n"
+    "  1  new failures (cells that failed and are not marked xfail)\n"
+    "  2  bad arguments or manifest (nothing was compiled)\n"
+    "  3  Triton missing or the Python environment is broken\n"
+    "  4  internal error of triton-portcheck (please report it)\n"
+    "  130  interrupted (Ctrl-C); the finished cells are still reported\n";
+
+std::vector<std::string> split_list(const std::vector<std::string>& raw) {
+  std::vector<std::string> out;
+  for (const auto& item : raw)
+    for (const auto& part : util::split(item, ','))
+      if (!util::trim(part).empty()) out.emplace_back(util::trim(part));
+  return out;
+}
+
+std::uint64_t positive_size(const std::string& text, const std::string& flag,
+                            const std::string& example) {
+  const auto bytes = util::parse_byte_size(text);
+  if (!bytes || *bytes == 0)
+    throw UsageError(fmt::format("{}: '{}' is not a size such as {}", flag, text, example));
+  return *bytes;
+}
+
+std::uint64_t cache_bound() {
+  const char* text = std::getenv("TRITON_PORTCHECK_CACHE_MAX");
+  if (text == nullptr || *text == '\0') return kDefaultCacheBytes;
+  return positive_size(text, "TRITON_PORTCHECK_CACHE_MAX", "512MiB");
+}
+
+const std::atomic<bool>& interrupted() { return g_interrupted; }
+
+void install_interrupt_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+}  // namespace portcheck::cli

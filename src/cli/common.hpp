@@ -1,0 +1,29 @@
+#pragma once
+// What several subcommands share: the exit-code footer of their --help, list flags, sizes.
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace portcheck::cli {
+
+// The footer of --help for the commands that follow the tool's exit codes.
+extern const char* const kExitCodes;
+
+// "-t cuda:80,cuda:90 -t hip:gfx942" -> three names (and the same for --triton)
+std::vector<std::string> split_list(const std::vector<std::string>& raw);
+
+// A size flag such as --max-rss 8GiB; throws UsageError "<flag>: '<text>' is not a size such as
+// <example>" for text that is not a size, or is zero.
+std::uint64_t positive_size(const std::string& text, const std::string& flag,
+                            const std::string& example);
+
+// TRITON_PORTCHECK_CACHE_MAX bounds the result cache (default 512MiB).
+std::uint64_t cache_bound();
+
+// Set by SIGINT and SIGTERM once install_interrupt_handler() ran: a check then stops starting
+// cells and reports the finished ones (exit 130).
+const std::atomic<bool>& interrupted();
+void install_interrupt_handler();
+
+}  // namespace portcheck::cli

@@ -1,0 +1,119 @@
+// `triton-portcheck export`: each row's binary, assembly, launch descriptor and C++ launcher.
+#include <cstdio>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "src/check/check.hpp"
+#include "src/cli/command.hpp"
+#include "src/cli/common.hpp"
+#include "src/core/errors.hpp"
+#include "src/export/export.hpp"
+#include "src/report/terminal.hpp"
+#include "util/fs.hpp"
+#include "util/term.hpp"
+
+namespace portcheck::cli {
+namespace {
+
+struct ExportFlags {
+  CheckOptions options;
+  std::vector<std::string> rows, targets;
+  std::filesystem::path dir;
+  std::string kernel, signature, constants, compile_options;
+};
+
+// --kernel instead of a manifest: a one-row manifest written to `folder`, read by the same parser
+// as any other, so the same checks and messages apply.
+std::filesystem::path write_adhoc_manifest(const ExportFlags& f,
+                                           const std::filesystem::path& folder) {
+  const auto& kernel = f.kernel;
+  const auto colon = kernel.rfind(':');
+  const auto file_part = kernel.substr(0, colon);
+  const auto target = file_part.ends_with(".py")
+                          ? std::filesystem::absolute(file_part).string() + kernel.substr(colon)
+                          : kernel;
+  std::string text =
+      fmt::format("[[kernel]]\nname = {}\ntarget = {}\n",
+                  nlohmann::json(kernel.substr(colon + 1)).dump(), nlohmann::json(target).dump());
+  if (!f.signature.empty()) text += "signature = " + f.signature + "\n";
+  if (!f.constants.empty()) text += "constants = " + f.constants + "\n";
+  if (!f.compile_options.empty()) text += "options = " + f.compile_options + "\n";
+  auto manifest = folder / "export.toml";
+  util::atomic_write_file(manifest, text);
+  return manifest;
+}
+
+// Writes the files of every cell that compiled; names each one that did not (exit 1).
+int write_exports(const Report& report) {
+  int code = exit_code_for(report);
+  for (const auto& cell : report.cells) {
+    if (cell.status != Status::ok && cell.status != Status::xpass) {
+      std::fprintf(stderr, "triton-portcheck: not exported: %s on %s failed (%s in %s: %s)\n",
+                   cell.kernel.c_str(), cell.target.c_str(), to_string(cell.kind).c_str(),
+                   cell.stage.c_str(), cell.message.c_str());
+      code = exit_code::new_failures;
+      continue;
+    }
+    for (const auto& file : write_export(cell)) fmt::print("wrote {}\n", file);
+  }
+  return code;
+}
+
+int run_export_command(const ExportFlags& f) {
+  CheckOptions options = f.options;
+  options.targets = split_list(f.targets);
+  options.only_rows = f.rows;
+  options.export_dir = f.dir;
+  std::error_code ec;
+  std::filesystem::create_directories(*options.export_dir, ec);
+  if (ec) throw UsageError(fmt::format("-o {}: {}", options.export_dir->string(), ec.message()));
+  std::optional<util::TempDir> adhoc;
+  if (!f.kernel.empty()) {
+    adhoc.emplace("triton-portcheck-export");
+    options.manifest = write_adhoc_manifest(f, adhoc->path());
+    options.demo = false;
+  }
+  options.use_cache = false;  // the binaries themselves are wanted, not a verdict
+  options.progress = util::is_terminal(stderr);
+  const auto report = run_check(options, interrupted());
+  std::fputs(render_terminal(report, TerminalStyle{util::use_colour(stdout)}).c_str(), stdout);
+  return write_exports(report);
+}
+
+void add_export_options(CLI::App* command, ExportFlags& f) {
+  command->add_option("rows", f.rows, "Rows of the manifest to export (default: all)");
+  command->add_option("-m,--manifest", f.options.manifest,
+                      "Manifest file (default: portcheck.toml)");
+  command->add_flag("--demo", f.options.demo, "Export rows of the bundled demo");
+  command
+      ->add_option("-t,--target,--targets", f.targets,
+                   "Targets, comma-separated (cuda:90,hip:gfx942)")
+      ->required();
+  command
+      ->add_option("-o,--output", f.dir, "Folder to write into (one subfolder per row and target)")
+      ->required();
+  command->add_option("--python", f.options.python, "Python interpreter holding Triton");
+  command->add_option(
+      "--kernel", f.kernel,
+      "Instead of a manifest: module:function or file.py:function, with --signature, "
+      "--constants, --options as TOML inline tables");
+  command->add_option("--signature", f.signature, "e.g. '{ x_ptr = \"*fp32:16\", n = \"i32\" }'");
+  command->add_option("--constants", f.constants, "e.g. '{ BLOCK = 1024 }'");
+  command->add_option("--options", f.compile_options, "e.g. '{ num_warps = 4 }'");
+}
+
+}  // namespace
+
+Command add_export_command(CLI::App& app) {
+  auto flags = std::make_shared<ExportFlags>();
+  auto* command = app.add_subcommand("export",
+                                     "Write each row's binary, assembly, launch descriptor and "
+                                     "C++ launcher for the given targets");
+  add_export_options(command, *flags);
+  command->footer(kExitCodes);
+  return {command, [flags] { return run_export_command(*flags); }};
+}
+
+}  // namespace portcheck::cli

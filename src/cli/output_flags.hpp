@@ -1,0 +1,29 @@
+#pragma once
+// The flags every command that produces a report shares (the formats, the baseline), and the
+// end of such a command: the matrix printed, the files written, the exit code.
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "src/core/report.hpp"
+#include "src/report/baseline.hpp"
+#include "src/report/write_reports.hpp"
+
+namespace portcheck::cli {
+
+struct OutputFlags {
+  ReportOutputs outputs;
+  std::optional<std::filesystem::path> baseline;
+};
+
+void add_output_flags(CLI::App* command, OutputFlags& flags);
+
+// The entries of --baseline FILE; none without the flag.
+std::vector<BaselineEntry> baseline_entries(const OutputFlags& flags);
+
+// Prints the matrix and writes the requested files; the exit code follows the report.
+int finish(Report report, const OutputFlags& flags, const std::vector<BaselineEntry>& baseline);
+
+}  // namespace portcheck::cli

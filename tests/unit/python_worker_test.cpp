@@ -1,0 +1,80 @@
+// The tool's side of the worker protocol handshake (the worker's side: tests/integration/
+// test_protocol.py).
+#include "src/run/python_worker.hpp"
+
+#include <functional>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "src/core/errors.hpp"
+
+namespace portcheck {
+namespace {
+
+std::string environment_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const EnvironmentError& e) {
+    return e.what();
+  }
+  return "(no EnvironmentError)";
+}
+
+ProcessOutcome exited(int code) {
+  ProcessOutcome outcome;
+  outcome.how = Termination::exited;
+  outcome.exit_code = code;
+  return outcome;
+}
+
+TEST(WorkerProtocol, TheProbeRequestCarriesIt) {
+  const auto request = with_protocol({{"targets", nlohmann::json::array()}});
+  EXPECT_EQ(request.at("protocol"), kWorkerProtocol);
+  EXPECT_TRUE(request.at("targets").is_array());
+}
+
+TEST(WorkerProtocol, AnAnswerOfAnotherProtocolIsRefusedWithTheFix) {
+  EXPECT_NO_THROW(check_worker_protocol({{"protocol", kWorkerProtocol}}));
+  const auto other = environment_error([] {
+    check_worker_protocol(
+        {{"protocol", kWorkerProtocol + 1}, {"worker", "/opt/w/portcheck_worker"}});
+  });
+  EXPECT_NE(other.find(fmt::format("triton-portcheck speaks protocol {}, its worker at "
+                                   "/opt/w/portcheck_worker speaks {}",
+                                   kWorkerProtocol, kWorkerProtocol + 1)),
+            std::string::npos)
+      << other;
+  EXPECT_NE(other.find("reinstall triton-portcheck"), std::string::npos) << other;
+  const auto none = environment_error([] { check_worker_protocol({{"python", {}}}); });
+  EXPECT_NE(none.find("its worker at (unknown) speaks none"), std::string::npos) << none;
+  const auto text = environment_error([] { check_worker_protocol({{"protocol", "1"}}); });
+  EXPECT_NE(text.find("speaks \"1\""), std::string::npos) << text;
+}
+
+TEST(WorkerProtocol, TheWorkersRefusalIsNotMistakenForMissingTriton) {
+  const auto refused = environment_error([] {
+    throw_probe_failure("/usr/bin/python3", exited(3),
+                        "portcheck-worker: protocol mismatch: triton-portcheck speaks protocol 1, "
+                        "its worker at /w speaks 2: ...; reinstall triton-portcheck\n");
+  });
+  EXPECT_TRUE(
+      refused.starts_with("protocol mismatch: triton-portcheck speaks protocol 1, its "
+                          "worker at /w speaks 2: ...; reinstall triton-portcheck"))
+      << refused;
+  const auto no_triton = environment_error([] {
+    throw_probe_failure("/usr/bin/python3", exited(3),
+                        "portcheck-worker: cannot import triton: ModuleNotFoundError: x\n");
+  });
+  EXPECT_TRUE(
+      no_triton.starts_with("Triton is not usable from /usr/bin/python3 (cannot import "
+                            "triton: ModuleNotFoundError: x)"))
+      << no_triton;
+  // Any other status keeps the worker's whole last line.
+  const auto died = environment_error(
+      [] { throw_probe_failure("/usr/bin/python3", exited(1), "portcheck-worker: boom\n"); });
+  EXPECT_NE(died.find("failed: portcheck-worker: boom"), std::string::npos) << died;
+}
+
+}  // namespace
+}  // namespace portcheck
