@@ -39,8 +39,8 @@ class LaunchLimits {
 // What launching a compiled cell needs, and what of it exceeds the target's limits.
 struct LaunchCheck {
   nlohmann::json needs = nlohmann::json::object();
-  std::vector<std::string>
-      problems;  // "needs 245760 bytes of shared memory; cuda:90 allows 232448"
+  // "needs 245760 bytes of shared memory; cuda:90 allows 232448"
+  std::vector<std::string> problems;
 };
 
 LaunchCheck check_launch(const CellResult& cell, const TargetLimits& limits);

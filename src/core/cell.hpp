@@ -65,13 +65,12 @@ struct CellResult {
   std::string log;
   std::optional<SourceLocation> kernel_source;  // the def
   std::optional<SourceLocation> error_source;   // the failing line, when the compiler said it
-  bool cached = false;
+  bool cached = false;       // served from the result cache, not compiled in this run
   nlohmann::json predicted;  // null, or the static pre-checks' {reason, stage, what, name}
   nlohmann::json launch;     // null, or {needs, limits, problems} for compiled cells
-  nlohmann::json
-      exported;  // null, or what the worker exported: {directory, binary, assembly, params, folded}
-  bool in_baseline = false;  // failed as the baseline says it did: not new  // served from the
-                             // result cache, not compiled in this run
+  // null, or what the worker exported: {directory, binary, assembly, params, folded}
+  nlohmann::json exported;
+  bool in_baseline = false;  // failed as the baseline says it did: not new
   std::string why;           // from the known-failure table
   std::string link;
 

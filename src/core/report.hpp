@@ -16,7 +16,6 @@ inline constexpr std::string_view kCompileOnlyDisclaimer =
     "not prove the kernel launches on the device (shared memory, registers) or computes correct "
     "results.";
 
-// Everything one `check` produced; every report format renders from this.
 // What a --baseline did to a report: where it came from and which of its failures now pass.
 struct BaselineSummary {
   bool applied = false;
@@ -33,6 +32,7 @@ struct ShardInfo {
   int count = 0;
 };
 
+// Everything one `check` produced; every report format renders from this.
 struct Report {
   std::string tool_version;
   nlohmann::json environment = nlohmann::json::object();  // triton, python, host, started, options
