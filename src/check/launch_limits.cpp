@@ -67,9 +67,8 @@ LaunchLimits LaunchLimits::load(const std::filesystem::path& file) {
   return out;
 }
 
-std::optional<TargetLimits> LaunchLimits::for_target(const std::string& backend,
-                                                     const std::string& arch) const {
-  const auto it = targets_.find(backend + ":" + arch);
+std::optional<TargetLimits> LaunchLimits::for_target(const Target& target) const {
+  const auto it = targets_.find(target.name());
   if (it == targets_.end()) return std::nullopt;
   return it->second;
 }
@@ -78,7 +77,7 @@ LaunchCheck check_launch(const CellResult& cell, const TargetLimits& limits) {
   LaunchCheck check;
   const auto& md = cell.metadata;
   const auto warps = number(md, "num_warps", 0);
-  const auto warp_size = number(md, "warp_size", cell.target.starts_with("hip:gfx9") ? 64 : 32);
+  const auto warp_size = number(md, "warp_size", checked_target(cell.target).warp_size);
   const auto threads = warps * warp_size;
   const auto shared = number(md, "shared");
   const auto ctas = number(md, "num_ctas", 1);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/cell.hpp"
+#include "src/core/target.hpp"
 
 namespace portcheck {
 
@@ -29,8 +30,12 @@ class LaunchLimits {
  public:
   static LaunchLimits load(const std::filesystem::path& file);
   // nullopt: the target is not in the table, and is not checked.
-  [[nodiscard]] std::optional<TargetLimits> for_target(const std::string& backend,
-                                                       const std::string& arch) const;
+  [[nodiscard]] std::optional<TargetLimits> for_target(const Target& target) const;
+  // Transitional, for src/check/check.cpp's call; new code passes the Target.
+  [[nodiscard]] std::optional<TargetLimits> for_target(Backend backend,
+                                                       const std::string& arch) const {
+    return for_target(Target{backend, arch});
+  }
 
  private:
   std::map<std::string, TargetLimits> targets_;  // "cuda:90" -> limits (defaults merged in)
@@ -39,10 +44,12 @@ class LaunchLimits {
 // What launching a compiled cell needs, and what of it exceeds the target's limits.
 struct LaunchCheck {
   nlohmann::json needs = nlohmann::json::object();
-  std::vector<std::string>
-      problems;  // "needs 245760 bytes of shared memory; cuda:90 allows 232448"
+  // "needs 245760 bytes of shared memory; cuda:90 allows 232448"
+  std::vector<std::string> problems;
 };
 
+// Reads the cell's compiled metadata (warps, warp size, shared memory, CTAs, tensor memory) and
+// its register count; a metadata without a warp size gets the target's.
 LaunchCheck check_launch(const CellResult& cell, const TargetLimits& limits);
 
 }  // namespace portcheck

@@ -1,6 +1,8 @@
 #pragma once
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -12,7 +14,23 @@ namespace portcheck {
 // unchecked: not compiled (--static-only) and not predicted to fail.
 enum class Status { ok, failed, xfail, xpass, launch, unchecked };
 
+// Each status's name in reports and the result cache. One row per status, in enum order.
+struct StatusRow {
+  Status value;
+  std::string_view name;
+};
+inline constexpr auto kStatuses = std::to_array<StatusRow>({
+    {Status::ok, "ok"},
+    {Status::failed, "failed"},
+    {Status::xfail, "xfail"},
+    {Status::xpass, "xpass"},
+    {Status::launch, "launch"},
+    {Status::unchecked, "unchecked"},
+});
+
 // Why a cell failed. `internal_error` is a bug of ours and is never blamed on the kernel.
+// A new kind is an enumerator and its row in kFailureKinds below (then the rule in
+// check/classify.cpp that recognises it, if the compiler's output is what tells it apart).
 enum class FailureKind {
   none,
   frontend_error,
@@ -28,6 +46,29 @@ enum class FailureKind {
   launch_limit,  // compiled; exceeds a launch limit of the target
 };
 
+// Each kind's name (reports, fingerprints, the result cache: changing one changes them all) and
+// the short label a matrix cell shows. One row per kind, in enum order.
+struct FailureKindRow {
+  FailureKind value;
+  std::string_view name;
+  std::string_view label;
+};
+inline constexpr auto kFailureKinds = std::to_array<FailureKindRow>({
+    {FailureKind::none, "", "ok"},
+    {FailureKind::frontend_error, "frontend-error", "front"},
+    {FailureKind::mlir_error, "mlir-error", "mlir"},
+    {FailureKind::llvm_error, "llvm-error", "llvm"},
+    {FailureKind::assembler_error, "assembler-error", "asm"},
+    {FailureKind::timeout, "timeout", "timeout"},
+    {FailureKind::crash, "crash", "crash"},
+    {FailureKind::oom, "oom", "oom"},
+    {FailureKind::import_error, "import-error", "import"},
+    {FailureKind::internal_error, "internal-error", "internal"},
+    {FailureKind::predicted, "predicted", "pred"},
+    {FailureKind::launch_limit, "launch-limit", "launch"},
+});
+
+// Both directions read the tables above; "?" names a value without a row.
 std::string to_string(Status status);
 std::string to_string(FailureKind kind);
 std::optional<Status> status_from_string(const std::string& text);
@@ -65,13 +106,12 @@ struct CellResult {
   std::string log;
   std::optional<SourceLocation> kernel_source;  // the def
   std::optional<SourceLocation> error_source;   // the failing line, when the compiler said it
-  bool cached = false;
+  bool cached = false;       // served from the result cache, not compiled in this run
   nlohmann::json predicted;  // null, or the static pre-checks' {reason, stage, what, name}
   nlohmann::json launch;     // null, or {needs, limits, problems} for compiled cells
-  nlohmann::json
-      exported;  // null, or what the worker exported: {directory, binary, assembly, params, folded}
-  bool in_baseline = false;  // failed as the baseline says it did: not new  // served from the
-                             // result cache, not compiled in this run
+  // null, or what the worker exported: {directory, binary, assembly, params, folded}
+  nlohmann::json exported;
+  bool in_baseline = false;  // failed as the baseline says it did: not new
   std::string why;           // from the known-failure table
   std::string link;
 

@@ -1,5 +1,4 @@
 #pragma once
-// The tool's own data files (data/*.toml): absent means empty, malformed is an environment error.
 #include <filesystem>
 #include <optional>
 #include <string_view>
@@ -11,6 +10,8 @@
 
 namespace portcheck {
 
+// One of the tool's own data files (data/*.toml), `what` naming it in errors: absent means empty
+// (nullopt), malformed is an EnvironmentError, since the installation is broken.
 inline std::optional<toml::table> load_data_table(const std::filesystem::path& file,
                                                   std::string_view what) {
   if (!std::filesystem::exists(file)) return std::nullopt;

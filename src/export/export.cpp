@@ -10,8 +10,9 @@
 
 namespace portcheck {
 
-std::string c_type_for(const std::string& triton_type, const std::string& backend) {
-  if (triton_type.starts_with("*")) return backend == "hip" ? "hipDeviceptr_t" : "CUdeviceptr";
+std::string c_type_for(const std::string& triton_type, Backend backend) {
+  if (triton_type.starts_with("*"))
+    return backend == Backend::hip ? "hipDeviceptr_t" : "CUdeviceptr";
   static const std::map<std::string, std::string> scalars = {
       {"i1", "int8_t"},    {"i8", "int8_t"},    {"i16", "int16_t"},   {"i32", "int32_t"},
       {"i64", "int64_t"},  {"u1", "uint8_t"},   {"u8", "uint8_t"},    {"u16", "uint16_t"},
@@ -24,20 +25,20 @@ std::string c_type_for(const std::string& triton_type, const std::string& backen
 nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
   const auto& md = cell.metadata;
   const auto& ex = cell.exported;
-  const auto backend = cell.target.substr(0, cell.target.find(':'));
+  const auto target = checked_target(cell.target);
   const int warps = md.value("num_warps", 0);
-  const int warp_size =
-      md.value("warp_size", backend == "hip" && cell.target.starts_with("hip:gfx9") ? 64 : 32);
+  const int warp_size = md.value("warp_size", target.warp_size);
   const std::uint64_t shared = md.value("shared", std::uint64_t{0});
   const int ctas = md.value("num_ctas", 1);
   nlohmann::ordered_json params = nlohmann::ordered_json::array();
   int index = 0;
   for (const auto& p : ex.at("params")) {
-    nlohmann::ordered_json param = {{"index", index++},
-                                    {"name", p.value("name", "")},
-                                    {"kind", p.value("kind", "")},
-                                    {"c_type", c_type_for(p.value("triton_type", ""), backend)},
-                                    {"triton_type", p.value("triton_type", "")}};
+    nlohmann::ordered_json param = {
+        {"index", index++},
+        {"name", p.value("name", "")},
+        {"kind", p.value("kind", "")},
+        {"c_type", c_type_for(p.value("triton_type", ""), target.backend)},
+        {"triton_type", p.value("triton_type", "")}};
     if (p.contains("divisible_by_16")) param["divisible_by_16"] = p["divisible_by_16"];
     params.push_back(param);
   }
@@ -48,8 +49,8 @@ nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
       {"row", cell.kernel},
       {"function", md.value("name", "")},
       {"target", cell.target},
-      {"backend", backend},
-      {"arch", cell.target.substr(cell.target.find(':') + 1)},
+      {"backend", std::string(target.backend.name())},
+      {"arch", target.arch},
       {"triton_version", cell.triton_version},
       {"entry", md.value("name", "")},
       {"binary", ex.value("binary", "")},
@@ -59,7 +60,7 @@ nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
       {"threads_per_block", warps * warp_size},
       {"shared_bytes", shared},
       // Above 48 KiB of dynamic shared memory a CUDA kernel must be allowed more first.
-      {"needs_shared_opt_in", backend == "cuda" && shared > 49152},
+      {"needs_shared_opt_in", target.backend == Backend::cuda && shared > 49152},
       {"num_ctas", ctas},
       {"cluster_dims", {ctas, 1, 1}},
       {"global_scratch",
@@ -95,7 +96,7 @@ std::vector<std::string> write_export(const CellResult& cell) {
   const auto ordered = launch_descriptor(cell);
   const auto descriptor = nlohmann::json::parse(ordered.dump());
   const std::filesystem::path dir = cell.exported.at("directory").get<std::string>();
-  if (descriptor["backend"] == "cuda") {
+  if (checked_target(cell.target).backend == Backend::cuda) {
     const auto ptx = util::read_file(dir / descriptor["assembly"].get<std::string>());
     const auto count = ptx_parameter_count(ptx, descriptor["entry"].get<std::string>());
     if (!count || *count != descriptor["params"].size())

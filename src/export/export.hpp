@@ -5,13 +5,14 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/cell.hpp"
+#include "src/core/target.hpp"
 
 namespace portcheck {
 
 // The C type a kernel parameter of Triton type `triton_type` takes in the binary's parameter
 // buffer: CUdeviceptr/hipDeviceptr_t for pointers, fixed-width integers, float/double, and
 // uint16_t (raw bits) for fp16/bf16 scalars.
-std::string c_type_for(const std::string& triton_type, const std::string& backend);
+std::string c_type_for(const std::string& triton_type, Backend backend);
 
 // Everything needed to launch an exported cell from C/C++ (docs/export.md): entry symbol, block
 // size, dynamic shared memory and whether it needs the opt-in attribute, clusters, scratch

@@ -1,44 +1,16 @@
 #include "src/export/export_header.hpp"
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <set>
+#include <ostream>
 #include <sstream>
-#include <stdexcept>
+
+#include "src/export/launcher_drivers.hpp"
 
 namespace portcheck {
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void bad(const std::string& what) {
-  throw std::invalid_argument("launch descriptor: " + what);
-}
-
-const json& field(const json& d, const char* key) {
-  if (!d.is_object() || !d.contains(key)) bad(std::string("missing \"") + key + "\"");
-  return d.at(key);
-}
-
-std::string string_field(const json& d, const char* key) {
-  const auto& v = field(d, key);
-  if (!v.is_string()) bad(std::string("\"") + key + "\" is not a string");
-  return v.get<std::string>();
-}
-
-std::uint64_t uint_field(const json& d, const char* key, std::uint64_t fallback) {
-  if (!d.is_object() || !d.contains(key)) return fallback;
-  const auto& v = d.at(key);
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-  if (v.is_number_integer() && v.get<std::int64_t>() >= 0)
-    return static_cast<std::uint64_t>(v.get<std::int64_t>());
-  bad(std::string("\"") + key + "\" is not a non-negative integer");
-}
-
-bool bool_field(const json& d, const char* key) {
-  return d.is_object() && d.contains(key) && d.at(key).is_boolean() && d.at(key).get<bool>();
-}
 
 // A C++ string literal holding `text` (escaped; non-ASCII bytes as octal escapes).
 std::string literal(std::string_view text) {
@@ -69,97 +41,8 @@ std::string json_scalar_text(const json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
-// Names a parameter of launch() must not take: C++ keywords, the names launch() itself uses, and
-// macros a C/C++ program commonly has defined.
-const std::set<std::string>& reserved_names() {
-  static const std::set<std::string> names = {
-      // C++ keywords and alternative tokens
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
-      "case", "catch", "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept",
-      "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
-      "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
-      "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
-      "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
-      "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
-      "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-      "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-      "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "final", "override",
-      "import", "module",
-      // names the generated launch() and its types use
-      "stream", "programs_x", "programs_y", "programs_z", "std", "portcheck_export", "hip_api",
-      "cuda_driver", "hip_driver", "CUDA_SUCCESS", "CUDA_ERROR_INVALID_VALUE",
-      "CUDA_ERROR_NOT_SUPPORTED", "CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION",
-      "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE",
-      "CU_CLUSTER_SCHEDULING_POLICY_SPREAD", "CU_LAUNCH_ATTRIBUTE_COOPERATIVE",
-      "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION", "CUdeviceptr", "CUstream",
-      "CUresult", "CUfunction", "CUmodule", "CUlaunchConfig", "CUlaunchAttribute", "int8_t",
-      "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t",
-      // common macros
-      "NULL", "errno", "assert", "EOF", "stdin", "stdout", "stderr", "linux", "unix", "i386",
-      "major", "minor", "BUFSIZ"};
-  return names;
-}
-
-struct Param {
-  std::string kind;      // argument | global_scratch | profile_scratch
-  std::string name;      // C++ identifier (arguments only)
-  std::string original;  // name in the descriptor
-  std::string cpp_type;
-  std::string triton_type;
-};
-
-std::string cpp_type_for(const std::string& c_type, bool hip) {
-  if (c_type == "CUdeviceptr" || c_type == "hipDeviceptr_t")
-    return hip ? "hip_api::deviceptr_t" : "CUdeviceptr";
-  static const std::set<std::string> ints = {"int8_t",  "int16_t",  "int32_t",  "int64_t",
-                                             "uint8_t", "uint16_t", "uint32_t", "uint64_t"};
-  if (ints.contains(c_type)) return "std::" + c_type;
-  if (c_type == "float" || c_type == "double") return c_type;
-  return "";
-}
-
-std::vector<Param> read_params(const json& d, bool hip) {
-  const auto& list = field(d, "params");
-  if (!list.is_array()) bad("\"params\" is not a list");
-  std::vector<Param> params;
-  std::set<std::string> used;
-  bool seen_global = false;
-  bool seen_profile = false;
-  for (const auto& p : list) {
-    Param param;
-    param.kind = p.is_object() ? p.value("kind", std::string("argument")) : "";
-    param.original = p.is_object() ? p.value("name", std::string()) : "";
-    param.triton_type = p.is_object() ? p.value("triton_type", std::string()) : "";
-    const std::string c_type = p.is_object() ? p.value("c_type", std::string()) : "";
-    if (param.kind == "global_scratch" || param.kind == "profile_scratch") {
-      bool& seen = param.kind == "global_scratch" ? seen_global : seen_profile;
-      if (seen) bad("two \"" + param.kind + "\" parameters");
-      seen = true;
-      param.cpp_type = hip ? "hip_api::deviceptr_t" : "CUdeviceptr";
-    } else if (param.kind == "argument") {
-      param.cpp_type = cpp_type_for(c_type, hip);
-      if (param.cpp_type.empty())
-        bad("parameter \"" + param.original + "\" (" +
-            (param.triton_type.empty() ? "?" : param.triton_type) + ") has c_type \"" + c_type +
-            "\", which the launcher cannot pass");
-      std::string name = export_identifier(param.original);
-      if (name == "kernel" && param.original.empty()) name = "arg" + std::to_string(params.size());
-      if (reserved_names().contains(name) || name.ends_with("_")) name += "_arg";
-      const std::string base = name;
-      for (int n = 2; used.contains(name); ++n) name = base + "_" + std::to_string(n);
-      used.insert(name);
-      param.name = name;
-    } else {
-      bad("parameter \"" + param.original + "\" has unknown kind \"" + param.kind + "\"");
-    }
-    params.push_back(param);
-  }
-  return params;
-}
-
 // The image as rows of hex bytes.
-void write_bytes(std::ostringstream& out, const std::vector<unsigned char>& binary) {
+void write_bytes(std::ostream& out, const std::vector<unsigned char>& binary) {
   static const char* hex = "0123456789abcdef";
   std::string line = "     ";
   for (std::size_t i = 0; i < binary.size(); ++i) {
@@ -174,326 +57,9 @@ void write_bytes(std::ostringstream& out, const std::vector<unsigned char>& bina
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// The driver tables, shared by every generated header (guarded, so several headers can be
-// included in one translation unit).
-
-constexpr const char* kCudaDriver = R"CPP(
-#ifndef PORTCHECK_EXPORT_CUDA_DRIVER_V1
-#define PORTCHECK_EXPORT_CUDA_DRIVER_V1
-  // The versioned symbol cuda.h maps a name to (cuMemAlloc -> cuMemAlloc_v2, and the _ptsz/_ptds
-  // forms under CUDA_API_PER_THREAD_DEFAULT_STREAM): dlsym must ask for exactly that one.
-#define PORTCHECK_EXPORT_STR_(x) #x
-#define PORTCHECK_EXPORT_STR(x) PORTCHECK_EXPORT_STR_(x)
-  namespace portcheck_export {
-
-  // libcuda.so.1, opened at run time: a program using these headers links without -lcuda and
-  // starts on machines without a GPU (every call then returns an error code).
-  // Each member is named like the driver function (cuda.h's macros apply to both, so
-  // `cuda_driver().cuMemAlloc(&p, n)` calls cuMemAlloc_v2).
-  struct CudaDriver {
-    void* handle = nullptr;
-    CUresult status = CUDA_ERROR_NOT_INITIALIZED;  // of dlopen, dlsym and cuInit(0)
-    char message[256] = {};                        // why, when status is not CUDA_SUCCESS
-    decltype(&::cuInit) cuInit = nullptr;
-    decltype(&::cuGetErrorString) cuGetErrorString = nullptr;
-    decltype(&::cuGetErrorName) cuGetErrorName = nullptr;
-    decltype(&::cuDriverGetVersion) cuDriverGetVersion = nullptr;
-    decltype(&::cuDeviceGet) cuDeviceGet = nullptr;
-    decltype(&::cuDeviceGetCount) cuDeviceGetCount = nullptr;
-    decltype(&::cuDeviceGetName) cuDeviceGetName = nullptr;
-    decltype(&::cuDeviceGetAttribute) cuDeviceGetAttribute = nullptr;
-    decltype(&::cuDevicePrimaryCtxRetain) cuDevicePrimaryCtxRetain = nullptr;
-    decltype(&::cuDevicePrimaryCtxRelease) cuDevicePrimaryCtxRelease = nullptr;
-    decltype(&::cuCtxGetCurrent) cuCtxGetCurrent = nullptr;
-    decltype(&::cuCtxSetCurrent) cuCtxSetCurrent = nullptr;
-    decltype(&::cuCtxSynchronize) cuCtxSynchronize = nullptr;
-    decltype(&::cuStreamSynchronize) cuStreamSynchronize = nullptr;
-    decltype(&::cuModuleLoadData) cuModuleLoadData = nullptr;
-    decltype(&::cuModuleUnload) cuModuleUnload = nullptr;
-    decltype(&::cuModuleGetFunction) cuModuleGetFunction = nullptr;
-    decltype(&::cuFuncSetAttribute) cuFuncSetAttribute = nullptr;
-    decltype(&::cuLaunchKernel) cuLaunchKernel = nullptr;
-    decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;  // optional: CUDA 12+ drivers
-    decltype(&::cuMemAlloc) cuMemAlloc = nullptr;
-    decltype(&::cuMemFree) cuMemFree = nullptr;
-    decltype(&::cuMemcpyHtoD) cuMemcpyHtoD = nullptr;
-    decltype(&::cuMemcpyDtoH) cuMemcpyDtoH = nullptr;
-    decltype(&::cuMemsetD8) cuMemsetD8 = nullptr;
-
-    bool ok() const noexcept { return status == CUDA_SUCCESS; }
-
-    void open() noexcept {
-      handle = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-      if (handle == nullptr) {
-        fail(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, "cannot dlopen libcuda.so.1: ", ::dlerror());
-        return;
-      }
-#define PORTCHECK_EXPORT_SYM(member, required)                                                \
-    member = reinterpret_cast<decltype(member)>(::dlsym(handle, PORTCHECK_EXPORT_STR(member))); \
-    if ((required) && member == nullptr) {                                                      \
-      fail(CUDA_ERROR_NOT_FOUND, "libcuda.so.1 has no symbol ", PORTCHECK_EXPORT_STR(member));  \
-      return;                                                                                   \
-    }
-      PORTCHECK_EXPORT_SYM(cuInit, true)
-      PORTCHECK_EXPORT_SYM(cuGetErrorString, true)
-      PORTCHECK_EXPORT_SYM(cuGetErrorName, true)
-      PORTCHECK_EXPORT_SYM(cuDriverGetVersion, true)
-      PORTCHECK_EXPORT_SYM(cuDeviceGet, true)
-      PORTCHECK_EXPORT_SYM(cuDeviceGetCount, true)
-      PORTCHECK_EXPORT_SYM(cuDeviceGetName, true)
-      PORTCHECK_EXPORT_SYM(cuDeviceGetAttribute, true)
-      PORTCHECK_EXPORT_SYM(cuDevicePrimaryCtxRetain, true)
-      PORTCHECK_EXPORT_SYM(cuDevicePrimaryCtxRelease, true)
-      PORTCHECK_EXPORT_SYM(cuCtxGetCurrent, true)
-      PORTCHECK_EXPORT_SYM(cuCtxSetCurrent, true)
-      PORTCHECK_EXPORT_SYM(cuCtxSynchronize, true)
-      PORTCHECK_EXPORT_SYM(cuStreamSynchronize, true)
-      PORTCHECK_EXPORT_SYM(cuModuleLoadData, true)
-      PORTCHECK_EXPORT_SYM(cuModuleUnload, true)
-      PORTCHECK_EXPORT_SYM(cuModuleGetFunction, true)
-      PORTCHECK_EXPORT_SYM(cuFuncSetAttribute, true)
-      PORTCHECK_EXPORT_SYM(cuLaunchKernel, true)
-      PORTCHECK_EXPORT_SYM(cuLaunchKernelEx, false)
-      PORTCHECK_EXPORT_SYM(cuMemAlloc, true)
-      PORTCHECK_EXPORT_SYM(cuMemFree, true)
-      PORTCHECK_EXPORT_SYM(cuMemcpyHtoD, true)
-      PORTCHECK_EXPORT_SYM(cuMemcpyDtoH, true)
-      PORTCHECK_EXPORT_SYM(cuMemsetD8, true)
-#undef PORTCHECK_EXPORT_SYM
-      const CUresult init = cuInit(0);
-      if (init != CUDA_SUCCESS) {
-        const char* text = nullptr;
-        cuGetErrorString(init, &text);
-        fail(init, "cuInit failed: ", text != nullptr ? text : "unknown error");
-        return;
-      }
-      status = CUDA_SUCCESS;
-    }
-
-   private:
-    void fail(CUresult code, const char* what, const char* detail) noexcept {
-      status = code;
-      std::snprintf(message, sizeof message, "%s%s", what, detail != nullptr ? detail : "");
-    }
-  };
-
-  // The process's one table, opened (and cuInit called) on first use; thread-safe.
-  inline const CudaDriver& cuda_driver() noexcept {
-    static const CudaDriver driver = [] {
-      CudaDriver d;
-      d.open();
-      return d;
-    }();
-    return driver;
-  }
-
-  // Text for an error code of a launcher or of the driver, also when the driver did not load.
-  inline const char* error_string(CUresult code) noexcept {
-    const CudaDriver& d = cuda_driver();
-    if (!d.ok() && code == d.status) return d.message;
-    const char* text = nullptr;
-    if (d.cuGetErrorString != nullptr && d.cuGetErrorString(code, &text) == CUDA_SUCCESS &&
-        text != nullptr)
-      return text;
-    return "unknown CUDA error";
-  }
-
-  }       // namespace portcheck_export
-#endif  // PORTCHECK_EXPORT_CUDA_DRIVER_V1
-)CPP";
-
-constexpr const char* kHipDriver = R"CPP(
-#ifndef PORTCHECK_EXPORT_HIP_DRIVER_V1
-#define PORTCHECK_EXPORT_HIP_DRIVER_V1
-#if defined(__has_include)
-#if __has_include(<hip/hip_runtime_api.h>)
-#include <hip/hip_runtime_api.h>
-#define PORTCHECK_EXPORT_HAVE_HIP_HEADERS 1
-#endif
-#endif
-  namespace portcheck_export {
-
-  // The few HIP types the launcher needs: HIP's own when its headers are installed, otherwise
-  // stand-ins of the same size and calling convention (HIP's module API is plain C).
-  namespace hip_api {
-#ifdef PORTCHECK_EXPORT_HAVE_HIP_HEADERS
-  using error_t = ::hipError_t;
-  using module_t = ::hipModule_t;
-  using function_t = ::hipFunction_t;
-  using stream_t = ::hipStream_t;
-  using deviceptr_t = ::hipDeviceptr_t;
-#else
-  using error_t = int;
-  using module_t = struct ihipModule_t*;
-  using function_t = struct ihipModuleSymbol_t*;
-  using stream_t = struct ihipStream_t*;
-  using deviceptr_t = void*;
-#endif
-  inline constexpr error_t success = static_cast<error_t>(0);
-  inline constexpr error_t error_invalid_value = static_cast<error_t>(1);
-  inline constexpr error_t error_not_initialized = static_cast<error_t>(3);
-  inline constexpr error_t error_shared_object_init_failed = static_cast<error_t>(303);
-  inline constexpr error_t error_not_found = static_cast<error_t>(500);
-  inline constexpr error_t error_not_supported = static_cast<error_t>(801);
-  }  // namespace hip_api
-
-  // libamdhip64.so, opened at run time: a program using these headers links without -lamdhip64.
-  struct HipDriver {
-    using error_t = hip_api::error_t;
-    void* handle = nullptr;
-    error_t status = hip_api::error_not_initialized;  // of dlopen, dlsym and hipInit(0)
-    char message[256] = {};
-    error_t (*hipInit)(unsigned int) = nullptr;
-    const char* (*hipGetErrorString)(error_t) = nullptr;
-    error_t (*hipGetDeviceCount)(int*) = nullptr;
-    error_t (*hipSetDevice)(int) = nullptr;
-    error_t (*hipDeviceSynchronize)() = nullptr;
-    error_t (*hipStreamSynchronize)(hip_api::stream_t) = nullptr;
-    error_t (*hipModuleLoadData)(hip_api::module_t*, const void*) = nullptr;
-    error_t (*hipModuleUnload)(hip_api::module_t) = nullptr;
-    error_t (*hipModuleGetFunction)(hip_api::function_t*, hip_api::module_t, const char*) = nullptr;
-    error_t (*hipModuleLaunchKernel)(hip_api::function_t, unsigned int, unsigned int, unsigned int,
-                                     unsigned int, unsigned int, unsigned int, unsigned int,
-                                     hip_api::stream_t, void**, void**) = nullptr;
-    error_t (*hipMalloc)(void**, std::size_t) = nullptr;
-    error_t (*hipFree)(void*) = nullptr;
-    error_t (*hipMemcpyHtoD)(hip_api::deviceptr_t, void*, std::size_t) = nullptr;
-    error_t (*hipMemcpyDtoH)(void*, hip_api::deviceptr_t, std::size_t) = nullptr;
-
-    bool ok() const noexcept { return status == hip_api::success; }
-
-    void open() noexcept {
-      const char* names[] = {"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6"};
-      for (const char* name : names) {
-        handle = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
-        if (handle != nullptr) break;
-      }
-      if (handle == nullptr) {
-        fail(hip_api::error_shared_object_init_failed, "cannot dlopen libamdhip64.so: ", ::dlerror());
-        return;
-      }
-#define PORTCHECK_EXPORT_SYM(member)                                          \
-    member = reinterpret_cast<decltype(member)>(::dlsym(handle, #member));      \
-    if (member == nullptr) {                                                    \
-      fail(hip_api::error_not_found, "libamdhip64.so has no symbol ", #member); \
-      return;                                                                   \
-    }
-      PORTCHECK_EXPORT_SYM(hipInit)
-      PORTCHECK_EXPORT_SYM(hipGetErrorString)
-      PORTCHECK_EXPORT_SYM(hipGetDeviceCount)
-      PORTCHECK_EXPORT_SYM(hipSetDevice)
-      PORTCHECK_EXPORT_SYM(hipDeviceSynchronize)
-      PORTCHECK_EXPORT_SYM(hipStreamSynchronize)
-      PORTCHECK_EXPORT_SYM(hipModuleLoadData)
-      PORTCHECK_EXPORT_SYM(hipModuleUnload)
-      PORTCHECK_EXPORT_SYM(hipModuleGetFunction)
-      PORTCHECK_EXPORT_SYM(hipModuleLaunchKernel)
-      PORTCHECK_EXPORT_SYM(hipMalloc)
-      PORTCHECK_EXPORT_SYM(hipFree)
-      PORTCHECK_EXPORT_SYM(hipMemcpyHtoD)
-      PORTCHECK_EXPORT_SYM(hipMemcpyDtoH)
-#undef PORTCHECK_EXPORT_SYM
-      const error_t init = hipInit(0);
-      if (init != hip_api::success) {
-        const char* text = hipGetErrorString(init);
-        fail(init, "hipInit failed: ", text != nullptr ? text : "unknown error");
-        return;
-      }
-      status = hip_api::success;
-    }
-
-   private:
-    void fail(error_t code, const char* what, const char* detail) noexcept {
-      status = code;
-      std::snprintf(message, sizeof message, "%s%s", what, detail != nullptr ? detail : "");
-    }
-  };
-
-  inline const HipDriver& hip_driver() noexcept {
-    static const HipDriver driver = [] {
-      HipDriver d;
-      d.open();
-      return d;
-    }();
-    return driver;
-  }
-
-  inline const char* hip_error_string(hip_api::error_t code) noexcept {
-    const HipDriver& d = hip_driver();
-    if (!d.ok() && code == d.status) return d.message;
-    const char* text = d.hipGetErrorString != nullptr ? d.hipGetErrorString(code) : nullptr;
-    return text != nullptr ? text : "unknown HIP error";
-  }
-
-  }       // namespace portcheck_export
-#endif  // PORTCHECK_EXPORT_HIP_DRIVER_V1
-)CPP";
-
-struct Info {
-  bool hip = false;
-  std::string row, kernel, target, entry, triton_version, binary_name, struct_name;
-  std::uint64_t num_warps = 0, warp_size = 0, threads = 0, shared = 0, num_ctas = 1;
-  std::uint64_t cluster[3] = {1, 1, 1};
-  std::uint64_t gs_size = 0, gs_align = 1, ps_size = 0, ps_align = 1;
-  bool launch_pdl = false, cooperative = false;
-  std::size_t binary_size = 0;
-  std::vector<Param> params;
-};
-
-Info read_info(const json& d, const std::vector<unsigned char>& binary) {
-  Info info;
-  const auto version = uint_field(d, "descriptor_version", 0);
-  if (version != 1) bad("descriptor_version " + std::to_string(version) + " is not 1");
-  const auto backend = string_field(d, "backend");
-  if (backend != "cuda" && backend != "hip") bad("unknown backend \"" + backend + "\"");
-  info.hip = backend == "hip";
-  info.target = string_field(d, "target");
-  info.kernel =
-      d.contains("kernel") && d["kernel"].is_string() ? d["kernel"].get<std::string>() : "";
-  info.row = d.contains("row") && d["row"].is_string() ? d["row"].get<std::string>() : info.kernel;
-  info.entry = string_field(d, "entry");
-  if (info.entry.empty()) bad("\"entry\" is empty");
-  info.triton_version = d.value("triton_version", std::string("?"));
-  info.binary_name = d.value("binary", std::string("?"));
-  info.struct_name = launcher_struct_name(d);
-  info.num_warps = uint_field(d, "num_warps", 0);
-  info.warp_size = uint_field(d, "warp_size", info.hip ? 64 : 32);
-  info.threads = uint_field(d, "threads_per_block", info.num_warps * info.warp_size);
-  if (info.threads == 0 || info.threads > 0xFFFFFFFFu) bad("threads_per_block must be 1 .. 2^32-1");
-  info.shared = uint_field(d, "shared_bytes", 0);
-  if (info.shared > 0xFFFFFFFFu) bad("shared_bytes does not fit in 32 bits");
-  info.num_ctas = uint_field(d, "num_ctas", 1);
-  if (info.num_ctas == 0 || info.num_ctas > 0xFFFFFFFFu) bad("num_ctas must be at least 1");
-  info.cluster[0] = info.num_ctas;
-  if (d.contains("cluster_dims") && d["cluster_dims"].is_array() && d["cluster_dims"].size() == 3) {
-    std::uint64_t dims[3];
-    for (int i = 0; i < 3; ++i) {
-      const auto& v = d["cluster_dims"][i];
-      dims[i] = v.is_number_integer() && v.get<std::int64_t>() > 0 ? v.get<std::uint64_t>() : 0;
-    }
-    // Taken only when consistent with num_ctas, as Triton's launcher clusters along x.
-    if (dims[0] > 0 && dims[1] > 0 && dims[2] > 0 && dims[0] * dims[1] * dims[2] == info.num_ctas)
-      for (int i = 0; i < 3; ++i) info.cluster[i] = dims[i];
-  }
-  if (d.contains("global_scratch")) {
-    info.gs_size = uint_field(d["global_scratch"], "size", 0);
-    info.gs_align = std::max<std::uint64_t>(1, uint_field(d["global_scratch"], "align", 1));
-  }
-  if (d.contains("profile_scratch")) {
-    info.ps_size = uint_field(d["profile_scratch"], "size", 0);
-    info.ps_align = std::max<std::uint64_t>(1, uint_field(d["profile_scratch"], "align", 1));
-  }
-  info.launch_pdl = bool_field(d, "launch_pdl");
-  info.cooperative = bool_field(d, "launch_cooperative_grid");
-  info.params = read_params(d, info.hip);
-  if (binary.empty()) bad("the binary is empty");
-  info.binary_size = binary.size();
-  if (info.hip && info.num_ctas != 1) bad("num_ctas > 1 on a HIP target");
-  return info;
-}
-
-void write_preamble(std::ostringstream& out, const json& d, const Info& info) {
+// The header's opening comment (what it holds and how to use it) and its #includes.
+void write_preamble(std::ostream& out, const json& d, const LauncherInfo& info) {
+  const auto& api = driver_api(info.backend);
   out << "// Generated by triton-portcheck export. Do not edit: export again instead.\n";
   out << "// portcheck-export: row=" << comment_text(info.row)
       << " target=" << comment_text(info.target) << " struct=portcheck_export::" << info.struct_name
@@ -520,18 +86,17 @@ void write_preamble(std::ostringstream& out, const json& d, const Info& info) {
     out << "// Grid: " << comment_text(d["grid"].get<std::string>()) << "\n";
   out << "// Usage: make a context current, then\n"
       << "//   portcheck_export::" << info.struct_name << " k;\n"
-      << "//   " << (info.hip ? "hip_api::error_t" : "CUresult") << " r = k.load();"
+      << "//   " << api.result << " r = k.load();"
       << "  // or let the first launch() load it\n"
       << "//   r = k.launch(stream, programs_x, programs_y, programs_z";
   for (const auto& p : info.params)
-    if (p.kind == "argument") out << ", " << p.name;
+    if (p.is_argument()) out << ", " << p.name;
   out << ");\n";
-  out << "// Every call returns the driver's error code"
-      << (info.hip ? " (hip_error_string() names it)" : " (error_string() names it)")
-      << "; nothing exits or throws.\n";
+  out << "// Every call returns the driver's error code (" << api.error_string
+      << " names it); nothing exits or throws.\n";
   out << "// Requires C++17.\n";
   out << "#pragma once\n\n";
-  if (!info.hip) out << "#include <cuda.h>\n";
+  out << api.include;
   out << "#include <dlfcn.h>\n\n#include <cstddef>\n#include <cstdint>\n#include <cstdio>\n";
 }
 
@@ -539,337 +104,380 @@ std::string scratch_ptr_local(const std::string& kind) {
   return kind == "global_scratch" ? "global_scratch_ptr_" : "profile_scratch_ptr_";
 }
 
-void write_struct(std::ostringstream& out, const Info& info,
-                  const std::vector<unsigned char>& binary) {
-  const bool hip = info.hip;
-  const std::string R = hip ? "hip_api::error_t" : "CUresult";
-  const std::string OK = hip ? "hip_api::success" : "CUDA_SUCCESS";
-  const std::string ptr_t = hip ? "hip_api::deviceptr_t" : "CUdeviceptr";
-  const std::string drv = hip ? "hip_driver()" : "cuda_driver()";
-  const std::string S = info.struct_name;
-  std::size_t num_args = 0;
-  for (const auto& p : info.params) num_args += p.kind == "argument";
+// Writes the generated class portcheck_export::<struct_name>, one function per member function
+// the class gets (load, launch, unload, reserve_scratch_), so that each is read and changed
+// alone. Where the backends differ only in the driver's words the text is shared (DriverApi);
+// where their code differs, the cuda_ and hip_ functions write it.
+class ClassWriter {
+ public:
+  ClassWriter(std::ostream& out, const LauncherInfo& info)
+      : out_(out), info_(info), api_(driver_api(info.backend)), name_(info.struct_name) {}
 
-  out << "\nnamespace portcheck_export {\n\n";
-  out << "class " << S << " {\n public:\n";
-  out << "  static constexpr const char* row = " << literal(info.row) << ";\n";
-  out << "  static constexpr const char* kernel = " << literal(info.kernel) << ";\n";
-  out << "  static constexpr const char* target = " << literal(info.target) << ";\n";
-  out << "  static constexpr const char* entry = " << literal(info.entry) << ";\n";
-  out << "  static constexpr const char* triton_version = " << literal(info.triton_version)
-      << ";\n";
-  out << "  static constexpr unsigned num_warps = " << info.num_warps << ";\n";
-  out << "  static constexpr unsigned threads_per_block = " << info.threads << ";\n";
-  out << "  static constexpr unsigned shared_bytes = " << info.shared << ";\n";
-  out << "  static constexpr unsigned num_ctas = " << info.num_ctas << ";\n";
-  out << "  static constexpr std::size_t global_scratch_size = " << info.gs_size << ";\n";
-  out << "  static constexpr std::size_t global_scratch_align = " << info.gs_align << ";\n";
-  out << "  static constexpr std::size_t profile_scratch_size = " << info.ps_size << ";\n";
-  out << "  static constexpr std::size_t profile_scratch_align = " << info.ps_align << ";\n";
-  out << "  static constexpr std::size_t num_params = " << info.params.size()
-      << ";  // in the binary, scratch pointers included\n";
-  out << "  static constexpr std::size_t num_arguments = " << num_args
-      << ";  // of launch() after the grid\n";
-  out << "  static constexpr std::size_t image_size = " << binary.size() << ";\n";
-  out << "  // The " << (hip ? "hsaco" : "cubin") << ", byte for byte.\n";
-  out << "  alignas(64) static constexpr unsigned char image[" << binary.size() << "] = {\n";
-  write_bytes(out, binary);
-  out << "  };\n\n";
+  void write(const std::vector<unsigned char>& binary) {
+    out_ << "\nnamespace portcheck_export {\n\n";
+    out_ << "class " << name_ << " {\n public:\n";
+    constants(binary);
+    out_ << "  " << name_ << "() = default;\n";
+    out_ << "  " << name_ << "(const " << name_ << "&) = delete;\n";
+    out_ << "  " << name_ << "& operator=(const " << name_ << "&) = delete;\n";
+    out_ << "  ~" << name_ << "() { unload(); }\n\n";
+    load();
+    launch();
+    unload();
+    out_ << "  bool loaded() const noexcept { return function_ != nullptr; }\n";
+    out_ << "  " << api_.function << " function() const noexcept { return function_; }\n";
+    out_ << "  " << api_.module << " module() const noexcept { return module_; }\n\n";
+    out_ << " private:\n";
+    reserve_scratch();
+    members();
+    out_ << "};\n\n";
+    out_ << "}  // namespace portcheck_export\n";
+  }
 
-  out << "  " << S << "() = default;\n";
-  out << "  " << S << "(const " << S << "&) = delete;\n";
-  out << "  " << S << "& operator=(const " << S << "&) = delete;\n";
-  out << "  ~" << S << "() { unload(); }\n\n";
+ private:
+  [[nodiscard]] bool hip() const { return info_.backend == Backend::hip; }
 
-  // load()
-  out << "  // Loads the image into the current " << (hip ? "device" : "context")
-      << " and finds the entry. Idempotent.\n";
-  out << "  " << R << " load() noexcept {\n";
-  out << "    if (function_ != nullptr) return " << OK << ";\n";
-  out << "    const auto& d = " << drv << ";\n";
-  out << "    if (!d.ok()) return d.status;\n";
-  if (!hip) {
-    out << "    CUcontext context = nullptr;\n";
-    out << "    CUresult r = d.cuCtxGetCurrent(&context);\n";
-    out << "    if (r != CUDA_SUCCESS) return r;\n";
-    out << "    if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;\n";
-    out << "    CUmodule module = nullptr;\n";
-    out << "    r = d.cuModuleLoadData(&module, image);\n";
-    out << "    if (r != CUDA_SUCCESS) return r;\n";
-    out << "    CUfunction function = nullptr;\n";
-    out << "    r = d.cuModuleGetFunction(&function, module, entry);\n";
-    if (info.shared > 49152) {
-      out << "    // More than 48 KiB of dynamic shared memory must be allowed first.\n";
-      out << "    if (r == CUDA_SUCCESS)\n";
-      out << "      r = d.cuFuncSetAttribute(function, "
-             "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,\n";
-      out << "                               static_cast<int>(shared_bytes));\n";
+  // The descriptor's facts as static members, then the image.
+  void constants(const std::vector<unsigned char>& binary) {
+    out_ << "  static constexpr const char* row = " << literal(info_.row) << ";\n";
+    out_ << "  static constexpr const char* kernel = " << literal(info_.kernel) << ";\n";
+    out_ << "  static constexpr const char* target = " << literal(info_.target) << ";\n";
+    out_ << "  static constexpr const char* entry = " << literal(info_.entry) << ";\n";
+    out_ << "  static constexpr const char* triton_version = " << literal(info_.triton_version)
+         << ";\n";
+    out_ << "  static constexpr unsigned num_warps = " << info_.num_warps << ";\n";
+    out_ << "  static constexpr unsigned threads_per_block = " << info_.threads << ";\n";
+    out_ << "  static constexpr unsigned shared_bytes = " << info_.shared << ";\n";
+    out_ << "  static constexpr unsigned num_ctas = " << info_.num_ctas << ";\n";
+    out_ << "  static constexpr std::size_t global_scratch_size = " << info_.gs_size << ";\n";
+    out_ << "  static constexpr std::size_t global_scratch_align = " << info_.gs_align << ";\n";
+    out_ << "  static constexpr std::size_t profile_scratch_size = " << info_.ps_size << ";\n";
+    out_ << "  static constexpr std::size_t profile_scratch_align = " << info_.ps_align << ";\n";
+    out_ << "  static constexpr std::size_t num_params = " << info_.params.size()
+         << ";  // in the binary, scratch pointers included\n";
+    out_ << "  static constexpr std::size_t num_arguments = " << info_.num_arguments()
+         << ";  // of launch() after the grid\n";
+    out_ << "  static constexpr std::size_t image_size = " << binary.size() << ";\n";
+    out_ << "  // The " << api_.image << ", byte for byte.\n";
+    out_ << "  alignas(64) static constexpr unsigned char image[" << binary.size() << "] = {\n";
+    write_bytes(out_, binary);
+    out_ << "  };\n\n";
+  }
+
+  void load() {
+    out_ << "  // Loads the image into the current " << api_.loads_into
+         << " and finds the entry. Idempotent.\n";
+    out_ << "  " << api_.result << " load() noexcept {\n";
+    out_ << "    if (function_ != nullptr) return " << api_.success << ";\n";
+    out_ << "    const auto& d = " << api_.driver << ";\n";
+    out_ << "    if (!d.ok()) return d.status;\n";
+    if (hip())
+      hip_load_module();
+    else
+      cuda_load_module();
+    out_ << "    module_ = module;\n";
+    out_ << "    function_ = function;\n";
+    out_ << "    return " << api_.success << ";\n";
+    out_ << "  }\n\n";
+  }
+
+  // Into the current context, with the function attributes the launch needs set first.
+  void cuda_load_module() {
+    out_ << "    CUcontext context = nullptr;\n";
+    out_ << "    CUresult r = d.cuCtxGetCurrent(&context);\n";
+    out_ << "    if (r != CUDA_SUCCESS) return r;\n";
+    out_ << "    if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;\n";
+    out_ << "    CUmodule module = nullptr;\n";
+    out_ << "    r = d.cuModuleLoadData(&module, image);\n";
+    out_ << "    if (r != CUDA_SUCCESS) return r;\n";
+    out_ << "    CUfunction function = nullptr;\n";
+    out_ << "    r = d.cuModuleGetFunction(&function, module, entry);\n";
+    if (info_.shared > 49152) {
+      out_ << "    // More than 48 KiB of dynamic shared memory must be allowed first.\n";
+      out_ << "    if (r == CUDA_SUCCESS)\n";
+      out_ << "      r = d.cuFuncSetAttribute(function, "
+              "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,\n";
+      out_ << "                               static_cast<int>(shared_bytes));\n";
     }
-    if (info.num_ctas == 16) {
-      out << "    // A cluster of 16 is non-portable: it must be allowed explicitly (as Triton "
-             "does).\n";
-      out << "    if (r == CUDA_SUCCESS)\n";
-      out << "      r = d.cuFuncSetAttribute(function, "
-             "CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);\n";
+    if (info_.num_ctas == 16) {
+      out_ << "    // A cluster of 16 is non-portable: it must be allowed explicitly (as Triton "
+              "does).\n";
+      out_ << "    if (r == CUDA_SUCCESS)\n";
+      out_ << "      r = d.cuFuncSetAttribute(function, "
+              "CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);\n";
     }
-    out << "    if (r != CUDA_SUCCESS) {\n";
-    out << "      d.cuModuleUnload(module);\n";
-    out << "      return r;\n";
-    out << "    }\n";
-  } else {
-    out << "    hip_api::module_t module = nullptr;\n";
-    out << "    " << R << " r = d.hipModuleLoadData(&module, image);\n";
-    out << "    if (r != hip_api::success) return r;\n";
-    out << "    hip_api::function_t function = nullptr;\n";
-    out << "    r = d.hipModuleGetFunction(&function, module, entry);\n";
-    out << "    if (r != hip_api::success) {\n";
-    out << "      d.hipModuleUnload(module);\n";
-    out << "      return r;\n";
-    out << "    }\n";
+    out_ << "    if (r != CUDA_SUCCESS) {\n";
+    out_ << "      d.cuModuleUnload(module);\n";
+    out_ << "      return r;\n";
+    out_ << "    }\n";
   }
-  out << "    module_ = module;\n";
-  out << "    function_ = function;\n";
-  out << "    return " << OK << ";\n";
-  out << "  }\n\n";
 
-  // launch()
-  out << "  // Launches programs_x x programs_y x programs_z programs (Triton's grid) on "
-         "`stream`.\n";
-  out << "  // Loads first when load() was not called. An empty grid launches nothing.\n";
-  out << "  // Parameters after the grid, in the kernel's order:\n";
-  for (const auto& p : info.params) {
-    if (p.kind != "argument") continue;
-    out << "  //   " << p.name << ": " << comment_text(p.triton_type.empty() ? "?" : p.triton_type);
-    if (p.name != p.original) out << " (argument " << comment_text(p.original) << ")";
-    out << "\n";
+  void hip_load_module() {
+    out_ << "    hip_api::module_t module = nullptr;\n";
+    out_ << "    " << api_.result << " r = d.hipModuleLoadData(&module, image);\n";
+    out_ << "    if (r != hip_api::success) return r;\n";
+    out_ << "    hip_api::function_t function = nullptr;\n";
+    out_ << "    r = d.hipModuleGetFunction(&function, module, entry);\n";
+    out_ << "    if (r != hip_api::success) {\n";
+    out_ << "      d.hipModuleUnload(module);\n";
+    out_ << "      return r;\n";
+    out_ << "    }\n";
   }
-  if (info.gs_size > 0 || info.ps_size > 0)
-    out << "  // Scratch memory is allocated here, kept for the next launches and grown when a "
-           "larger\n"
-           "  // grid needs more (growing first synchronises the context: launches in flight may "
-           "use it).\n";
-  out << "  " << R << " launch(" << (hip ? "hip_api::stream_t" : "CUstream")
-      << " stream, unsigned programs_x, unsigned programs_y, unsigned programs_z";
-  for (const auto& p : info.params)
-    if (p.kind == "argument") out << ",\n         " << p.cpp_type << " " << p.name;
-  out << ") noexcept {\n";
-  out << "    " << R << " r_ = this->load();\n";
-  out << "    if (r_ != " << OK << ") return r_;\n";
-  out << "    if (programs_x == 0 || programs_y == 0 || programs_z == 0) return " << OK << ";\n";
-  out << "    const auto& d_ = " << drv << ";\n";
-  if (info.num_ctas > 1) {
-    out << "    if (programs_x > 0xFFFFFFFFu / " << S
-        << "::num_ctas) return CUDA_ERROR_INVALID_VALUE;\n";
+
+  void launch() {
+    launch_comment();
+    out_ << "  " << api_.result << " launch(" << api_.stream
+         << " stream, unsigned programs_x, unsigned programs_y, unsigned programs_z";
+    for (const auto& p : info_.params)
+      if (p.is_argument()) out_ << ",\n         " << p.cpp_type << " " << p.name;
+    out_ << ") noexcept {\n";
+    out_ << "    " << api_.result << " r_ = this->load();\n";
+    out_ << "    if (r_ != " << api_.success << ") return r_;\n";
+    out_ << "    if (programs_x == 0 || programs_y == 0 || programs_z == 0) return " << api_.success
+         << ";\n";
+    out_ << "    const auto& d_ = " << api_.driver << ";\n";
+    if (info_.num_ctas > 1) {
+      out_ << "    if (programs_x > 0xFFFFFFFFu / " << name_
+           << "::num_ctas) return CUDA_ERROR_INVALID_VALUE;\n";
+    }
+    scratch_pointers();
+    param_array();
+    if (hip())
+      hip_launch_call();
+    else if (info_.num_ctas == 1 && !info_.launch_pdl && !info_.cooperative)
+      cuda_launch_call();
+    else
+      cuda_launch_ex_call();
+    out_ << "  }\n\n";
   }
-  for (const auto& p : info.params) {
-    if (p.kind == "argument") continue;
-    const bool global = p.kind == "global_scratch";
-    const auto size = global ? info.gs_size : info.ps_size;
-    out << "    " << ptr_t << " " << scratch_ptr_local(p.kind) << " = " << (hip ? "nullptr" : "0")
-        << ";\n";
-    if (size > 0) {
-      const std::string prefix = global ? "global" : "profile";
-      out << "    r_ = this->reserve_scratch_(this->" << prefix << "_scratch_, this->" << prefix
-          << "_scratch_bytes_, " << S << "::" << prefix << "_scratch_size, " << S << "::" << prefix
-          << "_scratch_align, programs_x, programs_y, programs_z, &" << scratch_ptr_local(p.kind)
-          << ");\n";
-      out << "    if (r_ != " << OK << ") return r_;\n";
+
+  // What launch() takes, argument by argument, and what it does with scratch memory.
+  void launch_comment() {
+    out_ << "  // Launches programs_x x programs_y x programs_z programs (Triton's grid) on "
+            "`stream`.\n";
+    out_ << "  // Loads first when load() was not called. An empty grid launches nothing.\n";
+    out_ << "  // Parameters after the grid, in the kernel's order:\n";
+    for (const auto& p : info_.params) {
+      if (!p.is_argument()) continue;
+      out_ << "  //   " << p.name << ": "
+           << comment_text(p.triton_type.empty() ? "?" : p.triton_type);
+      if (p.name != p.original) out_ << " (argument " << comment_text(p.original) << ")";
+      out_ << "\n";
+    }
+    if (info_.gs_size > 0 || info_.ps_size > 0)
+      out_ << "  // Scratch memory is allocated here, kept for the next launches and grown when a "
+              "larger\n"
+              "  // grid needs more (growing first synchronises the context: launches in flight "
+              "may "
+              "use it).\n";
+  }
+
+  // One local per scratch parameter of the binary: null, or the buffer reserved for this grid.
+  void scratch_pointers() {
+    for (const auto& p : info_.params) {
+      if (p.is_argument()) continue;
+      const bool global = p.kind == "global_scratch";
+      const auto size = global ? info_.gs_size : info_.ps_size;
+      out_ << "    " << api_.deviceptr << " " << scratch_ptr_local(p.kind) << " = "
+           << api_.null_deviceptr << ";\n";
+      if (size > 0) {
+        const std::string prefix = global ? "global" : "profile";
+        out_ << "    r_ = this->reserve_scratch_(this->" << prefix << "_scratch_, this->" << prefix
+             << "_scratch_bytes_, " << name_ << "::" << prefix << "_scratch_size, " << name_
+             << "::" << prefix << "_scratch_align, programs_x, programs_y, programs_z, &"
+             << scratch_ptr_local(p.kind) << ");\n";
+        out_ << "    if (r_ != " << api_.success << ") return r_;\n";
+      }
     }
   }
-  out << "    void* params_[] = {";
-  for (std::size_t i = 0; i < info.params.size(); ++i) {
-    const auto& p = info.params[i];
-    out << (i ? ", " : "") << "&" << (p.kind == "argument" ? p.name : scratch_ptr_local(p.kind));
-  }
-  if (info.params.empty()) out << "nullptr";
-  out << "};\n";
-  if (hip) {
-    out << "    return d_.hipModuleLaunchKernel(this->function_, programs_x * " << S
-        << "::num_ctas, programs_y,\n"
-        << "                                    programs_z, " << S << "::threads_per_block, 1, 1, "
-        << S << "::shared_bytes, stream, " << (info.params.empty() ? "nullptr" : "params_")
-        << ", nullptr);\n";
-  } else if (info.num_ctas == 1 && !info.launch_pdl && !info.cooperative) {
-    out << "    return d_.cuLaunchKernel(this->function_, programs_x * " << S
-        << "::num_ctas, programs_y,\n"
-        << "                             programs_z, " << S << "::threads_per_block, 1, 1, " << S
-        << "::shared_bytes, stream, " << (info.params.empty() ? "nullptr" : "params_")
-        << ", nullptr);\n";
-  } else {
-    out << "    if (d_.cuLaunchKernelEx == nullptr) return CUDA_ERROR_NOT_SUPPORTED;  // driver "
-           "older than CUDA 12\n";
-    out << "    CUlaunchAttribute attributes_[4] = {};\n";
-    out << "    unsigned num_attributes_ = 0;\n";
-    if (info.launch_pdl) {
-      out << "    attributes_[num_attributes_].id = "
-             "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;\n";
-      out << "    attributes_[num_attributes_++].value.programmaticStreamSerializationAllowed = "
-             "1;\n";
+
+  // The driver's array of pointers to each parameter, in the binary's order.
+  void param_array() {
+    out_ << "    void* params_[] = {";
+    for (std::size_t i = 0; i < info_.params.size(); ++i) {
+      const auto& p = info_.params[i];
+      out_ << (i ? ", " : "") << "&" << (p.is_argument() ? p.name : scratch_ptr_local(p.kind));
     }
-    if (info.cooperative) {
-      out << "    attributes_[num_attributes_].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;\n";
-      out << "    attributes_[num_attributes_++].value.cooperative = 1;\n";
+    if (info_.params.empty()) out_ << "nullptr";
+    out_ << "};\n";
+  }
+
+  [[nodiscard]] const char* params_or_null() const {
+    return info_.params.empty() ? "nullptr" : "params_";
+  }
+
+  void hip_launch_call() {
+    out_ << "    return d_.hipModuleLaunchKernel(this->function_, programs_x * " << name_
+         << "::num_ctas, programs_y,\n"
+         << "                                    programs_z, " << name_
+         << "::threads_per_block, 1, 1, " << name_ << "::shared_bytes, stream, " << params_or_null()
+         << ", nullptr);\n";
+  }
+
+  // No cluster, no launch attribute: the plain launch every CUDA driver has.
+  void cuda_launch_call() {
+    out_ << "    return d_.cuLaunchKernel(this->function_, programs_x * " << name_
+         << "::num_ctas, programs_y,\n"
+         << "                             programs_z, " << name_ << "::threads_per_block, 1, 1, "
+         << name_ << "::shared_bytes, stream, " << params_or_null() << ", nullptr);\n";
+  }
+
+  // Clusters, programmatic dependent launch or a cooperative grid: cuLaunchKernelEx (CUDA 12+).
+  void cuda_launch_ex_call() {
+    out_ << "    if (d_.cuLaunchKernelEx == nullptr) return CUDA_ERROR_NOT_SUPPORTED;  // driver "
+            "older than CUDA 12\n";
+    out_ << "    CUlaunchAttribute attributes_[4] = {};\n";
+    out_ << "    unsigned num_attributes_ = 0;\n";
+    cuda_launch_attributes();
+    out_ << "    CUlaunchConfig config_ = {};\n";
+    out_ << "    config_.gridDimX = programs_x * " << name_ << "::num_ctas;\n";
+    out_ << "    config_.gridDimY = programs_y;\n";
+    out_ << "    config_.gridDimZ = programs_z;\n";
+    out_ << "    config_.blockDimX = " << name_ << "::threads_per_block;\n";
+    out_ << "    config_.blockDimY = 1;\n";
+    out_ << "    config_.blockDimZ = 1;\n";
+    out_ << "    config_.sharedMemBytes = " << name_ << "::shared_bytes;\n";
+    out_ << "    config_.hStream = stream;\n";
+    out_ << "    config_.attrs = attributes_;\n";
+    out_ << "    config_.numAttrs = num_attributes_;\n";
+    out_ << "    return d_.cuLaunchKernelEx(&config_, this->function_, " << params_or_null()
+         << ", nullptr);\n";
+  }
+
+  void cuda_launch_attributes() {
+    if (info_.launch_pdl) {
+      out_ << "    attributes_[num_attributes_].id = "
+              "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;\n";
+      out_ << "    attributes_[num_attributes_++].value.programmaticStreamSerializationAllowed = "
+              "1;\n";
     }
-    if (info.num_ctas > 1) {
-      out << "    // One cluster of num_ctas blocks per program, spread over the GPU (as Triton "
-             "launches it).\n";
-      out << "    attributes_[num_attributes_].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;\n";
-      out << "    attributes_[num_attributes_].value.clusterDim.x = " << info.cluster[0] << ";\n";
-      out << "    attributes_[num_attributes_].value.clusterDim.y = " << info.cluster[1] << ";\n";
-      out << "    attributes_[num_attributes_++].value.clusterDim.z = " << info.cluster[2] << ";\n";
-      out << "    attributes_[num_attributes_].id = "
-             "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;\n";
-      out << "    attributes_[num_attributes_++].value.clusterSchedulingPolicyPreference = "
-             "CU_CLUSTER_SCHEDULING_POLICY_SPREAD;\n";
+    if (info_.cooperative) {
+      out_ << "    attributes_[num_attributes_].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;\n";
+      out_ << "    attributes_[num_attributes_++].value.cooperative = 1;\n";
     }
-    out << "    CUlaunchConfig config_ = {};\n";
-    out << "    config_.gridDimX = programs_x * " << S << "::num_ctas;\n";
-    out << "    config_.gridDimY = programs_y;\n";
-    out << "    config_.gridDimZ = programs_z;\n";
-    out << "    config_.blockDimX = " << S << "::threads_per_block;\n";
-    out << "    config_.blockDimY = 1;\n";
-    out << "    config_.blockDimZ = 1;\n";
-    out << "    config_.sharedMemBytes = " << S << "::shared_bytes;\n";
-    out << "    config_.hStream = stream;\n";
-    out << "    config_.attrs = attributes_;\n";
-    out << "    config_.numAttrs = num_attributes_;\n";
-    out << "    return d_.cuLaunchKernelEx(&config_, this->function_, "
-        << (info.params.empty() ? "nullptr" : "params_") << ", nullptr);\n";
+    if (info_.num_ctas > 1) {
+      out_ << "    // One cluster of num_ctas blocks per program, spread over the GPU (as Triton "
+              "launches it).\n";
+      out_ << "    attributes_[num_attributes_].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;\n";
+      out_ << "    attributes_[num_attributes_].value.clusterDim.x = " << info_.cluster[0] << ";\n";
+      out_ << "    attributes_[num_attributes_].value.clusterDim.y = " << info_.cluster[1] << ";\n";
+      out_ << "    attributes_[num_attributes_++].value.clusterDim.z = " << info_.cluster[2]
+           << ";\n";
+      out_ << "    attributes_[num_attributes_].id = "
+              "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;\n";
+      out_ << "    attributes_[num_attributes_++].value.clusterSchedulingPolicyPreference = "
+              "CU_CLUSTER_SCHEDULING_POLICY_SPREAD;\n";
+    }
   }
-  out << "  }\n\n";
 
-  // unload()
-  out << "  // Frees the scratch buffers and unloads the module (in the current context). "
-         "Idempotent.\n";
-  out << "  void unload() noexcept {\n";
-  out << "    if (function_ == nullptr && module_ == nullptr && global_scratch_bytes_ == 0 &&\n"
-         "        profile_scratch_bytes_ == 0)\n"
-         "      return;\n";
-  out << "    const auto& d = " << drv << ";\n";
-  out << "    if (d.ok()) {\n";
-  if (!hip) {
-    out << "      if (global_scratch_bytes_ != 0) d.cuMemFree(global_scratch_);\n";
-    out << "      if (profile_scratch_bytes_ != 0) d.cuMemFree(profile_scratch_);\n";
-    out << "      if (module_ != nullptr) d.cuModuleUnload(module_);\n";
-  } else {
-    out << "      if (global_scratch_bytes_ != 0) d.hipFree(global_scratch_);\n";
-    out << "      if (profile_scratch_bytes_ != 0) d.hipFree(profile_scratch_);\n";
-    out << "      if (module_ != nullptr) d.hipModuleUnload(module_);\n";
+  void unload() {
+    out_ << "  // Frees the scratch buffers and unloads the module (in the current context). "
+            "Idempotent.\n";
+    out_ << "  void unload() noexcept {\n";
+    out_ << "    if (function_ == nullptr && module_ == nullptr && global_scratch_bytes_ == 0 &&\n"
+            "        profile_scratch_bytes_ == 0)\n"
+            "      return;\n";
+    out_ << "    const auto& d = " << api_.driver << ";\n";
+    out_ << "    if (d.ok()) {\n";
+    out_ << "      if (global_scratch_bytes_ != 0) d." << api_.free << "(global_scratch_);\n";
+    out_ << "      if (profile_scratch_bytes_ != 0) d." << api_.free << "(profile_scratch_);\n";
+    out_ << "      if (module_ != nullptr) d." << api_.unload << "(module_);\n";
+    out_ << "    }\n";
+    out_ << "    global_scratch_ = " << api_.null_deviceptr << ";\n";
+    out_ << "    profile_scratch_ = " << api_.null_deviceptr << ";\n";
+    out_ << "    global_scratch_bytes_ = profile_scratch_bytes_ = 0;\n";
+    out_ << "    module_ = nullptr;\n";
+    out_ << "    function_ = nullptr;\n";
+    out_ << "  }\n\n";
   }
-  out << "    }\n";
-  out << "    global_scratch_ = " << (hip ? "nullptr" : "0") << ";\n";
-  out << "    profile_scratch_ = " << (hip ? "nullptr" : "0") << ";\n";
-  out << "    global_scratch_bytes_ = profile_scratch_bytes_ = 0;\n";
-  out << "    module_ = nullptr;\n";
-  out << "    function_ = nullptr;\n";
-  out << "  }\n\n";
 
-  out << "  bool loaded() const noexcept { return function_ != nullptr; }\n";
-  out << "  " << (hip ? "hip_api::function_t" : "CUfunction")
-      << " function() const noexcept { return function_; }\n";
-  out << "  " << (hip ? "hip_api::module_t" : "CUmodule")
-      << " module() const noexcept { return module_; }\n\n";
-
-  out << " private:\n";
-  // reserve_scratch_
-  out << "  // Makes `buffer` hold at least programs * num_ctas * size bytes (plus slack for an "
-         "alignment\n"
-         "  // above the allocator's 256 bytes) and returns the aligned start in *out.\n";
-  out << "  " << R << " reserve_scratch_(" << ptr_t
-      << "& buffer, std::size_t& bytes, std::size_t size,\n"
-      << "                          std::size_t align, unsigned programs_x, unsigned programs_y,\n"
-      << "                          unsigned programs_z, " << ptr_t << "* out) noexcept {\n";
-  out << "    const std::uint64_t programs = std::uint64_t{programs_x} * programs_y * programs_z * "
-         "num_ctas;\n";
-  out << "    if (programs > UINT64_MAX / size) return "
-      << (hip ? "hip_api::error_invalid_value" : "CUDA_ERROR_INVALID_VALUE") << ";\n";
-  out << "    const std::uint64_t slack = align > 256 ? align - 1 : 0;\n";
-  out << "    const std::uint64_t need = programs * size + slack;\n";
-  out << "    const auto& d = " << drv << ";\n";
-  out << "    if (need > bytes) {\n";
-  if (!hip) {
-    out << "      if (bytes != 0) {\n";
-    out << "        CUresult r = d.cuCtxSynchronize();\n";
-    out << "        if (r == CUDA_SUCCESS) r = d.cuMemFree(buffer);\n";
-    out << "        if (r != CUDA_SUCCESS) return r;\n";
-    out << "        buffer = 0;\n";
-    out << "        bytes = 0;\n";
-    out << "      }\n";
-    out << "      CUdeviceptr fresh = 0;\n";
-    out << "      const CUresult r = d.cuMemAlloc(&fresh, static_cast<std::size_t>(need));\n";
-    out << "      if (r != CUDA_SUCCESS) return r;\n";
-  } else {
-    out << "      if (bytes != 0) {\n";
-    out << "        hip_api::error_t r = d.hipDeviceSynchronize();\n";
-    out << "        if (r == hip_api::success) r = d.hipFree(buffer);\n";
-    out << "        if (r != hip_api::success) return r;\n";
-    out << "        buffer = nullptr;\n";
-    out << "        bytes = 0;\n";
-    out << "      }\n";
-    out << "      void* fresh = nullptr;\n";
-    out << "      const hip_api::error_t r = d.hipMalloc(&fresh, "
-           "static_cast<std::size_t>(need));\n";
-    out << "      if (r != hip_api::success) return r;\n";
+  void reserve_scratch() {
+    const auto& ptr = api_.deviceptr;
+    out_ << "  // Makes `buffer` hold at least programs * num_ctas * size bytes (plus slack for an "
+            "alignment\n"
+            "  // above the allocator's 256 bytes) and returns the aligned start in *out.\n";
+    out_ << "  " << api_.result << " reserve_scratch_(" << ptr
+         << "& buffer, std::size_t& bytes, std::size_t size,\n"
+         << "                          std::size_t align, unsigned programs_x, unsigned "
+            "programs_y,\n"
+         << "                          unsigned programs_z, " << ptr << "* out) noexcept {\n";
+    out_
+        << "    const std::uint64_t programs = std::uint64_t{programs_x} * programs_y * programs_z "
+           "* num_ctas;\n";
+    out_ << "    if (programs > UINT64_MAX / size) return " << api_.invalid_value << ";\n";
+    out_ << "    const std::uint64_t slack = align > 256 ? align - 1 : 0;\n";
+    out_ << "    const std::uint64_t need = programs * size + slack;\n";
+    out_ << "    const auto& d = " << api_.driver << ";\n";
+    out_ << "    if (need > bytes) {\n";
+    if (hip())
+      hip_grow_scratch();
+    else
+      cuda_grow_scratch();
+    out_ << "      buffer = fresh;\n";
+    out_ << "      bytes = static_cast<std::size_t>(need);\n";
+    out_ << "    }\n";
+    if (hip()) {
+      out_ << "    const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(buffer);\n";
+      out_ << "    *out = reinterpret_cast<void*>((start + (align - 1)) / align * align);\n";
+    } else {
+      out_ << "    *out = (buffer + (align - 1)) / align * align;\n";
+    }
+    out_ << "    return " << api_.success << ";\n";
+    out_ << "  }\n\n";
   }
-  out << "      buffer = fresh;\n";
-  out << "      bytes = static_cast<std::size_t>(need);\n";
-  out << "    }\n";
-  if (!hip) {
-    out << "    *out = (buffer + (align - 1)) / align * align;\n";
-  } else {
-    out << "    const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(buffer);\n";
-    out << "    *out = reinterpret_cast<void*>((start + (align - 1)) / align * align);\n";
-  }
-  out << "    return " << OK << ";\n";
-  out << "  }\n\n";
 
-  out << "  " << (hip ? "hip_api::module_t" : "CUmodule") << " module_ = nullptr;\n";
-  out << "  " << (hip ? "hip_api::function_t" : "CUfunction") << " function_ = nullptr;\n";
-  out << "  " << ptr_t << " global_scratch_ = " << (hip ? "nullptr" : "0") << ";\n";
-  out << "  std::size_t global_scratch_bytes_ = 0;\n";
-  out << "  " << ptr_t << " profile_scratch_ = " << (hip ? "nullptr" : "0") << ";\n";
-  out << "  std::size_t profile_scratch_bytes_ = 0;\n";
-  out << "};\n\n";
-  out << "}  // namespace portcheck_export\n";
-}
+  // Frees the old buffer once the device is idle, and allocates `fresh`.
+  void cuda_grow_scratch() {
+    out_ << "      if (bytes != 0) {\n";
+    out_ << "        CUresult r = d.cuCtxSynchronize();\n";
+    out_ << "        if (r == CUDA_SUCCESS) r = d.cuMemFree(buffer);\n";
+    out_ << "        if (r != CUDA_SUCCESS) return r;\n";
+    out_ << "        buffer = 0;\n";
+    out_ << "        bytes = 0;\n";
+    out_ << "      }\n";
+    out_ << "      CUdeviceptr fresh = 0;\n";
+    out_ << "      const CUresult r = d.cuMemAlloc(&fresh, static_cast<std::size_t>(need));\n";
+    out_ << "      if (r != CUDA_SUCCESS) return r;\n";
+  }
+
+  void hip_grow_scratch() {
+    out_ << "      if (bytes != 0) {\n";
+    out_ << "        hip_api::error_t r = d.hipDeviceSynchronize();\n";
+    out_ << "        if (r == hip_api::success) r = d.hipFree(buffer);\n";
+    out_ << "        if (r != hip_api::success) return r;\n";
+    out_ << "        buffer = nullptr;\n";
+    out_ << "        bytes = 0;\n";
+    out_ << "      }\n";
+    out_ << "      void* fresh = nullptr;\n";
+    out_ << "      const hip_api::error_t r = d.hipMalloc(&fresh, "
+            "static_cast<std::size_t>(need));\n";
+    out_ << "      if (r != hip_api::success) return r;\n";
+  }
+
+  void members() {
+    out_ << "  " << api_.module << " module_ = nullptr;\n";
+    out_ << "  " << api_.function << " function_ = nullptr;\n";
+    out_ << "  " << api_.deviceptr << " global_scratch_ = " << api_.null_deviceptr << ";\n";
+    out_ << "  std::size_t global_scratch_bytes_ = 0;\n";
+    out_ << "  " << api_.deviceptr << " profile_scratch_ = " << api_.null_deviceptr << ";\n";
+    out_ << "  std::size_t profile_scratch_bytes_ = 0;\n";
+  }
+
+  std::ostream& out_;
+  const LauncherInfo& info_;
+  const DriverApi& api_;
+  const std::string& name_;  // of the class
+};
 
 }  // namespace
 
-std::string export_identifier(std::string_view text) {
-  std::string out;
-  bool pending = false;
-  for (const char c : text) {
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    if (!alnum) {
-      pending = !out.empty();
-      continue;
-    }
-    if (pending) out += '_';
-    pending = false;
-    out += c;
-  }
-  if (out.empty()) return "kernel";
-  if (out[0] >= '0' && out[0] <= '9') out = "k" + out;
-  return out;
-}
-
-std::string launcher_struct_name(const nlohmann::json& descriptor) {
-  std::string row;
-  if (descriptor.is_object() && descriptor.contains("row") && descriptor["row"].is_string())
-    row = descriptor["row"].get<std::string>();
-  if (row.empty()) row = string_field(descriptor, "kernel");
-  return export_identifier(row) + "_" + export_identifier(string_field(descriptor, "target"));
-}
-
 std::string render_launcher_header(const nlohmann::json& descriptor,
                                    const std::vector<unsigned char>& binary) {
-  const Info info = read_info(descriptor, binary);
-  std::ostringstream preamble;
-  write_preamble(preamble, descriptor, info);
+  const LauncherInfo info = read_launcher_info(descriptor, binary);
   std::ostringstream out;
-  out << preamble.str();
-  out << (info.hip ? kHipDriver : kCudaDriver);
-  write_struct(out, info, binary);
+  write_preamble(out, descriptor, info);
+  out << driver_api(info.backend).table;
+  ClassWriter(out, info).write(binary);
   return out.str();
 }
 

@@ -1,9 +1,10 @@
 #pragma once
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "src/export/launcher_info.hpp"  // export_identifier, launcher_struct_name
 
 namespace portcheck {
 
@@ -21,15 +22,5 @@ namespace portcheck {
 // field, unknown backend, parameter kind or c_type, empty binary).
 std::string render_launcher_header(const nlohmann::json& descriptor,
                                    const std::vector<unsigned char>& binary);
-
-// "dot_small[int8]" -> "dot_small_int8": every run of characters other than ASCII letters and
-// digits becomes one '_', leading and trailing '_' are dropped, a leading digit gets "k" before
-// it, and an empty result is "kernel".
-std::string export_identifier(std::string_view text);
-
-// The generated struct's name inside namespace portcheck_export: "<row>_<target>", each part
-// sanitised, e.g. "axpy_cuda_90", "dot_small_int8_hip_gfx942". The row is the descriptor's
-// "row" (falling back to "kernel").
-std::string launcher_struct_name(const nlohmann::json& descriptor);
 
 }  // namespace portcheck
