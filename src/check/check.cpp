@@ -645,7 +645,7 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
                                         : nlohmann::json(manifest.timeout_s)},
         {"max_rss_bytes", options.max_rss_bytes ? nlohmann::json(*options.max_rss_bytes)
                                                 : nlohmann::json(manifest.max_rss_bytes)},
-        {"isolation", options.isolation == Isolation::fork ? "fork" : "process"},
+        {"isolation", std::string(to_string(options.isolation))},
         {"save_ir", options.save_ir_dir
                         ? nlohmann::json(std::filesystem::absolute(*options.save_ir_dir).string())
                         : nlohmann::json(nullptr)},
@@ -657,13 +657,10 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
         {"fork_servers_started", fork_stats.servers_started},
         {"cells_retried", fork_stats.cells_retried},
         {"warm_up_s", fork_stats.warm_up_seconds}}},
-      {"static",
-       static_result.is_object()
-           ? nlohmann::json{{"seconds", static_result.value("seconds", 0.0)},
-                            {"mode", options.static_mode == StaticMode::only   ? "only"
-                                     : options.static_mode == StaticMode::skip ? "skip"
-                                                                               : "compile"}}
-           : nlohmann::json(nullptr)},
+      {"static", static_result.is_object()
+                     ? nlohmann::json{{"seconds", static_result.value("seconds", 0.0)},
+                                      {"mode", std::string(to_string(options.static_mode))}}
+                     : nlohmann::json(nullptr)},
   };
   return report;
 }

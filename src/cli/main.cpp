@@ -686,10 +686,9 @@ int main(int argc, char** argv) {
       if (!options.shard) throw UsageError(error);
     }
     (void)cache_clean;
-    options.isolation = isolation == "process" ? Isolation::process : Isolation::fork;
-    options.static_mode = static_only             ? StaticMode::only
-                          : static_text == "skip" ? StaticMode::skip
-                                                  : StaticMode::compile;
+    // CLI::IsMember above admits only names the tables know.
+    options.isolation = *parse_isolation(isolation);
+    options.static_mode = static_only ? StaticMode::only : *parse_static_mode(static_text);
     options.launch_limits_warn = launch_text == "warn";
     options.triton = split_list(triton_labels);
     options.inherit_site = !no_inherit_site;
