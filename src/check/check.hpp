@@ -1,10 +1,9 @@
 #pragma once
+// `check`: the matrix of a manifest's rows x targets x Triton environments. The pipeline runs in
+// three stages, one file each: plan.hpp (rows x targets -> cells), execute.hpp (probe, inspect,
+// serve from the cache or compile) and interpret.hpp (evidence -> a cell's verdict); this file
+// only chooses the rows, validates the targets and runs one pass per Triton environment.
 #include <atomic>
-#include <cstdint>
-#include <filesystem>
-#include <optional>
-#include <string>
-#include <vector>
 
 #include "src/check/check_options.hpp"
 #include "src/core/report.hpp"
