@@ -18,7 +18,7 @@ std::vector<std::string> worker_argv(const ExecuteSettings& settings) {
   return {settings.session.python, "-m", "portcheck_worker"};
 }
 
-// What every module's inspection is told: the run's targets, and
+// What every module's inspection is told: the run's targets as the probe described them, and
 // whether to compute cache keys (not when nothing will be compiled or cached).
 InspectionSettings inspection_settings(const ExecuteSettings& settings,
                                        const nlohmann::json& targets) {
@@ -190,10 +190,13 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
   auto session = start_session(settings.session);
   out.probe = session->probe(
       {{"tool_version", PORTCHECK_VERSION}, {"targets", targets_json(matrix.columns)}});
-  const auto inspection = inspect_modules(
-      modules_to_inspect(manifest, cells),
-      inspection_settings(settings, targets_json(matrix.columns)), session->runner(), interrupted);
-  adopt_warp_sizes(cells, probed_warp_sizes(out.probe));
+  // Everything after the probe uses the targets it described, cache keys included.
+  const auto warp_sizes = probed_warp_sizes(out.probe);
+  adopt_warp_sizes(cells, warp_sizes);
+  const auto inspection =
+      inspect_modules(modules_to_inspect(manifest, cells),
+                      inspection_settings(settings, targets_json(matrix.columns, warp_sizes)),
+                      session->runner(), interrupted);
   validate_against_triton(manifest, out.probe.at("option_fields"), inspection.kernels,
                           matrix.row_targets);
   out.triton_version = out.probe.at("triton").at("version").get<std::string>();

@@ -64,8 +64,8 @@ nlohmann::json targets_json(const std::vector<std::string>& columns, const WarpS
 // One target per backend of the run, for the fork server's warm-up.
 nlohmann::json warm_up_targets(const std::vector<std::string>& columns);
 
-// Every cell's target and request take the probe's warp size, the one the installed Triton
-// really builds for.
+// Every cell's target and request take the probe's warp size, so that the inspection hashes
+// cache keys, predicts and compiles for the target the installed Triton really builds.
 void adopt_warp_sizes(std::vector<PlannedCell>& cells, const WarpSizes& sizes);
 
 }  // namespace portcheck
