@@ -1,5 +1,6 @@
 #include "src/check/classify.hpp"
 
+#include <array>
 #include <csignal>
 #include <cstring>
 #include <regex>
@@ -22,25 +23,21 @@ std::string string_field(const nlohmann::json& j, const char* key) {
   return v.is_string() ? v.get<std::string>() : std::string();
 }
 
+// The signals a compiler dies of, by name; any other by number.
+constexpr std::array<std::pair<int, std::string_view>, 7> kSignalNames{{
+    {SIGSEGV, "SIGSEGV"},
+    {SIGABRT, "SIGABRT"},
+    {SIGBUS, "SIGBUS"},
+    {SIGILL, "SIGILL"},
+    {SIGFPE, "SIGFPE"},
+    {SIGKILL, "SIGKILL"},
+    {SIGTERM, "SIGTERM"},
+}};
+
 std::string signal_name(int sig) {
-  switch (sig) {
-    case SIGSEGV:
-      return "SIGSEGV";
-    case SIGABRT:
-      return "SIGABRT";
-    case SIGBUS:
-      return "SIGBUS";
-    case SIGILL:
-      return "SIGILL";
-    case SIGFPE:
-      return "SIGFPE";
-    case SIGKILL:
-      return "SIGKILL";
-    case SIGTERM:
-      return "SIGTERM";
-    default:
-      return fmt::format("signal {}", sig);
-  }
+  for (const auto& [number, name] : kSignalNames)
+    if (number == sig) return std::string(name);
+  return fmt::format("signal {}", sig);
 }
 
 // `AttributeError("module ... 'tgamma'")` -> `AttributeError: module ... 'tgamma'`
@@ -174,6 +171,60 @@ std::string crash_detail(const std::string& stderr_text) {
   return first_line_matching(stderr_text, interesting);
 }
 
+// A failure known from how the process ended, before any compiler message: no pass, no place.
+Classification ending(FailureKind kind, std::string stage, std::string message) {
+  return {kind, std::move(stage), "", std::move(message), "", std::nullopt};
+}
+
+// Ended by us (time or memory limit, an interrupt) or lost with its fork server: the message
+// says which, "{}" taking the stage it was in.
+struct EndedByUs {
+  Termination how;
+  FailureKind kind;
+  std::string_view message;
+};
+constexpr std::array<EndedByUs, 4> kEndedByUs{{
+    {Termination::timed_out, FailureKind::timeout,
+     "still running in stage {} when the time limit ran out"},
+    {Termination::out_of_memory, FailureKind::oom,
+     "the cell's processes together exceeded the memory limit in stage {}"},
+    {Termination::worker_lost, FailureKind::internal_error,
+     "the fork server died twice while holding this cell (see the worker log)"},
+    {Termination::cancelled, FailureKind::internal_error, "cancelled: the run was interrupted"},
+}};
+
+Classification from_our_kill(Termination how, const std::string& stage) {
+  for (const auto& row : kEndedByUs)
+    if (row.how == how)
+      return ending(row.kind, stage, fmt::format(fmt::runtime(row.message), stage));
+  return ending(FailureKind::internal_error, stage, "the cell ended in an unknown way");
+}
+
+Classification from_signal(const CellEvidence& evidence, const std::string& stage) {
+  const auto signal = signal_name(evidence.outcome.signal);
+  if (stage == "import")
+    return ending(FailureKind::import_error, stage,
+                  fmt::format("importing the kernel's module killed its process with {}", signal));
+  const auto detail = crash_detail(evidence.stderr_text);
+  return ending(FailureKind::crash, stage,
+                fmt::format("the compiler died of {} in stage {}{}", signal, stage,
+                            detail.empty() ? "" : ": " + detail));
+}
+
+Classification from_exit(const CellEvidence& evidence, const std::string& stage) {
+  const auto code = evidence.outcome.exit_code;
+  if (evidence.result && code == 0)
+    return from_worker_error(*evidence.result, evidence.stderr_text);
+  if (stage == "import")  // os._exit() or sys.exit() past our handler while importing the module
+    return ending(
+        FailureKind::import_error, stage,
+        fmt::format("the process exited with status {} while importing the kernel's module", code));
+  const auto last = last_nonempty_line(evidence.stderr_text);
+  return ending(FailureKind::internal_error, stage,
+                fmt::format("the worker exited with status {} without a result{}", code,
+                            last.empty() ? "" : ": " + last));
+}
+
 }  // namespace
 
 std::string last_stage_from_progress(std::string_view progress_text) {
@@ -227,90 +278,20 @@ std::string fingerprint(FailureKind kind, std::string_view stage, std::string_vi
 }
 
 Classification classify(const CellEvidence& evidence) {
-  Classification c;
   const auto& outcome = evidence.outcome;
   const std::string stage = evidence.last_stage.empty() ? "start" : evidence.last_stage;
-  switch (outcome.how) {
-    case Termination::spawn_failed:
-      c = {FailureKind::internal_error, "start", "", outcome.spawn_error, "", std::nullopt};
-      break;
-    case Termination::timed_out:
-      c = {FailureKind::timeout,
-           stage,
-           "",
-           fmt::format("still running in stage {} when the time limit ran out", stage),
-           "",
-           std::nullopt};
-      break;
-    case Termination::out_of_memory:
-      c = {
-          FailureKind::oom,
-          stage,
-          "",
-          fmt::format("the cell's processes together exceeded the memory limit in stage {}", stage),
-          "",
-          std::nullopt};
-      break;
-    case Termination::worker_lost:
-      c = {FailureKind::internal_error,
-           stage,
-           "",
-           "the fork server died twice while holding this cell (see the worker log)",
-           "",
-           std::nullopt};
-      break;
-    case Termination::cancelled:
-      c = {FailureKind::internal_error,          stage, "",
-           "cancelled: the run was interrupted", "",    std::nullopt};
-      break;
-    case Termination::signaled: {
-      if (stage == "import") {
-        c = {FailureKind::import_error,
-             stage,
-             "",
-             fmt::format("importing the kernel's module killed its process with {}",
-                         signal_name(outcome.signal)),
-             "",
-             std::nullopt};
-        break;
-      }
-      auto detail = crash_detail(evidence.stderr_text);
-      c = {FailureKind::crash,
-           stage,
-           "",
-           fmt::format("the compiler died of {} in stage {}{}", signal_name(outcome.signal), stage,
-                       detail.empty() ? "" : ": " + detail),
-           "",
-           std::nullopt};
-      break;
-    }
-    case Termination::exited:
-      if ((!evidence.result || outcome.exit_code != 0) && stage == "import") {
-        // os._exit() or sys.exit() past our handler while the user's module was being imported.
-        c = {FailureKind::import_error,
-             stage,
-             "",
-             fmt::format("the process exited with status {} while importing the kernel's module",
-                         outcome.exit_code),
-             "",
-             std::nullopt};
-        break;
-      }
-      if (!evidence.result || outcome.exit_code != 0) {
-        const auto last = last_nonempty_line(evidence.stderr_text);
-        c = {FailureKind::internal_error,
-             stage,
-             "",
-             fmt::format("the worker exited with status {} without a result{}", outcome.exit_code,
-                         last.empty() ? "" : ": " + last),
-             "",
-             std::nullopt};
-        break;
-      }
-      if (string_field(*evidence.result, "status") == "ok") return c;
-      c = from_worker_error(*evidence.result, evidence.stderr_text);
-      break;
-  }
+  if (outcome.how == Termination::exited && evidence.result && outcome.exit_code == 0 &&
+      string_field(*evidence.result, "status") == "ok")
+    return {};
+  Classification c;
+  if (outcome.how == Termination::spawn_failed)
+    c = ending(FailureKind::internal_error, "start", outcome.spawn_error);
+  else if (outcome.how == Termination::signaled)
+    c = from_signal(evidence, stage);
+  else if (outcome.how == Termination::exited)
+    c = from_exit(evidence, stage);
+  else
+    c = from_our_kill(outcome.how, stage);
   c.fingerprint = fingerprint(c.kind, c.stage, c.pass, c.message);
   return c;
 }

@@ -1,4 +1,5 @@
 #pragma once
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,9 @@
 #include "src/run/process_runner.hpp"
 
 namespace portcheck {
+
+// How much of a cell's stderr is read, and of its log (traceback and stderr) kept: the end.
+inline constexpr std::size_t kCellLogLimit = 16000;
 
 // What a finished cell left behind: how its process ended, the worker's result file (absent if
 // it died first), the last stage it marked, and what was printed on file descriptor 2.

@@ -1,5 +1,7 @@
 #include "src/check/module_inspection.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "src/run/scheduler.hpp"
@@ -7,8 +9,6 @@
 
 namespace portcheck {
 namespace {
-
-constexpr std::size_t kLogLimit = 16000;
 
 bool answered(const CellEvidence& evidence) {
   return evidence.outcome.how == Termination::exited && evidence.outcome.exit_code == 0 &&
@@ -32,6 +32,12 @@ void merge_answer(const nlohmann::json& answer, InspectionResults& out) {
         out.static_result["seconds"].get<double>() + seconds->get<double>();
 }
 
+// Of two limits where 0 means none, the one that allows more.
+template <typename Limit>
+Limit most_generous(Limit a, Limit b) {
+  return a == Limit{} || b == Limit{} ? Limit{} : std::max(a, b);
+}
+
 Task inspection_task(std::size_t index, const ModuleToInspect& module,
                      const InspectionSettings& settings, const std::filesystem::path& dir) {
   nlohmann::json request = settings.common;
@@ -41,23 +47,30 @@ Task inspection_task(std::size_t index, const ModuleToInspect& module,
   Task task;
   task.id = index;
   task.expected_seconds = static_cast<double>(module.cells.size());
-  task.spec.argv = settings.python_argv;
-  task.spec.argv.insert(task.spec.argv.end(),
-                        {"cell", (dir / "request.json").string(), (dir / "result.json").string(),
-                         (dir / "progress").string()});
-  task.spec.env = settings.env;
-  task.spec.cwd = module.cwd;
-  task.spec.stdout_path = dir / "stdout";
-  task.spec.stderr_path = dir / "stderr";
-  task.spec.request_path = dir / "request.json";
-  task.spec.result_path = dir / "result.json";
-  task.spec.progress_path = dir / "progress";
+  task.spec = worker_cell_spec(settings.python_argv, settings.env, dir, module.cwd);
   task.spec.timeout = module.timeout;
   task.spec.max_rss_bytes = module.max_rss_bytes;
   return task;
 }
 
 }  // namespace
+
+ProcessSpec worker_cell_spec(const std::vector<std::string>& python_argv,
+                             const std::vector<std::string>& env, const std::filesystem::path& dir,
+                             const std::filesystem::path& cwd) {
+  ProcessSpec spec;
+  spec.argv = python_argv;
+  spec.argv.insert(spec.argv.end(), {"cell", (dir / "request.json").string(),
+                                     (dir / "result.json").string(), (dir / "progress").string()});
+  spec.env = env;
+  spec.cwd = cwd;
+  spec.stdout_path = dir / "stdout";
+  spec.stderr_path = dir / "stderr";
+  spec.request_path = dir / "request.json";
+  spec.result_path = dir / "result.json";
+  spec.progress_path = dir / "progress";
+  return spec;
+}
 
 CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome) {
   CellEvidence evidence;
@@ -71,8 +84,38 @@ CellEvidence evidence_from_files(const std::filesystem::path& dir, const Process
   }
   evidence.last_stage =
       last_stage_from_progress(util::read_file_bounded(dir / "progress", 1 << 16).value_or(""));
-  evidence.stderr_text = util::read_file_bounded(dir / "stderr", kLogLimit).value_or("");
+  evidence.stderr_text = util::read_file_bounded(dir / "stderr", kCellLogLimit).value_or("");
   return evidence;
+}
+
+std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
+                                                const std::vector<PlannedCell>& cells) {
+  std::map<std::string, std::size_t> index;
+  std::vector<ModuleToInspect> modules;
+  const auto module_of = [&](const KernelRow& row) -> ModuleToInspect& {
+    auto where = kernel_ref_json(row.ref);
+    where.erase("function");
+    const auto [it, inserted] = index.emplace(where.dump(), modules.size());
+    if (inserted) {
+      modules.emplace_back();
+      modules.back().cwd = row.ref.import_root;
+    }
+    return modules[it->second];
+  };
+  for (const auto& row : manifest.rows)
+    module_of(row).kernels.push_back(
+        {{"id", row.display_name()}, {"kernel", kernel_ref_json(row.ref)}});
+  for (std::size_t id = 0; id < cells.size(); ++id) {
+    const auto& cell = cells[id];
+    auto& module = module_of(*cell.row);
+    module.cells.push_back({{"id", id}, {"request", cell.request}});
+    const auto timeout = std::chrono::milliseconds(static_cast<long long>(cell.timeout_s * 1000));
+    const bool first = module.cells.size() == 1;
+    module.timeout = first ? timeout : most_generous(module.timeout, timeout);
+    module.max_rss_bytes = first ? cell.max_rss : most_generous(module.max_rss_bytes, cell.max_rss);
+  }
+  std::erase_if(modules, [](const ModuleToInspect& m) { return m.cells.empty(); });
+  return modules;
 }
 
 InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,

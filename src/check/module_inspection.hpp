@@ -16,9 +16,17 @@
 #include <nlohmann/json.hpp>
 
 #include "src/check/classify.hpp"
+#include "src/check/plan.hpp"
+#include "src/core/manifest.hpp"
 #include "src/run/process_runner.hpp"
 
 namespace portcheck {
+
+// A worker run on the files of folder `dir`: `<python_argv> cell` reads request.json there and
+// writes result.json, progress, stdout and stderr beside it. No limits: the caller sets them.
+ProcessSpec worker_cell_spec(const std::vector<std::string>& python_argv,
+                             const std::vector<std::string>& env, const std::filesystem::path& dir,
+                             const std::filesystem::path& cwd);
 
 // What a worker left in a cell's folder (result.json, progress, stderr), with how it ended.
 CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome);
@@ -33,6 +41,13 @@ struct ModuleToInspect {
   std::chrono::milliseconds timeout{0};              // 0: none
   std::uint64_t max_rss_bytes = 0;                   // 0: none
 };
+
+// One inspection per user module (and import path), serving every row defined in it: the
+// manifest's rows, for their argument names, and `cells`, whose cache keys and predictions it
+// computes (a cell's id is its place in `cells`). A module with no cell here (another shard's)
+// is left to the run that compiles it.
+std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
+                                                const std::vector<PlannedCell>& cells);
 
 struct InspectionSettings {
   std::vector<std::string> python_argv;  // {python, "-m", "portcheck_worker"}

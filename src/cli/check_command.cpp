@@ -115,10 +115,9 @@ CheckOptions check_options(const CheckFlags& f, const CLI::App& check) {
     options.shard = parse_shard(f.shard_text, &error);
     if (!options.shard) throw UsageError(error);
   }
-  options.isolation = f.isolation == "process" ? Isolation::process : Isolation::fork;
-  options.static_mode = f.static_only             ? StaticMode::only
-                        : f.static_text == "skip" ? StaticMode::skip
-                                                  : StaticMode::compile;
+  // CLI::IsMember admits only names the tables know.
+  options.isolation = *parse_isolation(f.isolation);
+  options.static_mode = f.static_only ? StaticMode::only : *parse_static_mode(f.static_text);
   options.launch_limits_warn = f.launch_text == "warn";
   options.triton = split_list(f.triton_labels);
   options.inherit_site = !f.no_inherit_site;

@@ -11,103 +11,18 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/unit/fake_runner.hpp"
+
 namespace {
 
+using portcheck::FakeRunner;
 using portcheck::ProcessOutcome;
 using portcheck::ProcessRunner;
-using portcheck::ProcessSpec;
 using portcheck::Progress;
 using portcheck::Scheduler;
 using portcheck::Task;
 using portcheck::Termination;
 using Id = ProcessRunner::Id;
-
-// Each task "runs" for a scripted number of wait() calls; scripted spawn failures never run.
-class FakeRunner final : public ProcessRunner {
- public:
-  // How many wait() calls task `id` stays running (default 1).
-  std::map<Id, int> ticks;
-  // Tasks whose start() fails, as Supervisor reports it: pending until the next wait().
-  std::set<Id> spawn_fails;
-  // Exit code reported for each task (default: the id).
-  std::map<Id, int> exit_codes;
-
-  std::vector<Id> start_order;
-  std::vector<std::string> start_argv0;
-  std::size_t max_running = 0;
-  std::size_t wait_calls = 0;
-  std::size_t cancel_calls = 0;
-  std::vector<Id> cancelled;
-  // Called at the start of every wait(), after the fake's own bookkeeping checks.
-  std::function<void(FakeRunner&)> on_wait;
-
-  void start(Id id, const ProcessSpec& spec) override {
-    EXPECT_EQ(std::count(start_order.begin(), start_order.end(), id), 0)
-        << "task " << id << " started twice";
-    EXPECT_EQ(cancel_calls, 0u) << "start() after cancel_all()";
-    start_order.push_back(id);
-    start_argv0.push_back(spec.argv.empty() ? "" : spec.argv.front());
-    if (spawn_fails.count(id)) {
-      ProcessOutcome o;
-      o.how = Termination::spawn_failed;
-      o.spawn_error = "cannot start task " + std::to_string(id);
-      pending_.emplace_back(id, o);
-      return;
-    }
-    const auto t = ticks.find(id);
-    running_[id] = t == ticks.end() ? 1 : t->second;
-    max_running = std::max(max_running, running_.size());
-  }
-
-  std::vector<std::pair<Id, ProcessOutcome>> wait(std::chrono::milliseconds) override {
-    ++wait_calls;
-    EXPECT_LT(wait_calls, 10000u) << "the scheduler seems to spin forever";
-    if (wait_calls >= 10000u) throw std::runtime_error("runaway scheduler");
-    if (on_wait) on_wait(*this);
-    auto ended = std::move(pending_);
-    pending_.clear();
-    for (auto it = running_.begin(); it != running_.end();) {
-      if (--it->second <= 0) {
-        ProcessOutcome o;
-        o.how = Termination::exited;
-        const auto code = exit_codes.find(it->first);
-        o.exit_code = code == exit_codes.end() ? static_cast<int>(it->first) : code->second;
-        ended.emplace_back(it->first, o);
-        it = running_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    return ended;
-  }
-
-  std::vector<std::pair<Id, ProcessOutcome>> cancel_all() override {
-    ++cancel_calls;
-    auto ended = std::move(pending_);
-    pending_.clear();
-    for (const auto& [id, left] : running_) {
-      ProcessOutcome o;
-      o.how = Termination::cancelled;
-      o.signal = 9;
-      ended.emplace_back(id, o);
-      cancelled.push_back(id);
-    }
-    running_.clear();
-    return ended;
-  }
-
-  [[nodiscard]] std::size_t running() const override { return running_.size(); }
-
-  [[nodiscard]] std::set<Id> running_ids() const {
-    std::set<Id> out;
-    for (const auto& [id, left] : running_) out.insert(id);
-    return out;
-  }
-
- private:
-  std::map<Id, int> running_;
-  std::vector<std::pair<Id, ProcessOutcome>> pending_;
-};
 
 Task make_task(Id id, double expected_seconds) {
   Task t;

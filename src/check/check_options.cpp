@@ -1,0 +1,50 @@
+#include "src/check/check_options.hpp"
+
+#include <array>
+
+namespace portcheck {
+namespace {
+
+template <typename Enum>
+struct Named {
+  Enum value;
+  std::string_view name;
+};
+
+constexpr std::array<Named<Isolation>, 2> kIsolations{{
+    {Isolation::fork, "fork"},
+    {Isolation::process, "process"},
+}};
+
+constexpr std::array<Named<StaticMode>, 3> kStaticModes{{
+    {StaticMode::compile, "compile"},
+    {StaticMode::skip, "skip"},
+    {StaticMode::only, "only"},
+}};
+
+template <typename Enum, std::size_t N>
+std::string_view name_in(const std::array<Named<Enum>, N>& table, Enum value) {
+  for (const auto& entry : table)
+    if (entry.value == value) return entry.name;
+  return "?";  // unreachable while every enumerator has its row
+}
+
+template <typename Enum, std::size_t N>
+std::optional<Enum> value_in(const std::array<Named<Enum>, N>& table, std::string_view name) {
+  for (const auto& entry : table)
+    if (entry.name == name) return entry.value;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(Isolation isolation) { return name_in(kIsolations, isolation); }
+std::string_view to_string(StaticMode mode) { return name_in(kStaticModes, mode); }
+std::optional<Isolation> parse_isolation(std::string_view name) {
+  return value_in(kIsolations, name);
+}
+std::optional<StaticMode> parse_static_mode(std::string_view name) {
+  return value_in(kStaticModes, name);
+}
+
+}  // namespace portcheck

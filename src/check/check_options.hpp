@@ -1,0 +1,48 @@
+#pragma once
+// What `check` is asked to do: the command line's choices, read by every stage of the pipeline.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/core/report.hpp"
+
+namespace portcheck {
+
+enum class Isolation { fork, process };
+// compile: predict, then compile everything; skip: do not compile predicted failures;
+// only: compile nothing, the matrix from predictions alone.
+enum class StaticMode { compile, skip, only };
+
+// The names the command line takes and the report's options block shows, one table each.
+std::string_view to_string(Isolation isolation);
+std::string_view to_string(StaticMode mode);
+std::optional<Isolation> parse_isolation(std::string_view name);
+std::optional<StaticMode> parse_static_mode(std::string_view name);
+
+struct CheckOptions {
+  std::filesystem::path manifest = "portcheck.toml";
+  bool demo = false;
+  std::vector<std::string> targets;  // overrides the manifest's
+  std::string python;
+  std::optional<double> timeout_s;
+  std::optional<std::uint64_t> max_rss_bytes;
+  std::size_t jobs = 0;   // 0: one per core
+  bool progress = false;  // a live progress line on stderr
+  Isolation isolation = Isolation::fork;
+  bool use_cache = true;
+  std::uint64_t cache_max_bytes = 512ULL << 20;
+  std::uint64_t worker_max_rss_bytes = 4ULL << 30;
+  std::optional<ShardInfo> shard;
+  StaticMode static_mode = StaticMode::compile;
+  std::vector<std::string> only_rows;               // empty: every row of the manifest
+  std::optional<std::filesystem::path> export_dir;  // export: binaries and descriptors go here
+  std::vector<std::string> triton;  // environments: "current", "3.8.0"; empty: the manifest's
+  bool inherit_site = true;         // version environments see the invoking site-packages
+  std::optional<std::filesystem::path> save_ir_dir;  // --save-ir: every stage's IR, for diff --ir
+  bool launch_limits_warn = false;  // --launch-limits warn: report, but do not fail
+};
+
+}  // namespace portcheck

@@ -1,0 +1,219 @@
+#include "src/check/execute.hpp"
+
+#include <cstdio>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "src/check/cell_cache.hpp"
+#include "src/check/module_inspection.hpp"
+#include "src/check/triton_validation.hpp"
+#include "src/run/scheduler.hpp"
+#include "util/fs.hpp"
+
+namespace portcheck {
+namespace {
+
+std::vector<std::string> worker_argv(const ExecuteSettings& settings) {
+  return {settings.session.python, "-m", "portcheck_worker"};
+}
+
+// What every module's inspection is told: the run's targets as the probe described them, and
+// whether to compute cache keys (not when nothing will be compiled or cached).
+InspectionSettings inspection_settings(const ExecuteSettings& settings,
+                                       const nlohmann::json& targets) {
+  InspectionSettings out;
+  out.python_argv = worker_argv(settings);
+  out.env = settings.session.env;
+  out.scratch = settings.session.run_dir;
+  const bool keys = settings.cache != nullptr && settings.static_mode != StaticMode::only;
+  out.common = {
+      {"tool_version", PORTCHECK_VERSION}, {"targets", targets}, {"keys", keys}, {"predict", true}};
+  out.jobs = settings.jobs;
+  return out;
+}
+
+// The cells of one environment once the probe and the inspection have answered: those that need
+// no compile are served at once, the others go to the scheduler.
+class CellRun {
+ public:
+  CellRun(const std::vector<PlannedCell>& cells, const InspectionResults& inspection,
+          const ExecuteSettings& settings, const Judgement& judgement)
+      : cells_(cells),
+        inspection_(inspection),
+        settings_(settings),
+        judgement_(judgement),
+        results_(cells.size()) {}
+
+  // Serves every cell it can without compiling; returns the tasks of the others.
+  std::vector<Task> serve() {
+    std::vector<Task> tasks;
+    for (std::size_t id = 0; id < cells_.size(); ++id) {
+      if (auto input = without_compile(id))
+        results_[id] = interpret(cells_[id], *input, judgement_);
+      else
+        tasks.push_back(task_for(id));
+    }
+    return tasks;
+  }
+
+  bool compile(std::vector<Task> tasks, ProcessRunner& runner,
+               const std::atomic<bool>& interrupted) {
+    Scheduler scheduler(runner, settings_.jobs);
+    const auto on_ended = [this](ProcessRunner::Id id, const ProcessOutcome& outcome) {
+      ended(id, outcome);
+    };
+    const bool completed = scheduler.run(std::move(tasks), on_ended, interrupted, progress_line());
+    if (settings_.progress) {
+      std::fprintf(stderr, "\r\033[K");
+      std::fflush(stderr);
+    }
+    return completed;
+  }
+
+  std::vector<CellResult> results() {
+    std::vector<CellResult> out;
+    for (auto& r : results_)
+      if (r) out.push_back(std::move(*r));
+    return out;
+  }
+  [[nodiscard]] std::size_t from_cache() const { return from_cache_; }
+  [[nodiscard]] std::size_t stored() const { return stored_; }
+
+ private:
+  [[nodiscard]] nlohmann::json prediction_for(std::size_t id) const {
+    const auto& found = inspection_.static_result;
+    if (!found.is_object() || !found.contains("cells")) return nullptr;
+    return found.at("cells").value(std::to_string(id), nlohmann::json());
+  }
+
+  // The cache key the inspection computed, empty when it could not.
+  [[nodiscard]] std::string key_for(std::size_t id) const {
+    const auto& k = inspection_.keys.value(std::to_string(id), nlohmann::json());
+    return k.is_string() ? k.get<std::string>() : std::string();
+  }
+
+  [[nodiscard]] std::filesystem::path dir_of(std::size_t id) const {
+    return settings_.session.run_dir / fmt::format("cell-{}", cells_[id].index);
+  }
+
+  [[nodiscard]] std::string timing_key(const PlannedCell& cell) const {
+    return fmt::format("{}|{}|{}", cell.row->display_name(), cell.target.name(),
+                       judgement_.triton_version);
+  }
+
+  // Not compiled: predicted to fail (--static skip), --static-only, its module failed to import
+  // (crashed, hung or blew the memory limit: that is its evidence), or found in the cache under
+  // limits that this run's would not have cut short.
+  std::optional<CellInput> without_compile(std::size_t id) {
+    const auto& cell = cells_[id];
+    auto predicted = prediction_for(id);
+    if (settings_.static_mode == StaticMode::only ||
+        (settings_.static_mode == StaticMode::skip && predicted.is_object()))
+      return CellInput{std::nullopt, std::move(predicted), false};
+    if (const auto fault = inspection_.failed.find(id); fault != inspection_.failed.end())
+      return CellInput{fault->second, std::move(predicted), false};
+    const auto key = key_for(id);
+    if (settings_.cache == nullptr || key.empty()) return std::nullopt;
+    const auto entry = settings_.cache->load(key);
+    if (!entry || !fits_limits(*entry, cell.timeout_s, cell.max_rss)) return std::nullopt;
+    ++from_cache_;
+    return CellInput{evidence_from_cache(*entry, cell.row->ref.import_root), std::move(predicted),
+                     true};
+  }
+
+  Task task_for(std::size_t id) const {
+    const auto& cell = cells_[id];
+    const auto dir = dir_of(id);
+    std::filesystem::create_directories(dir);
+    util::atomic_write_file(dir / "request.json", cell.request.dump());
+    Task task;
+    task.id = id;
+    task.expected_seconds = settings_.timings->get(timing_key(cell)).value_or(cell.expected_s);
+    task.spec = worker_cell_spec(worker_argv(settings_), settings_.session.env, dir,
+                                 cell.row->ref.import_root);
+    task.spec.timeout = std::chrono::milliseconds(static_cast<long long>(cell.timeout_s * 1000));
+    task.spec.max_rss_bytes = cell.max_rss;
+    return task;
+  }
+
+  void ended(std::size_t id, const ProcessOutcome& outcome) {
+    if (outcome.how == Termination::cancelled) return;  // never finished: not a result
+    const auto& cell = cells_[id];
+    CellInput input{evidence_from_files(dir_of(id), outcome), prediction_for(id), false};
+    results_[id] = interpret(cell, input, judgement_);
+    settings_.timings->set(timing_key(cell), outcome.wall_seconds);
+    const auto key = key_for(id);
+    if (settings_.cache != nullptr && !key.empty() && cacheable(*input.evidence, *results_[id])) {
+      settings_.cache->store(key, cache_entry(key, *input.evidence, cell.row->ref.import_root));
+      ++stored_;
+    }
+  }
+
+  [[nodiscard]] Scheduler::OnProgress progress_line() const {
+    if (!settings_.progress) return {};
+    return [this](const Progress& p) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - settings_.started)
+              .count();
+      std::fprintf(stderr, "\r\033[K[%zu/%zu] %zu running · %.1f s", p.done + from_cache_,
+                   cells_.size(), p.running, elapsed);
+      std::fflush(stderr);
+    };
+  }
+
+  const std::vector<PlannedCell>& cells_;
+  const InspectionResults& inspection_;
+  const ExecuteSettings& settings_;
+  const Judgement& judgement_;
+  std::vector<std::optional<CellResult>> results_;
+  std::size_t from_cache_ = 0;
+  std::size_t stored_ = 0;
+};
+
+Judgement judgement_for(const ExecuteSettings& settings, std::string triton_version) {
+  Judgement judgement;
+  judgement.triton_version = std::move(triton_version);
+  judgement.known = KnownFailures::load(settings.data / "known-failures.toml");
+  judgement.launch_limits = LaunchLimits::load(settings.data / "launch-limits.toml");
+  judgement.launch_limits_warn = settings.launch_limits_warn;
+  return judgement;
+}
+
+}  // namespace
+
+ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
+                      std::vector<PlannedCell> cells, const ExecuteSettings& settings,
+                      const WorkerSessionFactory& start_session,
+                      const std::atomic<bool>& interrupted) {
+  ExecutedCells out;
+  auto session = start_session(settings.session);
+  out.probe = session->probe(
+      {{"tool_version", PORTCHECK_VERSION}, {"targets", targets_json(matrix.columns)}});
+  // Everything after the probe uses the targets it described, cache keys included.
+  const auto warp_sizes = probed_warp_sizes(out.probe);
+  adopt_warp_sizes(cells, warp_sizes);
+  const auto inspection =
+      inspect_modules(modules_to_inspect(manifest, cells),
+                      inspection_settings(settings, targets_json(matrix.columns, warp_sizes)),
+                      session->runner(), interrupted);
+  validate_against_triton(manifest, out.probe.at("option_fields"), inspection.kernels,
+                          matrix.row_targets);
+  out.triton_version = out.probe.at("triton").at("version").get<std::string>();
+  out.static_result = inspection.static_result;
+  const auto judgement = judgement_for(settings, out.triton_version);
+
+  CellRun run(cells, inspection, settings, judgement);
+  auto tasks = run.serve();
+  out.completed = run.compile(std::move(tasks), session->runner(), interrupted);
+  out.workers_peak_rss_bytes = session->runner().peak_tree_rss_bytes();
+  out.worker_stats = session->stats();
+  session.reset();  // no worker outlives the matrix
+  settings.timings->save();
+  if (run.stored() > 0) settings.cache->evict_to_fit();
+  out.cells = run.results();
+  out.from_cache = run.from_cache();
+  return out;
+}
+
+}  // namespace portcheck

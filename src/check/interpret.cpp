@@ -1,0 +1,111 @@
+#include "src/check/interpret.hpp"
+
+#include <algorithm>
+
+#include "util/strings.hpp"
+
+namespace portcheck {
+namespace {
+
+CellResult identity_of(const PlannedCell& plan, const std::string& triton_version) {
+  CellResult cell;
+  const auto& row = *plan.row;
+  cell.kernel = row.display_name();
+  cell.base_kernel = row.kernel;
+  cell.variant = row.variant;
+  cell.target = plan.target.name();
+  cell.triton = plan.label;
+  cell.triton_version = triton_version;
+  cell.expected_failure =
+      std::find(row.xfail.begin(), row.xfail.end(), cell.target) != row.xfail.end();
+  return cell;
+}
+
+void fail(CellResult& cell, FailureKind kind, std::string stage, std::string message) {
+  cell.kind = kind;
+  cell.stage = std::move(stage);
+  cell.message = std::move(message);
+  cell.fingerprint = fingerprint(cell.kind, cell.stage, cell.pass, cell.message);
+}
+
+// What the worker measured of the compile, failed or not.
+void take_result(CellResult& cell, const nlohmann::json& r) {
+  if (r.contains("stages") && r["stages"].is_object()) cell.stages = r["stages"];
+  double sum = 0;
+  for (const auto& [k, v] : cell.stages.items()) sum += v.get<double>();
+  cell.compile_s = r.contains("compile_s") ? r["compile_s"].get<double>() : sum;
+  if (r.contains("metadata")) cell.metadata = r["metadata"];
+  if (r.contains("sizes")) cell.sizes = r["sizes"];
+  if (r.contains("resources")) cell.resources = r["resources"];
+  if (r.contains("export") && r["export"].is_object()) cell.exported = r["export"];
+  if (r.contains("source") && r["source"].is_object())
+    cell.kernel_source =
+        SourceLocation{r["source"].value("file", ""), r["source"].value("line", 0)};
+}
+
+// The traceback and what was printed, the end kept when they are long.
+std::string failure_log(const CellEvidence& evidence) {
+  std::string log;
+  if (evidence.result && evidence.result->contains("error"))
+    log = (*evidence.result)["error"].value("traceback", "");
+  if (!evidence.stderr_text.empty())
+    log += (log.empty() ? "" : "\n--- stderr ---\n") + evidence.stderr_text;
+  return log.size() > kCellLogLimit ? log.substr(log.size() - kCellLogLimit) : log;
+}
+
+void take_evidence(CellResult& cell, const CellEvidence& evidence) {
+  const auto c = classify(evidence);
+  cell.kind = c.kind;
+  cell.stage = c.stage;
+  cell.pass = c.pass;
+  cell.message = c.message;
+  cell.fingerprint = c.fingerprint;
+  cell.error_source = c.error_source;
+  cell.wall_s = evidence.outcome.wall_seconds;
+  if (evidence.result) take_result(cell, *evidence.result);
+  if (cell.kind != FailureKind::none) cell.log = failure_log(evidence);
+}
+
+// A compiled cell is checked against its target's launch limits, from its real metadata.
+void check_launch_limits(CellResult& cell, const Target& target, const Judgement& judgement) {
+  const auto limits = judgement.launch_limits.for_target(target.backend, target.arch);
+  if (!limits) return;
+  const auto check = check_launch(cell, *limits);
+  cell.launch = nlohmann::json{
+      {"needs", check.needs}, {"limits", limits->to_json()}, {"problems", check.problems}};
+  if (check.problems.empty() || judgement.launch_limits_warn) return;
+  fail(cell, FailureKind::launch_limit, "launch", util::join(check.problems, "; "));
+}
+
+Status status_of(const CellResult& cell) {
+  const Status failing = cell.kind == FailureKind::launch_limit ? Status::launch : Status::failed;
+  if (cell.kind != FailureKind::none) return cell.expected_failure ? Status::xfail : failing;
+  return cell.expected_failure ? Status::xpass : Status::ok;
+}
+
+}  // namespace
+
+CellResult interpret(const PlannedCell& plan, const CellInput& input, const Judgement& judgement) {
+  CellResult cell = identity_of(plan, judgement.triton_version);
+  cell.predicted = input.predicted;
+  cell.cached = input.cached;
+  if (input.evidence) {
+    take_evidence(cell, *input.evidence);
+    if (cell.kind == FailureKind::none) check_launch_limits(cell, plan.target, judgement);
+  } else if (input.predicted.is_object()) {
+    fail(cell, FailureKind::predicted, "static", input.predicted.value("reason", ""));
+  } else {
+    cell.status = Status::unchecked;  // --static-only, and nothing predicted against it
+    return cell;
+  }
+  cell.status = status_of(cell);
+  cell.is_new = cell.status == Status::failed || cell.status == Status::launch;
+  if (const auto* known = judgement.known.find(cell.fingerprint);
+      known != nullptr && cell.kind != FailureKind::none) {
+    cell.why = known->why;
+    cell.link = known->link;
+  }
+  return cell;
+}
+
+}  // namespace portcheck

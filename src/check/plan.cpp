@@ -1,0 +1,169 @@
+#include "src/check/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "src/core/cell_folders.hpp"
+#include "src/core/shard.hpp"
+#include "util/strings.hpp"
+
+namespace portcheck {
+namespace {
+
+// Names were validated by run_check (or the manifest loader) before anything is planned.
+Target target_named(const std::string& name) { return *parse_target(name); }
+
+nlohmann::json cell_request(const KernelRow& row, const Target& target, const CheckOptions& options,
+                            const std::string& label) {
+  nlohmann::json request;
+  request["kernel"] = kernel_ref_json(row.ref);
+  request["row_name"] = row.display_name();
+  request["signature"] = row.signature;
+  request["constants"] = row.constants;
+  request["options"] = row.options;
+  if (row.specialization) request["specialization"] = nlohmann::json::parse(*row.specialization);
+  request["target"] = target_json(target);
+  const auto row_folder = ir_row_folder(row.display_name());
+  const auto target_folder = ir_target_folder(target.name());
+  if (options.save_ir_dir)
+    request["save_ir_dir"] =
+        std::filesystem::absolute(*options.save_ir_dir / label / row_folder / target_folder)
+            .string();
+  if (options.export_dir)
+    request["export_dir"] =
+        std::filesystem::absolute(*options.export_dir / row_folder / target_folder).string();
+  return request;
+}
+
+// Costs from the manifest alone (never local timings), so every runner draws the same parts.
+std::vector<PlannedCell> shard_of(std::vector<PlannedCell> cells, const ShardInfo& shard) {
+  std::vector<double> costs;
+  std::vector<std::string> keys;
+  for (const auto& cell : cells) {
+    costs.push_back(cell.expected_s);
+    keys.push_back(cell.row->display_name() + "|" + cell.target.name());
+  }
+  std::vector<PlannedCell> mine;
+  for (const auto index : select_shard(costs, keys, shard)) mine.push_back(std::move(cells[index]));
+  return mine;
+}
+
+}  // namespace
+
+Matrix plan_matrix(const Manifest& manifest, const std::vector<std::string>& cli_targets,
+                   std::string_view manifest_text) {
+  Matrix matrix;
+  matrix.target_names = cli_targets.empty() ? manifest.targets : cli_targets;
+  for (const auto& row : manifest.rows) {
+    // A row's own `targets` narrows the run; --targets always wins.
+    const auto& names =
+        !cli_targets.empty() || row.targets.empty() ? matrix.target_names : row.targets;
+    matrix.row_targets[row.display_name()] = names;
+    for (const auto& name : names)
+      if (std::find(matrix.columns.begin(), matrix.columns.end(), name) == matrix.columns.end())
+        matrix.columns.push_back(name);
+  }
+  // The matrix's identity: the manifest's text, the columns and the targets asked for.
+  matrix.digest =
+      util::sha1_hex(fmt::format("{}\n{}\n{}", manifest_text, util::join(matrix.columns, ","),
+                                 util::join(matrix.target_names, ",")))
+          .substr(0, 16);
+  return matrix;
+}
+
+std::vector<PlannedCell> plan_cells(const Manifest& manifest, const Matrix& matrix,
+                                    const CheckOptions& options, const std::string& label) {
+  std::vector<PlannedCell> cells;
+  for (const auto& row : manifest.rows) {
+    for (const auto& name : matrix.row_targets.at(row.display_name())) {
+      PlannedCell cell;
+      cell.row = &row;
+      cell.target = target_named(name);
+      cell.index = cells.size();
+      cell.request = cell_request(row, cell.target, options, label);
+      cell.timeout_s = options.timeout_s.value_or(row.timeout_s.value_or(manifest.timeout_s));
+      cell.max_rss =
+          options.max_rss_bytes.value_or(row.max_rss_bytes.value_or(manifest.max_rss_bytes));
+      cell.expected_s = expected_seconds(row, cell.target);
+      cell.label = label;
+      cells.push_back(std::move(cell));
+    }
+  }
+  return options.shard ? shard_of(std::move(cells), *options.shard) : cells;
+}
+
+double expected_seconds(const KernelRow& row, const Target& target) {
+  // AMD's pipeline is the slower one here.
+  double product = 1;
+  for (const auto& [name, value] : row.constants.items())
+    if (value.is_number_integer() && value.get<long long>() > 1)
+      product *= static_cast<double>(value.get<long long>());
+  const double stages = row.options.contains("num_stages") && row.options["num_stages"].is_number()
+                            ? row.options["num_stages"].get<double>()
+                            : 3.0;
+  return (1.0 + std::log2(product) / 8.0) * (1.0 + stages / 6.0) *
+         (target.backend == "hip" ? 1.2 : 1.0);
+}
+
+nlohmann::json kernel_ref_json(const KernelRef& ref) {
+  nlohmann::json j;
+  if (!ref.file.empty())
+    j["file"] = ref.file.string();
+  else
+    j["module"] = ref.module;
+  j["function"] = ref.function;
+  j["import_root"] = ref.import_root.string();
+  if (!ref.python_path.empty()) {
+    j["pythonpath"] = nlohmann::json::array();
+    for (const auto& folder : ref.python_path) j["pythonpath"].push_back(folder.string());
+  }
+  return j;
+}
+
+nlohmann::json target_json(const Target& target) {
+  return {{"backend", target.backend}, {"arch", target.arch}, {"warp_size", target.warp_size}};
+}
+
+WarpSizes probed_warp_sizes(const nlohmann::json& probe) {
+  WarpSizes sizes;
+  const auto it = probe.find("targets");
+  if (it == probe.end() || !it->is_array()) return sizes;
+  for (const auto& t : *it)
+    if (t.contains("warp_size") && t.contains("name"))
+      sizes[t.at("name").get<std::string>()] = t.at("warp_size").get<int>();
+  return sizes;
+}
+
+nlohmann::json targets_json(const std::vector<std::string>& columns, const WarpSizes& sizes) {
+  auto out = nlohmann::json::array();
+  for (const auto& name : columns) {
+    auto target = target_named(name);
+    if (const auto it = sizes.find(name); it != sizes.end()) target.warp_size = it->second;
+    out.push_back(target_json(target));
+  }
+  return out;
+}
+
+nlohmann::json warm_up_targets(const std::vector<std::string>& columns) {
+  auto out = nlohmann::json::array();
+  std::set<std::string> backends;
+  for (const auto& name : columns) {
+    const auto target = target_named(name);
+    if (backends.insert(target.backend).second) out.push_back(target_json(target));
+  }
+  return out;
+}
+
+void adopt_warp_sizes(std::vector<PlannedCell>& cells, const WarpSizes& sizes) {
+  for (auto& cell : cells) {
+    const auto it = sizes.find(cell.target.name());
+    if (it == sizes.end()) continue;
+    cell.target.warp_size = it->second;
+    cell.request["target"] = target_json(cell.target);
+  }
+}
+
+}  // namespace portcheck

@@ -1,0 +1,71 @@
+#pragma once
+// PLAN, the first stage of `check`: the manifest's rows times their targets become the cells to
+// run, each with its request, limits and expected cost, and the shard this runner compiles. Pure:
+// no process is started and nothing is written, so every runner of a sharded CI job computes the
+// same plan from the same manifest.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/check/check_options.hpp"
+#include "src/core/manifest.hpp"
+#include "src/core/target.hpp"
+
+namespace portcheck {
+
+// The shape of the matrix, the same for every Triton environment of the run.
+struct Matrix {
+  std::vector<std::string> target_names;  // --targets, else the manifest's defaults
+  std::vector<std::string> columns;       // every target some row is checked on, in first order
+  std::map<std::string, std::vector<std::string>> row_targets;  // row name -> its targets
+  std::string digest;  // identifies the matrix, for merging shard reports
+};
+
+// `manifest_text` is the manifest file's content, which the digest covers. The target names
+// must be valid (run_check refuses bad ones before planning).
+Matrix plan_matrix(const Manifest& manifest, const std::vector<std::string>& cli_targets,
+                   std::string_view manifest_text);
+
+// One row x one target x one Triton environment.
+struct PlannedCell {
+  const KernelRow* row = nullptr;  // into the Manifest planned from, which outlives the cell
+  Target target;                   // its warp size the probe's once execute adopted it
+  std::size_t index = 0;           // its place in the whole matrix, before sharding
+  nlohmann::json request;          // what the worker compiles
+  double timeout_s = 0;
+  std::uint64_t max_rss = 0;
+  double expected_s = 0;  // compile time estimated from the manifest alone
+  std::string label;      // the Triton environment: "current" or a version
+};
+
+// The cells of environment `label`, row-major in manifest order, narrowed to options.shard.
+std::vector<PlannedCell> plan_cells(const Manifest& manifest, const Matrix& matrix,
+                                    const CheckOptions& options, const std::string& label);
+
+// Bigger tiles and deeper pipelines compile longer: the estimate that orders first starts and
+// balances shards until a real timing is known.
+double expected_seconds(const KernelRow& row, const Target& target);
+
+nlohmann::json kernel_ref_json(const KernelRef& ref);
+nlohmann::json target_json(const Target& target);
+
+// The warp size the installed backend chose for each target the probe described (by name).
+using WarpSizes = std::map<std::string, int>;
+WarpSizes probed_warp_sizes(const nlohmann::json& probe);
+
+// The run's targets as the worker is told them: every column, with its warp size from `sizes`
+// where known and the rule of core/target.hpp before the probe answered.
+nlohmann::json targets_json(const std::vector<std::string>& columns, const WarpSizes& sizes = {});
+
+// One target per backend of the run, for the fork server's warm-up.
+nlohmann::json warm_up_targets(const std::vector<std::string>& columns);
+
+// Every cell's target and request take the probe's warp size, so that the inspection hashes
+// cache keys, predicts and compiles for the target the installed Triton really builds.
+void adopt_warp_sizes(std::vector<PlannedCell>& cells, const WarpSizes& sizes);
+
+}  // namespace portcheck

@@ -1,0 +1,62 @@
+#include "src/check/worker_session.hpp"
+
+#include <chrono>
+
+#include "src/run/fork_server.hpp"
+#include "src/run/python_worker.hpp"
+#include "src/run/supervisor.hpp"
+
+namespace portcheck {
+namespace {
+
+// --isolation fork: the server answers the probe itself, so the run imports Triton only once.
+class ForkServerSession final : public WorkerSession {
+ public:
+  explicit ForkServerSession(const WorkerSessionConfig& config)
+      : runner_([&] {
+          ForkServerConfig server;
+          server.argv = {config.python, "-m", "portcheck_worker", "serve"};
+          server.env = config.env;
+          server.cwd = std::filesystem::current_path();
+          server.log_dir = config.run_dir;
+          server.warm_targets = config.warm_targets;
+          server.max_server_rss_bytes = config.worker_max_rss_bytes;
+          return server;
+        }()) {}
+
+  nlohmann::json probe(const nlohmann::json& request) override {
+    return runner_.probe(request, std::chrono::seconds(300));
+  }
+  ProcessRunner& runner() override { return runner_; }
+  [[nodiscard]] WorkerStats stats() const override {
+    const auto& s = runner_.stats();
+    return {s.servers_started, s.cells_retried, s.warm_up_seconds};
+  }
+
+ private:
+  ForkServerRunner runner_;
+};
+
+// --isolation process: a fresh interpreter for the probe and for every cell.
+class ProcessSession final : public WorkerSession {
+ public:
+  explicit ProcessSession(const WorkerSessionConfig& config) : config_(config) {}
+
+  nlohmann::json probe(const nlohmann::json& request) override {
+    return probe_environment(config_.python, config_.share, config_.run_dir, request);
+  }
+  ProcessRunner& runner() override { return supervisor_; }
+
+ private:
+  WorkerSessionConfig config_;
+  Supervisor supervisor_;
+};
+
+}  // namespace
+
+std::unique_ptr<WorkerSession> start_worker_session(const WorkerSessionConfig& config) {
+  if (config.isolation == Isolation::fork) return std::make_unique<ForkServerSession>(config);
+  return std::make_unique<ProcessSession>(config);
+}
+
+}  // namespace portcheck

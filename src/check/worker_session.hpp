@@ -1,0 +1,59 @@
+#pragma once
+// Where one Triton environment's work runs: the probe of the environment and the runner of every
+// process after it (module inspections, cells). The real session (start_worker_session) wraps
+// the fork server (--isolation fork) or a Supervisor and the worker's probe (--isolation
+// process); unit tests pass their own factory, with a scripted probe and a fake runner, so the
+// whole pipeline runs without Triton.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "src/check/check_options.hpp"
+#include "src/core/tool_files.hpp"
+#include "src/run/process_runner.hpp"
+
+namespace portcheck {
+
+struct WorkerSessionConfig {
+  std::string python;
+  std::vector<std::string> env;   // the run's worker environment
+  std::filesystem::path run_dir;  // the run's scratch: worker logs, the probe's files
+  nlohmann::json warm_targets;    // one target per backend, for the fork server's warm-up
+  Isolation isolation = Isolation::fork;
+  std::uint64_t worker_max_rss_bytes = 4ULL << 30;
+  ShareDirs share;
+};
+
+// How the workers fared, for the report's resources block (zeros without a fork server).
+struct WorkerStats {
+  int servers_started = 0;
+  int cells_retried = 0;
+  double warm_up_seconds = 0;
+};
+
+class WorkerSession {
+ public:
+  WorkerSession() = default;
+  WorkerSession(const WorkerSession&) = delete;
+  WorkerSession& operator=(const WorkerSession&) = delete;
+  virtual ~WorkerSession() = default;  // no worker outlives its session
+
+  // The environment alone (never the user's modules): Triton's version and path, Python, option
+  // fields, each target's warp size. Throws EnvironmentError with the fix when Triton is unusable.
+  virtual nlohmann::json probe(const nlohmann::json& request) = 0;
+  virtual ProcessRunner& runner() = 0;
+  [[nodiscard]] virtual WorkerStats stats() const { return {}; }
+};
+
+using WorkerSessionFactory =
+    std::function<std::unique_ptr<WorkerSession>(const WorkerSessionConfig&)>;
+
+// The real session: a ForkServerRunner, or a Supervisor with the worker's probe.
+std::unique_ptr<WorkerSession> start_worker_session(const WorkerSessionConfig& config);
+
+}  // namespace portcheck
