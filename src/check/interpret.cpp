@@ -68,7 +68,7 @@ void take_evidence(CellResult& cell, const CellEvidence& evidence) {
 
 // A compiled cell is checked against its target's launch limits, from its real metadata.
 void check_launch_limits(CellResult& cell, const Target& target, const Judgement& judgement) {
-  const auto limits = judgement.launch_limits.for_target(target.backend, target.arch);
+  const auto limits = judgement.launch_limits.for_target(target);
   if (!limits) return;
   const auto check = check_launch(cell, *limits);
   cell.launch = nlohmann::json{

@@ -31,11 +31,6 @@ class LaunchLimits {
   static LaunchLimits load(const std::filesystem::path& file);
   // nullopt: the target is not in the table, and is not checked.
   [[nodiscard]] std::optional<TargetLimits> for_target(const Target& target) const;
-  // Transitional, for src/check/check.cpp's call; new code passes the Target.
-  [[nodiscard]] std::optional<TargetLimits> for_target(Backend backend,
-                                                       const std::string& arch) const {
-    return for_target(Target{backend, arch});
-  }
 
  private:
   std::map<std::string, TargetLimits> targets_;  // "cuda:90" -> limits (defaults merged in)

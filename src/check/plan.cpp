@@ -14,7 +14,7 @@ namespace portcheck {
 namespace {
 
 // Names were validated by run_check (or the manifest loader) before anything is planned.
-Target target_named(const std::string& name) { return *parse_target(name); }
+Target target_named(const std::string& name) { return checked_target(name); }
 
 nlohmann::json cell_request(const KernelRow& row, const Target& target, const CheckOptions& options,
                             const std::string& label) {
@@ -25,7 +25,7 @@ nlohmann::json cell_request(const KernelRow& row, const Target& target, const Ch
   request["constants"] = row.constants;
   request["options"] = row.options;
   if (row.specialization) request["specialization"] = nlohmann::json::parse(*row.specialization);
-  request["target"] = target_json(target);
+  request["target"] = nlohmann::json(target);
   const auto row_folder = ir_row_folder(row.display_name());
   const auto target_folder = ir_target_folder(target.name());
   if (options.save_ir_dir)
@@ -105,7 +105,7 @@ double expected_seconds(const KernelRow& row, const Target& target) {
                             ? row.options["num_stages"].get<double>()
                             : 3.0;
   return (1.0 + std::log2(product) / 8.0) * (1.0 + stages / 6.0) *
-         (target.backend == "hip" ? 1.2 : 1.0);
+         (target.backend == Backend::hip ? 1.2 : 1.0);
 }
 
 nlohmann::json kernel_ref_json(const KernelRef& ref) {
@@ -123,10 +123,6 @@ nlohmann::json kernel_ref_json(const KernelRef& ref) {
   return j;
 }
 
-nlohmann::json target_json(const Target& target) {
-  return {{"backend", target.backend}, {"arch", target.arch}, {"warp_size", target.warp_size}};
-}
-
 WarpSizes probed_warp_sizes(const nlohmann::json& probe) {
   WarpSizes sizes;
   const auto it = probe.find("targets");
@@ -142,17 +138,17 @@ nlohmann::json targets_json(const std::vector<std::string>& columns, const WarpS
   for (const auto& name : columns) {
     auto target = target_named(name);
     if (const auto it = sizes.find(name); it != sizes.end()) target.warp_size = it->second;
-    out.push_back(target_json(target));
+    out.push_back(nlohmann::json(target));
   }
   return out;
 }
 
 nlohmann::json warm_up_targets(const std::vector<std::string>& columns) {
   auto out = nlohmann::json::array();
-  std::set<std::string> backends;
+  std::set<Backend> backends;
   for (const auto& name : columns) {
     const auto target = target_named(name);
-    if (backends.insert(target.backend).second) out.push_back(target_json(target));
+    if (backends.insert(target.backend).second) out.push_back(nlohmann::json(target));
   }
   return out;
 }
@@ -162,7 +158,7 @@ void adopt_warp_sizes(std::vector<PlannedCell>& cells, const WarpSizes& sizes) {
     const auto it = sizes.find(cell.target.name());
     if (it == sizes.end()) continue;
     cell.target.warp_size = it->second;
-    cell.request["target"] = target_json(cell.target);
+    cell.request["target"] = nlohmann::json(cell.target);
   }
 }
 

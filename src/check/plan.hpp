@@ -51,7 +51,6 @@ std::vector<PlannedCell> plan_cells(const Manifest& manifest, const Matrix& matr
 double expected_seconds(const KernelRow& row, const Target& target);
 
 nlohmann::json kernel_ref_json(const KernelRef& ref);
-nlohmann::json target_json(const Target& target);
 
 // The warp size the installed backend chose for each target the probe described (by name).
 using WarpSizes = std::map<std::string, int>;

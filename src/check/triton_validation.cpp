@@ -25,7 +25,7 @@ void validate_options(const KernelRow& row, const nlohmann::json& fields,
   for (const auto& [backend, names] : fields.items())
     for (const auto& n : names) all.insert(n.get<std::string>());
   for (const auto& t : targets) {
-    const auto backend = t.substr(0, t.find(':'));
+    const auto backend = std::string(checked_target(t).backend.name());
     if (fields.contains(backend))
       for (const auto& n : fields.at(backend)) valid.insert(n.get<std::string>());
   }

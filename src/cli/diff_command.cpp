@@ -59,7 +59,8 @@ std::string render_ir_diff(const Report& old_report, const Report& new_report,
   std::string out;
   for (const auto* list : {&result.regressed, &result.fixed, &result.fail_differently,
                            &result.changed, &result.slower})
-    for (const auto& change : *list) out += diff_cell_ir(change, *old_dir, *new_dir, {{stage}, true});
+    for (const auto& change : *list)
+      out += diff_cell_ir(change, *old_dir, *new_dir, {{stage}, true});
   return out.empty() ? fmt::format("no {} differences in the changed cells\n", stage) : out;
 }
 

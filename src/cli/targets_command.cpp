@@ -83,13 +83,13 @@ void print_check_tables(const nlohmann::json& probe, const std::vector<std::stri
     return v ? std::to_string(*v) : std::string("-");
   };
   for (const auto& n : names) {
-    const auto t = *parse_target(n);
+    const auto t = checked_target(n);
     std::string fp8 = "?";
     if (tables["fp8"].contains(n) && tables["fp8"][n].is_array()) {
       fp8.clear();
       for (const auto& d : tables["fp8"][n]) fp8 += (fp8.empty() ? "" : ",") + d.get<std::string>();
     }
-    const auto l = limits.for_target(t.backend, t.arch);
+    const auto l = limits.for_target(t);
     if (!l) {
       fmt::print("{:<14}{:<36}{}\n", n, fp8, "(not in the launch-limit table: not checked)");
       continue;

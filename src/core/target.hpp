@@ -26,13 +26,6 @@ class Backend {
   constexpr bool operator==(const Backend&) const = default;
   constexpr auto operator<=>(const Backend&) const = default;
 
-  // Transitional, while src/check/check.cpp holds backends as text (compares with "hip", keeps
-  // a std::set<std::string>): the name, compared and converted. New code compares with
-  // Backend::hip and calls name().
-  bool operator==(std::string_view text) const { return name() == text; }
-  // NOLINTNEXTLINE(google-explicit-constructor)
-  operator std::string() const { return std::string(name()); }
-
  private:
   Id id_;
 };

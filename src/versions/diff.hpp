@@ -108,5 +108,4 @@ struct IrDiffOptions {
 std::string diff_cell_ir(const CellChange& change, const std::filesystem::path& old_dir,
                          const std::filesystem::path& new_dir, const IrDiffOptions& options = {});
 
-
 }  // namespace portcheck

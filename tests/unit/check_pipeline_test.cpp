@@ -244,7 +244,7 @@ TEST_F(CheckPipeline, PlanIsEveryRowTimesEveryTargetRowMajor) {
     EXPECT_EQ(c.index, i);
     EXPECT_EQ(c.label, "3.8.0");
     EXPECT_EQ(c.request.at("row_name"), c.row->display_name());
-    EXPECT_EQ(c.request.at("target"), target_json(c.target));
+    EXPECT_EQ(c.request.at("target"), nlohmann::json(c.target));
     EXPECT_EQ(c.request.at("kernel").at("module"), c.row->ref.module);
     EXPECT_EQ(c.request.at("constants"), c.row->constants);
     EXPECT_GT(c.expected_s, 0);

@@ -60,16 +60,5 @@ TEST(Targets, ErrorsNameTheFormsOfEveryBackend) {
   EXPECT_THROW(checked_target("cuda:9.0"), std::logic_error);
 }
 
-// Until src/check/check.cpp moves to the enum, a backend still compares with and converts to its
-// name there.
-TEST(Targets, TransitionalTextOfABackend) {
-  const auto t = checked_target("hip:gfx942");
-  EXPECT_TRUE(t.backend == "hip");
-  EXPECT_FALSE(t.backend == "cuda");
-  std::set<std::string> names;
-  names.insert(t.backend);
-  EXPECT_EQ(names.count("hip"), 1U);
-}
-
 }  // namespace
 }  // namespace portcheck
