@@ -10,22 +10,17 @@
 namespace portcheck::cli {
 
 void add_output_flags(CLI::App* command, OutputFlags& flags) {
-  command->add_option("--json", flags.outputs.json,
-                      "Write the JSON report (docs/report-schema.md) to FILE");
-  command->add_option("--junit", flags.outputs.junit,
-                      "Write JUnit XML (one testcase per cell) to FILE");
-  command->add_option("--sarif", flags.outputs.sarif,
-                      "Write SARIF 2.1.0 (one result per failing cell) to FILE");
-  command->add_option("--html", flags.outputs.html, "Write a self-contained HTML report to FILE");
-  command->add_option("--markdown", flags.outputs.markdown, "Write the matrix as Markdown to FILE");
+  const auto& files = report_files();
+  for (const auto& format : files)
+    if (format.path != &ReportOutputs::write_baseline)
+      command->add_option(format.flag, flags.outputs.*format.path, format.help);
   command->add_flag("--github", flags.outputs.github,
                     "GitHub Actions: ::error annotations for new failures, the matrix appended to "
                     "$GITHUB_STEP_SUMMARY");
   command->add_option(
       "--baseline", flags.baseline,
       "Only failures absent from FILE (a --write-baseline file or any JSON report) are new");
-  command->add_option("--write-baseline", flags.outputs.write_baseline,
-                      "Record today's failures in FILE");
+  command->add_option("--write-baseline", flags.outputs.write_baseline, files.back().help);
 }
 
 std::vector<BaselineEntry> baseline_entries(const OutputFlags& flags) {

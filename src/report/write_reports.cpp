@@ -47,56 +47,65 @@ void check_writable(const std::optional<std::filesystem::path>& file, const char
     throw UsageError(fmt::format("{} {}: is a folder, not a file", flag, file->string()));
 }
 
-std::filesystem::path workspace_root() {
-  if (const char* ws = std::getenv("GITHUB_WORKSPACE"); ws && *ws) return ws;
+// Where annotations' paths are relative to: the CI's checkout ($GITHUB_WORKSPACE), else here.
+std::filesystem::path workspace_root(const char* variable) {
+  if (const char* ws = std::getenv(variable); ws && *ws) return ws;
   std::error_code ec;
   return std::filesystem::current_path(ec);
 }
 
+std::string json_report(const Report& report) { return report_to_json(report).dump(2) + "\n"; }
+std::string sarif_report(const Report& report) { return render_sarif(report).dump(2) + "\n"; }
 }  // namespace
 
+const std::vector<ReportFile>& report_files() {
+  static const std::vector<ReportFile> files = {
+      {"--json", "Write the JSON report (docs/report-schema.md) to FILE", &ReportOutputs::json,
+       json_report},
+      {"--junit", "Write JUnit XML (one testcase per cell) to FILE", &ReportOutputs::junit,
+       render_junit},
+      {"--sarif", "Write SARIF 2.1.0 (one result per failing cell) to FILE", &ReportOutputs::sarif,
+       sarif_report},
+      {"--html", "Write a self-contained HTML report to FILE", &ReportOutputs::html, render_html},
+      {"--markdown", "Write the matrix as Markdown to FILE", &ReportOutputs::markdown,
+       render_markdown},
+      {"--write-baseline", "Record today's failures in FILE", &ReportOutputs::write_baseline,
+       baseline_to_json},
+  };
+  return files;
+}
+
 bool writes_to_stdout(const ReportOutputs& outputs) {
-  for (const auto* file : {&outputs.json, &outputs.junit, &outputs.sarif, &outputs.html,
-                           &outputs.markdown, &outputs.write_baseline})
-    if (*file && util::is_standard_output(**file)) return true;
+  for (const auto& format : report_files())
+    if (const auto& file = outputs.*format.path; file && util::is_standard_output(*file))
+      return true;
   return false;
 }
 
 void check_destinations(const ReportOutputs& outputs) {
   int on_stdout = 0;
-  for (const auto* file : {&outputs.json, &outputs.junit, &outputs.sarif, &outputs.html,
-                           &outputs.markdown, &outputs.write_baseline})
-    on_stdout += *file && util::is_standard_output(**file) ? 1 : 0;
+  for (const auto& format : report_files())
+    if (const auto& file = outputs.*format.path; file && util::is_standard_output(*file))
+      ++on_stdout;
   if (on_stdout > 1) throw UsageError("only one report can be written to standard output ('-')");
   if (on_stdout > 0 && outputs.github)
     throw UsageError("--github writes annotations on standard output: no report can go there too");
-  check_writable(outputs.json, "--json");
-  check_writable(outputs.junit, "--junit");
-  check_writable(outputs.sarif, "--sarif");
-  check_writable(outputs.html, "--html");
-  check_writable(outputs.markdown, "--markdown");
-  check_writable(outputs.write_baseline, "--write-baseline");
+  for (const auto& format : report_files()) check_writable(outputs.*format.path, format.flag);
 }
 
 std::vector<std::string> write_reports(const Report& report, const ReportOutputs& outputs) {
   std::vector<std::string> errors;
-  const auto write = [&](const std::optional<std::filesystem::path>& file,
-                         const std::function<std::string()>& render) {
-    if (!file) return;
+  for (const auto& format : report_files()) {
+    const auto& file = outputs.*format.path;
+    if (!file) continue;
     try {
-      util::write_output_file(*file, render());
+      util::write_output_file(*file, format.render(report));
     } catch (const std::exception& e) {
       errors.emplace_back(e.what());
     }
-  };
-  write(outputs.json, [&] { return report_to_json(report).dump(2) + "\n"; });
-  write(outputs.junit, [&] { return render_junit(report); });
-  write(outputs.sarif, [&] { return render_sarif(report).dump(2) + "\n"; });
-  write(outputs.html, [&] { return render_html(report); });
-  write(outputs.markdown, [&] { return render_markdown(report); });
-  write(outputs.write_baseline, [&] { return baseline_to_json(report); });
+  }
   if (outputs.github) {
-    std::fputs(github_annotations(report, workspace_root()).c_str(), stdout);
+    std::fputs(github_annotations(report, workspace_root("GITHUB_WORKSPACE")).c_str(), stdout);
     std::fflush(stdout);
     // The step summary is one file for the whole job: append, as GitHub documents.
     if (const char* summary = std::getenv("GITHUB_STEP_SUMMARY"); summary && *summary) {

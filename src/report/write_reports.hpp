@@ -19,6 +19,19 @@ struct ReportOutputs {
   bool github = false;  // annotations on stdout, Markdown appended to $GITHUB_STEP_SUMMARY
 };
 
+// One report file a run can write: its flag, its help text, where ReportOutputs keeps its path and
+// how it is rendered. A new format is a renderer (one file in report/), a ReportOutputs member and
+// one row of report_files(); the command line offers every row (cli/output_flags.cpp).
+struct ReportFile {
+  const char* flag;  // "--json"
+  const char* help;
+  std::optional<std::filesystem::path> ReportOutputs::*path;
+  std::string (*render)(const Report& report);
+};
+
+// In the order --help lists them; --write-baseline, the last, is listed after --baseline.
+const std::vector<ReportFile>& report_files();
+
 // Whether one of the reports is to be written on standard output ("-"): the terminal matrix
 // then goes to standard error, so the report stays parseable.
 bool writes_to_stdout(const ReportOutputs& outputs);
