@@ -11,6 +11,7 @@
 
 #include "src/core/errors.hpp"
 #include "src/report/baseline.hpp"
+#include "src/report/gitlab.hpp"
 #include "src/report/html.hpp"
 #include "src/report/json.hpp"
 #include "src/report/junit.hpp"
@@ -47,7 +48,8 @@ void check_writable(const std::optional<std::filesystem::path>& file, const char
     throw UsageError(fmt::format("{} {}: is a folder, not a file", flag, file->string()));
 }
 
-// Where annotations' paths are relative to: the CI's checkout ($GITHUB_WORKSPACE), else here.
+// Where annotations' paths are relative to: the CI's checkout ($GITHUB_WORKSPACE,
+// $CI_PROJECT_DIR), else here.
 std::filesystem::path workspace_root(const char* variable) {
   if (const char* ws = std::getenv(variable); ws && *ws) return ws;
   std::error_code ec;
@@ -56,6 +58,10 @@ std::filesystem::path workspace_root(const char* variable) {
 
 std::string json_report(const Report& report) { return report_to_json(report).dump(2) + "\n"; }
 std::string sarif_report(const Report& report) { return render_sarif(report).dump(2) + "\n"; }
+std::string gitlab_report(const Report& report) {
+  return render_gitlab_codequality(report, workspace_root("CI_PROJECT_DIR"));
+}
+
 }  // namespace
 
 const std::vector<ReportFile>& report_files() {
@@ -69,6 +75,8 @@ const std::vector<ReportFile>& report_files() {
       {"--html", "Write a self-contained HTML report to FILE", &ReportOutputs::html, render_html},
       {"--markdown", "Write the matrix as Markdown to FILE", &ReportOutputs::markdown,
        render_markdown},
+      {"--gitlab", "Write a GitLab Code Quality report (one issue per failing cell) to FILE",
+       &ReportOutputs::gitlab, gitlab_report},
       {"--write-baseline", "Record today's failures in FILE", &ReportOutputs::write_baseline,
        baseline_to_json},
   };

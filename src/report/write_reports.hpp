@@ -15,6 +15,7 @@ struct ReportOutputs {
   std::optional<std::filesystem::path> sarif;
   std::optional<std::filesystem::path> html;
   std::optional<std::filesystem::path> markdown;
+  std::optional<std::filesystem::path> gitlab;
   std::optional<std::filesystem::path> write_baseline;
   bool github = false;  // annotations on stdout, Markdown appended to $GITHUB_STEP_SUMMARY
 };
