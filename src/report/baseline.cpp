@@ -100,4 +100,18 @@ void apply_baseline(Report& report, const std::vector<BaselineEntry>& baseline,
   }
 }
 
+nlohmann::json baseline_summary_json(const BaselineSummary& baseline,
+                                     std::string (*text)(std::string_view)) {
+  const auto clean = [&](const std::string& s) { return text ? text(s) : s; };
+  nlohmann::json fixed = nlohmann::json::array();
+  for (const auto& f : baseline.fixed)
+    fixed.push_back({{"row", f.row},
+                     {"target", f.target},
+                     {"triton", f.triton},
+                     {"fingerprint", f.fingerprint},
+                     {"kind", f.kind},
+                     {"message", clean(f.message)}});
+  return {{"origin", clean(baseline.origin)}, {"fixed", fixed}};
+}
+
 }  // namespace portcheck

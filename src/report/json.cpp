@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "src/core/errors.hpp"
+#include "src/report/baseline.hpp"
 #include "src/report/grouping.hpp"
 #include "util/fs.hpp"
 
@@ -22,15 +23,7 @@ nlohmann::json or_null(const std::string& s) {
 
 nlohmann::json baseline_json(const BaselineSummary& baseline) {
   if (!baseline.applied) return nullptr;
-  nlohmann::json fixed = nlohmann::json::array();
-  for (const auto& f : baseline.fixed)
-    fixed.push_back({{"row", f.row},
-                     {"target", f.target},
-                     {"triton", f.triton},
-                     {"fingerprint", f.fingerprint},
-                     {"kind", f.kind},
-                     {"message", f.message}});
-  return {{"origin", baseline.origin}, {"fixed", fixed}};
+  return baseline_summary_json(baseline);
 }
 
 // A cell; `letters` are the failure groups' letters by fingerprint.

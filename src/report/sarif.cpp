@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "src/report/baseline.hpp"
 #include "src/report/grouping.hpp"
 #include "src/report/terminal.hpp"
 #include "util/fs.hpp"
@@ -333,18 +334,6 @@ nlohmann::json invocation_of(const Report& report, const nlohmann::json& notific
   return invocation;
 }
 
-nlohmann::json baseline_properties(const BaselineSummary& baseline) {
-  nlohmann::json fixed = nlohmann::json::array();
-  for (const auto& f : baseline.fixed)
-    fixed.push_back({{"row", f.row},
-                     {"target", f.target},
-                     {"triton", f.triton},
-                     {"fingerprint", f.fingerprint},
-                     {"kind", f.kind},
-                     {"message", util::valid_utf8(f.message)}});
-  return {{"origin", util::valid_utf8(baseline.origin)}, {"fixed", fixed}};
-}
-
 nlohmann::json run_properties(const Report& report) {
   std::map<std::string, int> counts{{"ok", 0}, {"failed", 0}, {"xfail", 0}, {"xpass", 0}};
   for (const auto& cell : report.cells) ++counts[to_string(cell.status)];
@@ -360,7 +349,8 @@ nlohmann::json run_properties(const Report& report) {
         {"xpass", counts["xpass"]}}},
   };
   if (report.environment.contains("triton")) properties["triton"] = report.environment["triton"];
-  if (report.baseline.applied) properties["baseline"] = baseline_properties(report.baseline);
+  if (report.baseline.applied)
+    properties["baseline"] = baseline_summary_json(report.baseline, util::valid_utf8);
   return properties;
 }
 
