@@ -1,5 +1,9 @@
 #include "src/report/github.hpp"
 
+#include <algorithm>
+#include <array>
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "util/fs.hpp"
@@ -9,34 +13,32 @@ namespace portcheck {
 namespace {
 
 // The runner's escapes (actions/runner ActionCommand: _escapeDataMappings and
-// _escapePropertyMappings); '%' first, so an escape in the text stays text.
-std::string command_data(const std::string& text) {
+// _escapePropertyMappings); '%' too, so an escape in the text stays text.
+struct Escape {
+  char c;
+  std::string_view as;
+};
+constexpr std::array<Escape, 3> kData = {{{'%', "%25"}, {'\r', "%0D"}, {'\n', "%0A"}}};
+constexpr std::array<Escape, 5> kProperty = {
+    {{'%', "%25"}, {'\r', "%0D"}, {'\n', "%0A"}, {':', "%3A"}, {',', "%2C"}}};
+
+// `text` with its control characters shown (tab and newline kept), then escaped by `table`.
+template <std::size_t N>
+std::string escaped(const std::string& text, const std::array<Escape, N>& table) {
   std::string out;
   for (const char c : util::printable(text, util::Newlines::keep)) {
-    if (c == '%')
-      out += "%25";
-    else if (c == '\r')
-      out += "%0D";
-    else if (c == '\n')
-      out += "%0A";
+    const auto* hit =
+        std::find_if(table.begin(), table.end(), [c](const Escape& e) { return e.c == c; });
+    if (hit != table.end())
+      out += hit->as;
     else
       out += c;
   }
   return out;
 }
 
-std::string command_property(const std::string& text) {
-  std::string out;
-  for (const char c : command_data(text)) {
-    if (c == ':')
-      out += "%3A";
-    else if (c == ',')
-      out += "%2C";
-    else
-      out += c;
-  }
-  return out;
-}
+std::string command_data(const std::string& text) { return escaped(text, kData); }
+std::string command_property(const std::string& text) { return escaped(text, kProperty); }
 
 }  // namespace
 
