@@ -166,3 +166,13 @@ def test_xml_and_json_formats_stay_well_formed(hostile_report, tmp_path):
     assert len(json.loads(files["gitlab"].read_text())) == len(report["cells"])
     page = files["html"].read_text()
     assert "<script>alert" not in page and "<img src=x" not in page
+
+
+def test_diff_output_shows_controls_escaped(hostile_report):
+    work, path, _ = hostile_report
+    proc = subprocess.run([str(require_binary()), "diff", str(work / "real.json"), str(path)], cwd=work,
+                          env=tool_env(), capture_output=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert_inert_on_a_terminal(proc.stdout)
+    assert_no_workflow_command(proc.stdout)
+    assert b"\\e[2J" in proc.stdout  # the names are there, escaped
