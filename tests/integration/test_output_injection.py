@@ -176,3 +176,14 @@ def test_diff_output_shows_controls_escaped(hostile_report):
     assert_inert_on_a_terminal(proc.stdout)
     assert_no_workflow_command(proc.stdout)
     assert b"\\e[2J" in proc.stdout  # the names are there, escaped
+
+
+def test_an_error_is_one_printable_line(tmp_path):
+    """An error quoting hostile text (here a file name) stays one line with no control byte."""
+    name = "no\x1b[2Jsuch\n::warning::x.toml"
+    proc = subprocess.run([str(require_binary()), "check", "-m", name], cwd=tmp_path, env=tool_env(),
+                          capture_output=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count(b"\n") == 1, proc.stderr
+    assert_inert_on_a_terminal(proc.stderr)
+    assert b"no\\e[2Jsuch\\n::warning::x.toml" in proc.stderr
