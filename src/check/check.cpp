@@ -1,5 +1,6 @@
 #include "src/check/check.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -30,16 +31,40 @@ struct Environment {
   std::vector<std::string> inherit_site;
 };
 
-// The invoking interpreter's site-packages, which version environments fall back to.
-std::vector<std::string> site_packages_of(const std::string& python, const ShareDirs& share) {
+// What a run with other Triton versions needs from the invoking interpreter: its Triton's version
+// (a version equal to it is checked as `current`) and its site-packages (which version
+// environments fall back to). Empty when it has no usable Triton.
+struct InvokingPython {
+  std::string triton_version;
+  std::vector<std::string> site_packages;
+};
+
+InvokingPython probe_invoking(const std::string& python, const ShareDirs& share) {
   util::TempDir scratch("triton-portcheck-site");
   try {
     const auto probe =
         probe_environment(python, share, scratch.path(), nlohmann::json{{"keys", false}});
-    return probe.value("site_packages", std::vector<std::string>{});
+    InvokingPython out;
+    out.site_packages = probe.value("site_packages", std::vector<std::string>{});
+    if (probe.contains("triton") && probe["triton"].is_object())
+      out.triton_version = probe["triton"].value("version", "");
+    return out;
   } catch (const EnvironmentError&) {
     return {};  // no usable invoking interpreter: nothing to inherit
   }
+}
+
+// The labels with the Triton already in use named `current`, said once.
+std::vector<std::string> with_current(const std::vector<std::string>& labels,
+                                      const InvokingPython& invoking, const std::string& python) {
+  std::vector<std::string> replaced;
+  auto out = use_current_for_installed(labels, invoking.triton_version, &replaced);
+  if (!replaced.empty())
+    std::fprintf(stderr,
+                 "triton-portcheck: triton %s is the one %s has: checked as `current`, with no "
+                 "environment of its own\n",
+                 util::join(replaced, ", ").c_str(), python.c_str());
+  return out;
 }
 
 // --rows: the rows asked for (by display name or kernel name), in the order asked.
@@ -103,7 +128,7 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   const auto started_wall = std::chrono::system_clock::now();
   util::TempDir run_dir("triton-portcheck");
   auto& env = settings.session.env;
-  env = worker_environment(share, run_dir.path() / "triton-cache");
+  env = worker_environment(share, run_dir.path());
   if (!environment.inherit_site.empty())
     env.push_back("PORTCHECK_INHERIT_SITE=" + util::join(environment.inherit_site, ":"));
   // Every process of this run carries the marker, so that if we are killed (SIGKILL, OOM killer)
@@ -166,22 +191,24 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     std::string error;
     if (!parse_target(t, &error)) throw UsageError("--targets: " + error);
   }
-  const auto labels = options.triton.empty() ? manifest.triton : options.triton;
+  auto labels = options.triton.empty() ? manifest.triton : options.triton;
   for (const auto& label : labels)
     if (label != "current") validate_version(label);
   const auto matrix = plan_matrix(manifest, options.targets, util::read_file(manifest.file));
 
   const auto share_python = resolve_python(options.python);
-  std::vector<std::string> inherit_site;
+  sweep_abandoned_environments();  // what killed `env add` runs left
+  InvokingPython invoking;
+  if (std::any_of(labels.begin(), labels.end(), [](const auto& l) { return l != "current"; })) {
+    invoking = probe_invoking(share_python, share);
+    labels = with_current(labels, invoking, share_python);
+  }
   Report combined;
   for (const auto& label : labels) {
     Environment environment{label, share_python, {}};
     if (label != "current") {
       environment.python = version_python(label, share_python);
-      if (options.inherit_site) {
-        if (inherit_site.empty()) inherit_site = site_packages_of(share_python, share);
-        environment.inherit_site = inherit_site;
-      }
+      if (options.inherit_site) environment.inherit_site = invoking.site_packages;
     }
     append(combined, run_environment(options, share, manifest, matrix, environment, interrupted));
     if (combined.interrupted) break;

@@ -5,6 +5,7 @@
 #include "src/cli/common.hpp"
 #include "src/core/errors.hpp"
 #include "src/run/result_cache.hpp"
+#include "src/versions/environments.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck::cli {
@@ -23,6 +24,10 @@ int run_cache_stats(const ResultCache& cache) {
 int run_cache_clean(ResultCache& cache) {
   const auto removed = cache.clean();
   fmt::print("removed {} cached results from {}\n", removed, cache.root().string());
+  // What killed `env add` runs left (a half-made environment is over a gigabyte) goes too.
+  if (const auto leftovers = sweep_abandoned_environments(); leftovers > 0)
+    fmt::print("removed {} folders that interrupted `env add` runs left in {}\n", leftovers,
+               environments_root().string());
   return exit_code::ok;
 }
 

@@ -8,9 +8,11 @@
 #include "src/cli/common.hpp"
 #include "src/core/errors.hpp"
 #include "src/report/json.hpp"
+#include "src/report/terminal_text.hpp"
 #include "src/versions/diff.hpp"
 #include "util/strings.hpp"
 #include "util/term.hpp"
+#include "util/text_escape.hpp"
 
 namespace portcheck::cli {
 namespace {
@@ -71,7 +73,12 @@ int run_diff(const DiffFlags& f) {
   const auto result = diff_reports(old_report, new_report, selection, f.options);
   // Validates --fail-on before anything is printed.
   const int code = diff_exit_code(result, split_list(f.fail_on));
-  std::fputs(render_diff(result, util::use_colour(stdout)).c_str(), stdout);
+  // What is shown: the reports' names and messages with their control characters escaped, and
+  // no line a CI log would run as a command (as the matrix, report/terminal_text.hpp).
+  const auto shown = diff_reports(printable_report(old_report), printable_report(new_report),
+                                  selection, f.options);
+  std::fputs(util::no_workflow_commands(render_diff(shown, util::use_colour(stdout))).c_str(),
+             stdout);
   if (!f.ir_stage.empty())
     std::fputs(render_ir_diff(old_report, new_report, result, f.ir_stage).c_str(), stdout);
   return code;

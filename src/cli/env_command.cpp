@@ -23,6 +23,8 @@ int run_env_add(const EnvFlags& f) {
   if (added.already_present) {
     fmt::print("triton {} is already installed at {} ({})\n", f.version, added.path.string(),
                util::format_bytes(added.actual_bytes));
+    if (!added.installed_packages.empty())
+      fmt::print("installed into it: {}\n", util::join(added.installed_packages, " "));
     return exit_code::ok;
   }
   fmt::print("triton {}: wheel {}, expected on disk {}, actual {}\n  {}\n", f.version,
@@ -62,7 +64,9 @@ Command add_env_command(CLI::App& app) {
   env->require_subcommand(1);
   auto* add = env->add_subcommand("add", "Create the environment of a Triton release");
   add->add_option("version", flags->version, "A Triton release, such as 3.8.0")->required();
-  add->add_option("--with", flags->with, "More packages to install into it (torch, your package)");
+  add->add_option("--with", flags->with,
+                  "More packages to install into it (torch, your package); into an existing "
+                  "environment too");
   add->add_option("--python", flags->python,
                   "The interpreter to create it with (default: python3)");
   auto* list =

@@ -13,6 +13,7 @@
 #include "src/report/terminal.hpp"
 #include "util/fs.hpp"
 #include "util/term.hpp"
+#include "util/text_escape.hpp"
 
 namespace portcheck::cli {
 namespace {
@@ -50,9 +51,11 @@ int write_exports(const Report& report) {
   int code = exit_code_for(report);
   for (const auto& cell : report.cells) {
     if (cell.status != Status::ok && cell.status != Status::xpass) {
+      // The compiler's message on one line, its control characters shown escaped.
       std::fprintf(stderr, "triton-portcheck: not exported: %s on %s failed (%s in %s: %s)\n",
-                   cell.kernel.c_str(), cell.target.c_str(), to_string(cell.kind).c_str(),
-                   cell.stage.c_str(), cell.message.c_str());
+                   util::printable(cell.kernel).c_str(), util::printable(cell.target).c_str(),
+                   to_string(cell.kind).c_str(), util::printable(cell.stage).c_str(),
+                   util::printable(cell.message).c_str());
       code = exit_code::new_failures;
       continue;
     }

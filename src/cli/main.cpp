@@ -12,6 +12,7 @@
 #include "src/cli/common.hpp"
 #include "src/core/errors.hpp"
 #include "util/strings.hpp"
+#include "util/text_escape.hpp"
 
 namespace {
 
@@ -81,13 +82,15 @@ int run_chosen(const std::vector<cli::Command>& commands) {
       if (*command.app) return command.run();
     throw std::logic_error("no command chosen");  // CLI11 requires one
   } catch (const UsageError& e) {
-    std::fprintf(stderr, "triton-portcheck: %s\n", e.what());
+    // One line, whatever the message quotes (a name from a manifest, a string from a report).
+    std::fprintf(stderr, "triton-portcheck: %s\n", util::printable(e.what()).c_str());
     return exit_code::usage;
   } catch (const EnvironmentError& e) {
-    std::fprintf(stderr, "triton-portcheck: %s\n", e.what());
+    std::fprintf(stderr, "triton-portcheck: %s\n", util::printable(e.what()).c_str());
     return exit_code::environment;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "triton-portcheck: internal error: %s\n", e.what());
+    std::fprintf(stderr, "triton-portcheck: internal error: %s\n",
+                 util::printable(e.what()).c_str());
     return exit_code::internal;
   }
 }

@@ -80,16 +80,35 @@ std::string env_string(const nlohmann::json& env, const char* key, const char* s
   return v[sub].get<std::string>();
 }
 
+// Which element testcase_body gives a cell, so that the counts are the elements' counts.
+enum class Outcome { passed, failure, error, skipped };
+
+Outcome outcome_of(const CellResult& c) {
+  switch (c.status) {
+    case Status::ok:
+    case Status::xpass:
+      return Outcome::passed;
+    case Status::xfail:
+    case Status::unchecked:
+      return Outcome::skipped;
+    case Status::launch:
+    case Status::failed:
+      break;
+  }
+  if (c.in_baseline) return Outcome::skipped;
+  return c.kind == FailureKind::internal_error ? Outcome::error : Outcome::failure;
+}
+
 // `tests="4" failures="1" errors="0" skipped="2" time="12.500"`, of the suites and the suite.
 std::string count_attributes(const Report& report) {
   int failures = 0;
   int errors = 0;
   int skipped = 0;
   for (const auto& c : report.cells) {
-    if (c.status == Status::xfail || (c.status == Status::failed && c.in_baseline))
-      ++skipped;
-    else if (c.status == Status::failed)
-      ++(c.kind == FailureKind::internal_error ? errors : failures);
+    const auto outcome = outcome_of(c);
+    failures += outcome == Outcome::failure ? 1 : 0;
+    errors += outcome == Outcome::error ? 1 : 0;
+    skipped += outcome == Outcome::skipped ? 1 : 0;
   }
   return fmt::format(R"(tests="{}" failures="{}" errors="{}" skipped="{}" time="{}")",
                      report.cells.size(), failures, errors, skipped, seconds(report.wall_s));
@@ -158,7 +177,7 @@ std::string testcase_body(const CellResult& c) {
       break;
   }
   if (c.in_baseline) return skipped("known failure (baseline): " + describe_failure(c));
-  const char* element = c.kind == FailureKind::internal_error ? "error" : "failure";
+  const char* element = outcome_of(c) == Outcome::error ? "error" : "failure";
   return fmt::format(">\n      <{} message=\"{}\" type=\"{}\">", element, attr(describe_failure(c)),
                      attr(to_string(c.kind))) +
          text(failure_body(c)) + fmt::format("</{}>\n    </testcase>\n", element);

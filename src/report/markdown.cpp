@@ -1,72 +1,36 @@
 #include "src/report/markdown.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "src/report/grouping.hpp"
-#include "util/fs.hpp"
+#include "util/strings.hpp"
+#include "util/text_escape.hpp"
 
 namespace portcheck {
 namespace {
 
-// Markdown table cells: pipes and newlines would break the table; angle brackets would be HTML.
-std::string md(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '|':
-        out += "\\|";
-        break;
-      case '\n':
-        out += ' ';
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '`':
-        out += "'";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+// Everything from outside (names, targets, compiler text, strings of a crafted JSON report) is
+// either a code span, shown verbatim (util::markdown_code), or escaped prose
+// (util::markdown_text): no @mention, image, link, autolink or HTML from it becomes active in the
+// job summary or wherever the file is rendered.
+std::string code(const std::string& text) { return util::markdown_code(text); }
+std::string cell_code(const std::string& text) { return util::markdown_code(text, true); }
+std::string prose(const std::string& text) { return util::markdown_text(text); }
+
+bool is_digits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
 }
 
-// GitHub workflow-command escaping: data escapes %, CR, LF; properties also ':' and ','.
-std::string command_data(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '%')
-      out += "%25";
-    else if (c == '\r')
-      out += "%0D";
-    else if (c == '\n')
-      out += "%0A";
-    else
-      out += c;
-  }
-  return out;
-}
-
-std::string command_property(const std::string& text) {
-  std::string out;
-  for (const char c : command_data(text)) {
-    if (c == ':')
-      out += "%3A";
-    else if (c == ',')
-      out += "%2C";
-    else
-      out += c;
-  }
-  return out;
+std::string upstream(const std::string& link) {
+  if (link.empty()) return "";
+  if (is_upstream_link(link)) return fmt::format("  [upstream]({})\n", link);
+  return fmt::format("  upstream: {}\n", code(link));
 }
 
 std::string label(const CellResult& cell, const std::map<std::string, std::string>& letters) {
@@ -81,6 +45,19 @@ std::string label(const CellResult& cell, const std::map<std::string, std::strin
 
 }  // namespace
 
+bool is_upstream_link(const std::string& link) {
+  constexpr std::string_view prefix = "https://github.com/";
+  if (!link.starts_with(prefix)) return false;
+  const auto parts = util::split(std::string_view(link).substr(prefix.size()), '/');
+  const auto name = [](const std::string& part) {
+    return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+    });
+  };
+  return parts.size() == 4 && name(parts[0]) && name(parts[1]) &&
+         (parts[2] == "issues" || parts[2] == "pull") && is_digits(parts[3]);
+}
+
 std::string render_markdown(const Report& input) {
   const Report report = one_row_per_version(input);  // one row per version when there are several
   std::map<std::string, std::string> letters;
@@ -90,15 +67,16 @@ std::string render_markdown(const Report& input) {
   for (const auto& c : report.cells) at[{c.kernel, c.target}] = &c;
 
   const auto& env = report.environment;
-  std::string out = fmt::format("### triton-portcheck {} · triton {}\n\n", report.tool_version,
-                                env.contains("triton") ? env["triton"].value("version", "?") : "?");
+  std::string out =
+      fmt::format("### triton-portcheck {} · triton {}\n\n", prose(report.tool_version),
+                  prose(env.contains("triton") ? env["triton"].value("version", "?") : "?"));
   out += "| kernel |";
-  for (const auto& t : report.targets) out += fmt::format(" {} |", md(t));
+  for (const auto& t : report.targets) out += fmt::format(" {} |", cell_code(t));
   out += "\n|---|";
   for (std::size_t i = 0; i < report.targets.size(); ++i) out += "---|";
   out += "\n";
   for (const auto& row : report.rows) {
-    out += fmt::format("| `{}` |", md(row));
+    out += fmt::format("| {} |", cell_code(row));
     for (const auto& t : report.targets) {
       const auto it = at.find({row, t});
       out += fmt::format(" {} |", it == at.end() ? "-" : label(*it->second, letters));
@@ -114,38 +92,20 @@ std::string render_markdown(const Report& input) {
   if (report.baseline.applied)
     out += fmt::format(" ⭕ marks failures already in the baseline; {} of its failures are fixed.",
                        report.baseline.fixed.size());
-  out += fmt::format("\n\n*{}*\n\n", md(std::string(kCompileOnlyDisclaimer)));
+  out += fmt::format("\n\n*{}*\n\n", kCompileOnlyDisclaimer);
   for (const auto& g : groups) {
     const auto& first = *g.cells.front();
     std::string cells;
     for (const auto* c : g.cells)
       cells += (cells.empty() ? "" : ", ") + fmt::format("{} on {}", c->kernel, c->target);
     out += fmt::format("- **[{}] {}** in {}{}: {}  \n  {}\n", g.letter, to_string(first.kind),
-                       first.stage, first.pass.empty() ? "" : " (" + first.pass + ")",
-                       md(first.message), md(cells));
-    if (!first.why.empty()) out += fmt::format("  *why:* {}\n", md(first.why));
-    if (first.link.starts_with("https://")) out += fmt::format("  [upstream]({})\n", first.link);
+                       code(first.stage), first.pass.empty() ? "" : " (" + code(first.pass) + ")",
+                       code(first.message), code(cells));
+    if (!first.why.empty()) out += fmt::format("  *why:* {}\n", prose(first.why));
+    out += upstream(first.link);
   }
   for (const auto& f : report.baseline.fixed)
-    out += fmt::format("- fixed since the baseline: `{}` on {}\n", md(f.row), md(f.target));
-  return out;
-}
-
-std::string github_annotations(const Report& report, const std::filesystem::path& root) {
-  std::string out;
-  for (const auto& cell : report.cells) {
-    if (!cell.is_new) continue;
-    const auto& where = cell.error_source ? cell.error_source : cell.kernel_source;
-    std::string properties;
-    if (where && !where->file.empty()) {
-      const auto path = util::relative_if_inside(where->file, root);
-      properties = fmt::format("file={},line={},", command_property(path.string()), where->line);
-    }
-    const auto title = fmt::format("{} on {}: {} in {}", cell.kernel, cell.target,
-                                   to_string(cell.kind), cell.stage);
-    out += fmt::format("::error {}title={}::{}\n", properties, command_property(title),
-                       command_data(cell.message));
-  }
+    out += fmt::format("- fixed since the baseline: {} on {}\n", code(f.row), code(f.target));
   return out;
 }
 

@@ -1,5 +1,4 @@
 #pragma once
-#include <filesystem>
 #include <string>
 
 #include "src/core/report.hpp"
@@ -10,8 +9,9 @@ namespace portcheck {
 // $GITHUB_STEP_SUMMARY and --markdown FILE.
 std::string render_markdown(const Report& report);
 
-// One `::error file=...,line=...,title=...::message` workflow command per new failure, paths
-// relative to `root` (the repository checkout, $GITHUB_WORKSPACE) when inside it.
-std::string github_annotations(const Report& report, const std::filesystem::path& root);
+// Whether `link` is "https://github.com/OWNER/REPO/issues/N" (or /pull/N) with plain names: the
+// only form the known-failure table links to, and the only link from a report that the Markdown
+// formats make active; any other (a crafted report's) is shown as code.
+bool is_upstream_link(const std::string& link);
 
 }  // namespace portcheck

@@ -10,9 +10,11 @@
 
 #include "src/report/baseline.hpp"
 #include "src/report/grouping.hpp"
+#include "src/report/markdown.hpp"
 #include "src/report/terminal.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
+#include "util/text_escape.hpp"
 
 namespace portcheck {
 namespace {
@@ -152,13 +154,16 @@ nlohmann::json rule_for(const FailureGroup& group, const CellResult& first) {
                 "the JSON report."
           : summary + "\nWhy: " + first.why;
   std::string help = full;
-  std::string markdown = fmt::format("**{}** {}: `{}`\n\n", to_string(first.kind),
-                                     failure_where(first), first.message);
-  markdown +=
-      first.why.empty() ? "No explanation is known for this failure yet." : "**Why:** " + first.why;
+  // GitHub renders help.markdown: the compiler's text is code or escaped prose (as --markdown).
+  std::string markdown =
+      fmt::format("**{}** {}: {}\n\n", to_string(first.kind),
+                  util::markdown_text(failure_where(first)), util::markdown_code(first.message));
+  markdown += first.why.empty() ? "No explanation is known for this failure yet."
+                                : "**Why:** " + util::markdown_text(first.why);
   if (!first.link.empty()) {
     help += "\nSee: " + first.link;
-    markdown += fmt::format("\n\nSee: <{}>", first.link);
+    markdown += is_upstream_link(first.link) ? fmt::format("\n\nSee: <{}>", first.link)
+                                             : "\n\nSee: " + util::markdown_code(first.link);
   }
   const auto kind = to_string(first.kind);
   nlohmann::json rule = {

@@ -8,8 +8,10 @@
 #include <fmt/format.h>
 
 #include "src/report/grouping.hpp"
+#include "src/report/terminal_text.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
+#include "util/text_escape.hpp"
 
 namespace portcheck {
 namespace {
@@ -320,7 +322,9 @@ std::string summary_line(const Report& report) {
   return summary;
 }
 
-std::string render_terminal(const Report& report, const TerminalStyle& style) {
+std::string render_terminal(const Report& input, const TerminalStyle& style) {
+  // Every string from outside is shown escaped; only our own colour codes reach the terminal.
+  const Report report = printable_report(input);
   const auto groups = group_failures(report);
   std::map<std::string, std::string> letters;
   for (const auto& g : groups) letters[g.fingerprint] = g.letter;
@@ -335,7 +339,9 @@ std::string render_terminal(const Report& report, const TerminalStyle& style) {
   out += summary + "\n";
   out += kCompileOnlyDisclaimer;
   out += "\n";
-  return out;
+  // A CI log runs a line that starts with "::" as a command (GitHub's ::warning::, ::add-mask::):
+  // none of ours does, and none from a message may.
+  return util::no_workflow_commands(out);
 }
 
 }  // namespace portcheck

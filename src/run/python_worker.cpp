@@ -90,8 +90,13 @@ std::string resolve_python(const std::string& explicit_python) {
 }
 
 std::vector<std::string> worker_environment(const ShareDirs& share,
-                                            const std::filesystem::path& triton_cache,
+                                            const std::filesystem::path& scratch,
                                             const std::vector<std::string>& extra_pythonpath) {
+  const auto tmp = scratch / "tmp";
+  std::error_code ec;
+  // Python ignores a TMPDIR that does not exist (and falls back to /tmp): make it.
+  std::filesystem::create_directories(tmp, ec);
+  const bool own_tmp = !ec;
   std::vector<std::string> env;
   std::string pythonpath = share.worker.string();
   for (const auto& p : extra_pythonpath) pythonpath += ":" + p;
@@ -103,12 +108,13 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
     }
     // Our own settings win: a user's cache dir must not serve compiles we are timing.
     if (entry.starts_with("TRITON_CACHE_DIR=") || entry.starts_with("PYTHONUNBUFFERED=") ||
-        entry.starts_with("PYTHONDONTWRITEBYTECODE="))
+        entry.starts_with("PYTHONDONTWRITEBYTECODE=") || (own_tmp && entry.starts_with("TMPDIR=")))
       continue;
     env.emplace_back(entry);
   }
   env.push_back("PYTHONPATH=" + pythonpath);
-  env.push_back("TRITON_CACHE_DIR=" + triton_cache.string());
+  env.push_back("TRITON_CACHE_DIR=" + (scratch / "triton-cache").string());
+  if (own_tmp) env.push_back("TMPDIR=" + tmp.string());
   env.push_back("PYTHONUNBUFFERED=1");
   env.push_back("PYTHONDONTWRITEBYTECODE=1");
   return env;
@@ -166,7 +172,7 @@ nlohmann::json probe_environment(const std::string& python, const ShareDirs& sha
   ProcessSpec spec;
   spec.argv = {
       python, "-m", "portcheck_worker", "probe", request_path.string(), result_path.string()};
-  spec.env = worker_environment(share, scratch / "triton-cache");
+  spec.env = worker_environment(share, scratch);
   spec.cwd = std::filesystem::current_path();
   spec.stdout_path = scratch / "probe.stdout";
   spec.stderr_path = scratch / "probe.stderr";

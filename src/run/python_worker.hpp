@@ -16,9 +16,12 @@ namespace portcheck {
 // the tool is installed in when it has Triton, else python3 on PATH.
 std::string resolve_python(const std::string& explicit_python);
 
-// The environment a worker process runs with.
+// The environment a worker process runs with, its files under `scratch` (the run's folder):
+// Triton's cache in <scratch>/triton-cache, and TMPDIR <scratch>/tmp (made here), so that the
+// temporary files Triton and ptxas write (/tmp/tmpXXXX.ptx, .o, .log, kept on a kill) go when
+// the run's folder goes, even when the run is SIGKILLed (the death watch removes it).
 std::vector<std::string> worker_environment(const ShareDirs& share,
-                                            const std::filesystem::path& triton_cache,
+                                            const std::filesystem::path& scratch,
                                             const std::vector<std::string>& extra_pythonpath = {});
 
 // The protocol of the requests and answers exchanged with python/portcheck_worker: this binary

@@ -11,7 +11,9 @@
 #include <cstring>
 #include <ctime>
 #include <regex>
+#include <set>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,6 +23,7 @@
 #include "src/run/result_cache.hpp"
 #include "src/run/supervisor.hpp"
 #include "util/fs.hpp"
+#include "util/proc.hpp"
 #include "util/strings.hpp"
 #include "util/unique_fd.hpp"
 #include "util/zip.hpp"
@@ -79,24 +82,56 @@ std::optional<nlohmann::json> read_marker(const fs::path& dir) {
   }
 }
 
-// An exclusive flock on <root>/<version>.lock, released on destruction. The file is kept: removing
-// it would let a waiter and a newcomer lock different inodes.
+// An exclusive flock on <root>/<version>.lock. Its holder removes the file before unlocking, so no
+// lock file outlives its use (a killed holder's is swept by sweep_abandoned_environments). A
+// waiter that then gets the lock of a removed file sees that the path no longer names that file
+// and locks the path's new file instead, so two processes never hold "the" lock at once.
 class VersionLock {
  public:
-  explicit VersionLock(const fs::path& file) {
-    fd_.reset(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-    if (!fd_.valid())
-      throw EnvironmentError(
-          fmt::format("cannot open the lock file {}: {}", file.string(), std::strerror(errno)));
-    while (::flock(fd_.get(), LOCK_EX) != 0) {
-      if (errno != EINTR)
+  enum class Wait { yes, no };
+
+  explicit VersionLock(fs::path file, Wait wait = Wait::yes) : file_(std::move(file)) {
+    while (!held()) {
+      fd_.reset(::open(file_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+      if (!fd_.valid())
         throw EnvironmentError(
-            fmt::format("cannot lock {}: {}", file.string(), std::strerror(errno)));
+            fmt::format("cannot open the lock file {}: {}", file_.string(), std::strerror(errno)));
+      if (::flock(fd_.get(), LOCK_EX | (wait == Wait::no ? LOCK_NB : 0)) != 0) {
+        if (errno == EWOULDBLOCK && wait == Wait::no) {
+          fd_.reset();
+          return;  // someone alive holds it
+        }
+        if (errno != EINTR)
+          throw EnvironmentError(
+              fmt::format("cannot lock {}: {}", file_.string(), std::strerror(errno)));
+        continue;
+      }
+      if (!still_named())
+        fd_.reset();  // removed by the holder before us: lock the new one
+      else
+        held_ = true;
     }
   }
+  VersionLock(const VersionLock&) = delete;
+  VersionLock& operator=(const VersionLock&) = delete;
+  ~VersionLock() {
+    if (held_) ::unlink(file_.c_str());  // then closing fd_ releases the lock
+  }
+
+  [[nodiscard]] bool held() const { return held_; }
 
  private:
-  util::UniqueFd fd_;  // closing it releases the lock
+  // Whether the path still names the file we locked.
+  [[nodiscard]] bool still_named() const {
+    struct stat locked {};
+    struct stat named {};
+    return ::fstat(fd_.get(), &locked) == 0 && ::stat(file_.c_str(), &named) == 0 &&
+           locked.st_ino == named.st_ino && locked.st_dev == named.st_dev;
+  }
+
+  fs::path file_;
+  util::UniqueFd fd_;
+  bool held_ = false;
 };
 
 // mkdtemp'd folder under `root` named <prefix>XXXXXX, removed on destruction unless released.
@@ -128,17 +163,29 @@ class StagingDir {
 
 std::string temp_prefix(const std::string& version) { return ".tmp-" + version + "-"; }
 
-// Removes what an interrupted add or remove of `version` left behind. Only called under the
-// version's lock, so nothing live can match.
-void sweep_stale(const fs::path& root, const std::string& version) {
+// Removes what an interrupted add or remove of `version` left behind; returns how many folders.
+// Only called under the version's lock, so nothing live can match.
+std::size_t sweep_stale(const fs::path& root, const std::string& version) {
   const auto prefix = temp_prefix(version);
+  std::size_t removed = 0;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     if (entry.path().filename().string().starts_with(prefix)) {
       std::error_code e2;
       fs::remove_all(entry.path(), e2);
+      removed += e2 ? 0 : 1;
     }
   }
+  return removed;
+}
+
+// The version a leftover belongs to: "<version>.lock" or ".tmp-<version>-..." (a version has no
+// '-'); empty for anything else.
+std::string leftover_version(const std::string& name) {
+  std::string version;
+  if (name.ends_with(".lock")) version = name.substr(0, name.size() - 5);
+  if (name.starts_with(".tmp-")) version = name.substr(5, name.find('-', 5) - 5);
+  return is_version(version) ? version : std::string();
 }
 
 // The parent's environment less what could point the child Python somewhere else.
@@ -166,11 +213,16 @@ struct StepResult {
   }
 };
 
+// What every step of one `env add` carries in its environment, so that the death watch finds
+// venv and pip (and what they start) if the tool is killed.
+std::string step_marker() { return fmt::format("TRITON_PORTCHECK_ENV_ADD={}", ::getpid()); }
+
 StepResult run_step(const std::vector<std::string>& argv, const fs::path& logs,
                     const std::string& name, std::chrono::seconds timeout) {
   ProcessSpec spec;
   spec.argv = argv;
   spec.env = child_environment();
+  spec.env.push_back(step_marker());
   spec.cwd = logs;
   spec.stdout_path = logs / (name + ".stdout");
   spec.stderr_path = logs / (name + ".stderr");
@@ -386,7 +438,8 @@ class EnvironmentBuild {
         work_(root, temp_prefix(version) + "work-"),
         staging_(root, temp_prefix(version)),
         venv_(staging_.path()),
-        venv_python_((venv_ / "bin" / "python").string()) {}
+        venv_python_((venv_ / "bin" / "python").string()),
+        death_watch_(step_marker(), {work_.path(), staging_.path()}) {}
 
   EnvAddReport run(const fs::path& final_dir) {
     EnvAddReport report;
@@ -513,7 +566,35 @@ class EnvironmentBuild {
   StagingDir staging_;  // the venv itself
   fs::path venv_;
   std::string venv_python_;
+  // A killed add (SIGKILL, the OOM killer) takes its pip with it and leaves no 1 GB staging
+  // folder; its lock file is swept by the next command (sweep_abandoned_environments).
+  util::DeathWatch death_watch_;
 };
+
+// `env add VERSION --with PKG` on an environment that exists: PKG installed into it (pip
+// decides what is already there) and added to the marker's "with" list.
+void install_into(const fs::path& root, const std::string& version, const fs::path& dir,
+                  const std::vector<std::string>& packages) {
+  const StagingDir logs(root, temp_prefix(version) + "work-");
+  const util::DeathWatch death_watch(step_marker(), {logs.path()});
+  std::vector<std::string> install = {(dir / "bin" / "python").string(), "-m", "pip", "install",
+                                      "--quiet"};
+  install.insert(install.end(), pip_network_options().begin(), pip_network_options().end());
+  install.insert(install.end(), packages.begin(), packages.end());
+  const auto step = run_step(install, logs.path(), "install", kPipTimeout);
+  if (!step.ok())
+    throw EnvironmentError(
+        fmt::format("pip install {} into the environment of triton {} failed: {}",
+                    util::join(packages, " "), version, failure_reason(step, kPipTimeout)));
+  auto marker = read_marker(dir).value_or(nlohmann::json::object());
+  if (!marker.is_object()) marker = nlohmann::json::object();
+  auto with = marker.contains("with") && marker["with"].is_array() ? marker["with"]
+                                                                   : nlohmann::json::array();
+  for (const auto& pkg : packages)
+    if (std::find(with.begin(), with.end(), pkg) == with.end()) with.push_back(pkg);
+  marker["with"] = with;
+  util::atomic_write_file(dir / kEnvironmentMarker, marker.dump(2) + "\n");
+}
 
 }  // namespace
 
@@ -534,14 +615,21 @@ EnvAddReport add_environment(const std::string& version,
   if (ec) throw EnvironmentError(fmt::format("cannot create {}: {}", root.string(), ec.message()));
   const auto final_dir = root / version;
 
+  sweep_abandoned_environments();
   VersionLock lock(root / (version + ".lock"));
-  if (is_complete(final_dir)) return already_present(version, final_dir);
+  if (is_complete(final_dir)) {
+    if (!with_packages.empty()) install_into(root, version, final_dir, with_packages);
+    auto report = already_present(version, final_dir);
+    report.installed_packages = with_packages;
+    return report;
+  }
   sweep_stale(root, version);
   if (fs::exists(final_dir)) fs::remove_all(final_dir, ec);  // a folder that never completed
   return EnvironmentBuild(root, version, with_packages, python).run(final_dir);
 }
 
 std::vector<EnvInfo> list_environments() {
+  sweep_abandoned_environments();
   std::vector<EnvInfo> out;
   const auto root = environments_root();
   std::error_code ec;
@@ -598,6 +686,45 @@ bool remove_environment(const std::string& version) {
   fs::remove_all(name.data(), ec);
   if (ec) throw EnvironmentError(fmt::format("cannot remove {}: {}", dir.string(), ec.message()));
   return true;
+}
+
+std::size_t sweep_abandoned_environments() {
+  const auto root = environments_root();
+  std::set<std::string> versions;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root, ec))
+    if (auto version = leftover_version(entry.path().filename().string()); !version.empty())
+      versions.insert(version);
+  std::size_t removed = 0;
+  for (const auto& version : versions) {
+    try {
+      const VersionLock lock(root / (version + ".lock"), VersionLock::Wait::no);
+      if (lock.held()) removed += sweep_stale(root, version);
+    } catch (const EnvironmentError&) {
+      // A read-only home: what is there stays, as it did before.
+    }
+  }
+  return removed;
+}
+
+bool same_release(const std::string& a, const std::string& b) {
+  if (!is_version(a) || !is_version(b)) return false;
+  const auto [release_a, kind_a, pre_a, post_a, text_a] = version_key(a);
+  const auto [release_b, kind_b, pre_b, post_b, text_b] = version_key(b);
+  return std::tie(release_a, kind_a, pre_a, post_a) == std::tie(release_b, kind_b, pre_b, post_b);
+}
+
+std::vector<std::string> use_current_for_installed(const std::vector<std::string>& labels,
+                                                   const std::string& current_version,
+                                                   std::vector<std::string>* replaced) {
+  std::vector<std::string> out;
+  for (const auto& label : labels) {
+    const bool is_current = label != "current" && same_release(label, current_version);
+    if (is_current && replaced != nullptr) replaced->push_back(label);
+    const auto& use = is_current ? std::string("current") : label;
+    if (std::find(out.begin(), out.end(), use) == out.end()) out.push_back(use);
+  }
+  return out;
 }
 
 }  // namespace portcheck

@@ -6,9 +6,12 @@
 //   <version>/                  a complete environment: a venv with triton==<version>, plus
 //     bin/python                the interpreter to run cells with
 //     portcheck-env.json        the marker, written last before the rename (see below)
-//   <version>.lock              flock'ed by `env add` / `env remove` of that version
-//   .tmp-<version>-XXXXXX/      a venv or download being made; never listed nor used, and swept
-//                               by the next `env add` of that version (under its lock)
+//   <version>.lock              flock'ed by `env add` / `env remove` of that version, and removed
+//                               by its holder before unlocking
+//   .tmp-<version>-XXXXXX/      a venv or download being made; never listed nor used
+//
+// What a killed add or remove leaves (its .tmp- folders, its lock file) is swept by the next
+// command that looks here (sweep_abandoned_environments), once no live process holds the lock.
 //
 // An environment is complete when it has both bin/python and the marker; only complete ones are
 // listed or returned by environment_python().
@@ -40,7 +43,9 @@ struct EnvAddReport {
   std::uint64_t expected_bytes = 0;  // estimate: fresh venv + the wheel's uncompressed contents
   std::uint64_t actual_bytes = 0;    // the finished folder, walked (apparent sizes, no symlinks)
   std::filesystem::path path;        // environment_dir(version)
-  bool already_present = false;      // nothing was installed; the sizes come from the marker
+  bool already_present = false;      // triton was not installed; the sizes come from the marker
+  // With already_present: the --with packages installed into the existing environment.
+  std::vector<std::string> installed_packages;
 };
 
 // Makes environment_dir(version): `base_python -m venv` into <root>/.tmp-<version>-XXXXXX, then
@@ -48,9 +53,10 @@ struct EnvAddReport {
 // UsageError listing the versions it offers; no network or a failing pip throws EnvironmentError
 // with pip's reason), `pip install <the wheel> <with_packages...>`, an import check, the marker,
 // and a rename into place. Holds an exclusive flock on <root>/<version>.lock throughout, so a
-// concurrent add of the same version waits and then reports already_present. base_python empty:
-// resolve_python("") ($VIRTUAL_ENV's python, else python3 on PATH). A with_packages entry starting
-// with '-' (a pip option) throws UsageError.
+// concurrent add of the same version waits and then reports already_present. On an environment that
+// is already there, the with_packages are installed into it (installed_packages). base_python
+// empty: resolve_python("") ($VIRTUAL_ENV's python, else python3 on PATH). A with_packages entry
+// starting with '-' (a pip option) throws UsageError.
 EnvAddReport add_environment(const std::string& version,
                              const std::vector<std::string>& with_packages,
                              const std::string& base_python);
@@ -72,5 +78,21 @@ void touch_environment(const std::string& version);
 // Removes the environment (under its lock; renamed aside first, so it vanishes at once). Returns
 // false when there was none.
 bool remove_environment(const std::string& version);
+
+// Removes the .tmp-<version>-* folders and <version>.lock files that killed or failed `env add` /
+// `env remove` runs left under environments_root(), for every version whose lock no live process
+// holds (a non-blocking flock tells). Returns how many folders it removed. One readdir when there
+// is nothing; called by every command that uses environments, and by `cache clean`.
+std::size_t sweep_abandoned_environments();
+
+// Whether two release strings name the same release (3.9 and 3.9.0 do).
+bool same_release(const std::string& a, const std::string& b);
+
+// A run's Triton labels (--triton, or the manifest's `triton`) with every version that is the
+// invoking interpreter's Triton (`current_version`) replaced by "current", listed once: no second
+// environment is made for the Triton already in use. `replaced` gets the versions it replaced.
+std::vector<std::string> use_current_for_installed(const std::vector<std::string>& labels,
+                                                   const std::string& current_version,
+                                                   std::vector<std::string>* replaced);
 
 }  // namespace portcheck

@@ -2,6 +2,8 @@
 // temporary TRITON_PORTCHECK_HOME with fake folders, and the wheel size estimate. No network.
 #include "src/versions/environments.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <cstdint>
@@ -16,6 +18,7 @@
 
 #include "src/core/errors.hpp"
 #include "util/fs.hpp"
+#include "util/unique_fd.hpp"
 #include "util/zip.hpp"
 
 namespace fs = std::filesystem;
@@ -208,4 +211,59 @@ TEST_F(EnvironmentsTest, ZipUncompressedBytesSumsTheCentralDirectory) {
   write_plain(zip, "not a zip at all, just some text that is long enough");
   EXPECT_EQ(util::zip_uncompressed_bytes(zip), std::nullopt);
   EXPECT_EQ(util::zip_uncompressed_bytes(home_.path() / "missing.whl"), std::nullopt);
+}
+
+// Issue 14, item 9: what killed or failed `env add` runs leave is swept by the next command, unless
+// a live process still holds that version's lock.
+TEST_F(EnvironmentsTest, SweepRemovesLeftoversNobodyHolds) {
+  make_env("3.8.0");
+  make_env(".tmp-3.3.0-Ab12Cd");       // the venv of an add killed mid-install
+  make_env(".tmp-3.3.0-work-Ef34Gh");  // its downloads and logs
+  write_plain(root_ / "3.3.0.lock", "");
+  write_plain(root_ / "3.4.0.lock", "");  // a failed add's lock file
+  make_env(".tmp-3.5.0-Ij56Kl");          // a leftover without its lock file
+  EXPECT_EQ(portcheck::sweep_abandoned_environments(), 3U);
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(root_))
+    left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, (std::vector<std::string>{"3.8.0"}));
+  EXPECT_EQ(listed_versions(), (std::vector<std::string>{"3.8.0"}));
+}
+
+TEST_F(EnvironmentsTest, SweepLeavesWhatALiveAddHolds) {
+  make_env(".tmp-3.3.0-Ab12Cd");
+  const util::UniqueFd held(::open((root_ / "3.3.0.lock").c_str(), O_RDWR | O_CREAT, 0644));
+  ASSERT_EQ(::flock(held.get(), LOCK_EX), 0);  // as `env add 3.3.0` holds it while it works
+  EXPECT_EQ(portcheck::sweep_abandoned_environments(), 0U);
+  EXPECT_TRUE(fs::exists(root_ / ".tmp-3.3.0-Ab12Cd"));
+  EXPECT_TRUE(fs::exists(root_ / "3.3.0.lock"));
+  ::flock(held.get(), LOCK_UN);
+  EXPECT_EQ(portcheck::sweep_abandoned_environments(), 1U);
+  EXPECT_FALSE(fs::exists(root_ / ".tmp-3.3.0-Ab12Cd"));
+  EXPECT_FALSE(fs::exists(root_ / "3.3.0.lock"));
+}
+
+TEST_F(EnvironmentsTest, RemoveLeavesNoLockFile) {
+  make_env("3.8.0");
+  EXPECT_TRUE(portcheck::remove_environment("3.8.0"));
+  EXPECT_FALSE(fs::exists(root_ / "3.8.0.lock"));
+}
+
+TEST(CurrentTriton, AVersionEqualToTheTritonInUseIsCurrent) {
+  std::vector<std::string> replaced;
+  EXPECT_EQ(portcheck::use_current_for_installed({"3.9.0", "3.8.0"}, "3.9.0", &replaced),
+            (std::vector<std::string>{"current", "3.8.0"}));
+  EXPECT_EQ(replaced, (std::vector<std::string>{"3.9.0"}));
+  replaced.clear();
+  // Listed once, whichever came first; "3.9" names the same release.
+  EXPECT_EQ(portcheck::use_current_for_installed({"current", "3.9"}, "3.9.0", &replaced),
+            (std::vector<std::string>{"current"}));
+  EXPECT_EQ(replaced, (std::vector<std::string>{"3.9"}));
+  // Nothing to compare with (no Triton in the invoking interpreter, or a local build's version).
+  EXPECT_EQ(portcheck::use_current_for_installed({"3.9.0"}, "", nullptr),
+            (std::vector<std::string>{"3.9.0"}));
+  EXPECT_EQ(portcheck::use_current_for_installed({"3.9.0"}, "3.9.0+git1234", nullptr),
+            (std::vector<std::string>{"3.9.0"}));
+  EXPECT_FALSE(portcheck::same_release("3.9.0rc1", "3.9.0"));
+  EXPECT_TRUE(portcheck::same_release("3.9.0", "3.9"));
 }

@@ -96,6 +96,43 @@ TEST(JunitReport, BaselineFailureIsSkipped) {
   EXPECT_EQ(xml.find("<failure"), std::string::npos);
 }
 
+// The counts agree with the testcases: a launch-limit cell is a <failure> and counts in failures=
+// (in skipped= when the baseline knows it), a cell only statically checked is <skipped> and counts
+// in skipped= (CI dashboards read the counts, not the testcases).
+TEST(JunitReport, CountsLaunchLimitAndUncheckedCells) {
+  auto r = sample_report();
+  auto launch = cell("axpy", "hip:gfx942", FailureKind::launch_limit, "cccccccccccc",
+                     "needs 128 KiB of shared memory; the target has 64 KiB", "launch");
+  launch.status = Status::launch;
+  auto known_launch = launch;
+  known_launch.target = "hip:gfx950";
+  known_launch.in_baseline = true;
+  known_launch.is_new = false;
+  auto unchecked = cell("axpy", "cuda:100");
+  unchecked.status = Status::unchecked;
+  r.cells.insert(r.cells.end(), {launch, known_launch, unchecked});
+  const auto xml = render_junit(r);
+  EXPECT_NE(
+      xml.find(
+          R"(<testsuites name="triton-portcheck" tests="7" failures="2" errors="0" skipped="3")"),
+      std::string::npos)
+      << xml;
+  EXPECT_NE(
+      xml.find(
+          R"(<testsuite name="triton-portcheck" tests="7" failures="2" errors="0" skipped="3")"),
+      std::string::npos)
+      << xml;
+  // Each count is the number of elements of its kind.
+  const auto count = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = xml.find(needle); at != std::string::npos; at = xml.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<failure "), 2U);
+  EXPECT_EQ(count("<skipped "), 3U);
+  EXPECT_EQ(count("<error "), 0U);
+}
+
 TEST(JunitReport, EscapesNastyStrings) {
   Report r;
   r.tool_version = "0.1.0";
