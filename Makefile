@@ -8,7 +8,7 @@ JOBS           ?= $(shell nproc)
 PYTHON_FOR_VENV ?= python3
 VENV_PY        := $(VENV)/bin/python
 VENV_STAMP     := $(VENV)/.portcheck-triton-$(TRITON_VERSION)-v2
-TEST_STAMP     := $(VENV)/.portcheck-test-packages-v5
+TEST_STAMP     := $(VENV)/.portcheck-test-packages-v6
 # torch for the capture tests (the sample package's own tests run on CPU tensors). PyPI's build
 # runs on the CPU; this release is the one whose `triton` requirement (~=3.9.0) keeps Triton as
 # is. numpy is what Triton's CPU interpreter imports.
