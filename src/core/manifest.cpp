@@ -190,6 +190,7 @@ class Parser {
       if (key == "targets") {
         manifest.targets = need_targets(v, full);
         if (manifest.targets.empty()) fail(v, full, "the list of targets is empty");
+        manifest.targets_where = where(v);
       } else if (key == "triton") {
         const auto* array = v.as_array();
         if (array == nullptr || array->empty())
