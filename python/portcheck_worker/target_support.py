@@ -6,7 +6,6 @@ A backend accepts any arch it can parse: without this check `cuda:999` compiles 
 fails in every cell as if the kernels were broken. Where a Triton offers no way to tell (an older
 release without these functions), nothing is refused here and the cells say what happens."""
 import difflib
-import functools
 import os
 import re
 import subprocess
@@ -71,11 +70,20 @@ def _bundled_ptxas():
     return paths
 
 
-@functools.lru_cache(maxsize=None)
+_GPU_NAMES = {}
+
+
 def _gpu_names(ptxas):
-    """The `sm_` values ptxas's --gpu-name accepts, read from its --help."""
-    out = subprocess.run([ptxas, "--help"], capture_output=True, text=True, timeout=30).stdout
-    return frozenset(re.findall(r"'(sm_\d+[a-z]?)'", out))
+    """The `sm_` values ptxas's --gpu-name accepts, read from its --help. Every bundled ptxas is
+    asked at once, in parallel: each answer costs ~0.09 s, paid by every run's probe."""
+    if ptxas not in _GPU_NAMES:
+        paths = [p for p in dict.fromkeys(_bundled_ptxas() + [ptxas]) if p not in _GPU_NAMES]
+        running = [(p, subprocess.Popen([p, "--help"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True)) for p in paths]
+        for path, proc in running:
+            out, _ = proc.communicate(timeout=30)
+            _GPU_NAMES[path] = frozenset(re.findall(r"'(sm_\d+[a-z]?)'", out))
+    return _GPU_NAMES[ptxas]
 
 
 def _cuda_archs():
