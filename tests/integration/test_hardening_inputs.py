@@ -90,7 +90,8 @@ def test_names_dot_and_dotdot_stay_inside_the_output_folder(venv_python, tmp_pat
     manifest = write_manifest(work, '[defaults]\ntargets = ["cuda:80"]\n' + axpy_row(".") + axpy_row(".."))
     out = work / "nest" / "out"
     ir = work / "nest" / "ir"
-    run = run_tool(["export", "--manifest", manifest, "--python", venv_python, "-t", "cuda:80", "-o", out], cwd=work, timeout=300)
+    run = run_tool(["export", "--manifest", manifest, "--python", venv_python, "-t", "cuda:80", "-o", out],
+                   cwd=work, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     run = check(["--manifest", manifest, "--save-ir", ir], venv_python, work)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -107,8 +108,8 @@ def test_rows_whose_names_look_alike_get_their_own_folders(venv_python, tmp_path
             + axpy_row("scale", "[[kernel.variant]]\nname = \"b\"\noptions = { num_warps = 8 }\n"))
     manifest = write_manifest(tmp_path, body)
     out = tmp_path / "out"
-    run = run_tool(["export", "--manifest", manifest, "--python", venv_python, "-t", "cuda:80", "-o", out], cwd=tmp_path,
-                   timeout=300)
+    run = run_tool(["export", "--manifest", manifest, "--python", venv_python, "-t", "cuda:80", "-o", out],
+                   cwd=tmp_path, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     descriptors = sorted(out.rglob("launch.json"))
     # Three rows: scale-b (2 warps), scale (the default 4) and scale[b] (8).
