@@ -6,8 +6,40 @@ target, and `if is_hip(): ... else: ...` would compile the wrong branch for ever
 """
 
 
-class StandInDriverError(RuntimeError):
-    pass
+import os
+import sys
+
+
+class _Unanswerable(AttributeError):
+    """An AttributeError, so that Triton's static walks (`getattr(obj, attr, None)` over every
+    attribute a kernel's helpers mention, to key its cache) see "no such attribute" and go on;
+    anything else ended the compile before a single line of the kernel ran."""
+
+
+class StandInDriverError(_Unanswerable):
+    """Triton itself asked the stand-in what it cannot answer: our gap, an internal error."""
+
+
+class GpuQueryInUserCode(_Unanswerable):
+    """The kernel's own code asked the GPU driver a question while being compiled: the cell's
+    failure (no GPU answers in a compile-only run), never reported as a bug of ours."""
+
+
+def _refusal(message):
+    """The error for a question the stand-in cannot answer, classed by who asked: the first
+    frame outside this file and Triton's driver proxy (triton/runtime/driver.py, which forwards
+    `driver.active.X`) is Triton's (or ours) or the user's."""
+    import triton
+    triton_dir = os.path.dirname(os.path.abspath(triton.__file__))
+    ours = (triton_dir, os.path.dirname(os.path.abspath(__file__)))
+    relays = (os.path.abspath(__file__), os.path.join(triton_dir, "runtime", "driver.py"))
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename) in relays:
+        frame = frame.f_back
+    if frame is None or os.path.abspath(frame.f_code.co_filename).startswith(ours):
+        return StandInDriverError(message)
+    where = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
+    return GpuQueryInUserCode(f"the kernel's code at {where} asked the GPU driver during the compile: {message}")
 
 
 class StandInDriver:
@@ -33,23 +65,26 @@ class StandInDriver:
         return 0
 
     def get_active_torch_device(self):
-        raise StandInDriverError("this cell is compiled without a GPU: there is no torch device")
+        raise _refusal("this cell is compiled without a GPU: there is no torch device")
 
     def get_device_capability(self, device=None):
         if self._target.backend == "cuda":
             return divmod(int(self._target.arch), 10)
-        raise StandInDriverError("get_device_capability() is a CUDA query")
+        raise _refusal("get_device_capability() is a CUDA query")
 
     def map_python_to_cpp_type(self, ty):
-        raise StandInDriverError("map_python_to_cpp_type: launchers are not built when only compiling")
+        raise _refusal("map_python_to_cpp_type: launchers are not built when only compiling")
 
     def get_benchmarker(self):
-        raise StandInDriverError("benchmarking needs a GPU")
+        raise _refusal("benchmarking needs a GPU")
 
     def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            # A protocol probe (hasattr(x, "__triton_aggregate__"), copy, pickle): "not here",
+            # as for any object; raising anything else breaks the caller, not a GPU query.
+            raise AttributeError(name)
         # Named in the error so a new Triton that asks the driver for more is easy to diagnose.
-        raise StandInDriverError(
-            f"the compile asked the GPU driver for '{name}', which a compile-only run cannot answer")
+        raise _refusal(f"the GPU driver was asked for '{name}', which a compile-only run cannot answer")
 
 
 def install(target):

@@ -58,14 +58,36 @@ def decode_constant(value):
         if "constexpr" in value:
             return tl.constexpr(_tuplify(value["constexpr"]))
         if "jit_function" in value:
-            # Only Triton releases that serialise JIT-function constants have this registry.
-            from triton.runtime.jit import _triton_jit_function_registry
-            key = value["jit_function"]
-            if key not in _triton_jit_function_registry:
-                module = key.split(":", 1)[0]
-                __import__(module)
-            return _triton_jit_function_registry[key]
+            return _jit_function(value["jit_function"])
     return _tuplify(value)
+
+
+def _jit_function(key):
+    """The @triton.jit function a serialised constant names ("module:qualname"): importing its
+    module registers it. Whatever else it names is the row's mistake, reported as its import
+    error, never ours."""
+    # Only Triton releases that serialise JIT-function constants have this registry.
+    from triton.runtime.jit import _triton_jit_function_registry
+    if not isinstance(key, str) or ":" not in key:
+        raise loader.KernelImportError(
+            f"constant {{jit_function = {key!r}}}: expected \"module:function\" naming a @triton.jit function", "")
+    if key not in _triton_jit_function_registry:
+        module = key.split(":", 1)[0]
+        try:
+            __import__(module)
+        except BaseException as e:  # the user's module, SystemExit included
+            raise loader.KernelImportError(
+                f"constant {{jit_function = {key!r}}}: importing {module} failed: {type(e).__name__}: {e}",
+                loader._bounded_traceback()) from None
+    if key not in _triton_jit_function_registry:
+        raise loader.KernelImportError(
+            f"constant {{jit_function = {key!r}}}: {key} is not a @triton.jit function "
+            "(expected \"module:function\" naming one)", "")
+    return _triton_jit_function_registry[key]
+
+
+class UserExit(Exception):
+    """sys.exit() (SystemExit) raised by the kernel's code or a hook while Triton compiled it."""
 
 
 def _tuplify(value):
@@ -155,7 +177,12 @@ def compile_cell(request, progress):
     progress.mark("import")
     fn = loader.load_kernel(request["kernel"])
     kernel_name = request.get("row_name", fn.__name__)
-    src, options = build_source(fn, request)
+    try:
+        src, options = build_source(fn, request)
+    except loader.KernelImportError:
+        raise
+    except Exception as e:  # a row whose values do not fit the kernel: Triton's frontend refuses
+        raise StageError("frontend", e, {}, _error_location(fn, e), 0.0) from e
 
     recorder = StageRecorder(progress, kernel_name)
     knobs.runtime.add_stages_inspection_hook = recorder.hook
@@ -164,7 +191,12 @@ def compile_cell(request, progress):
     recorder.start_frontend()
     try:
         compiled = triton.compile(src, target=target, options=options)
-    except Exception as e:  # every compiler failure, whatever its class, is reported
+    except BaseException as e:  # every failure of the compile, whatever its class, is reported
+        # SystemExit (or any BaseException) from the kernel's code or a hook is its cell's
+        # failure; left to escape, it ended the worker and read as a bug of ours.
+        if isinstance(e, SystemExit):
+            e = UserExit(f"exit({e.code!r}) was called while Triton compiled the kernel "
+                         "(by the kernel's code or a hook; sys.exit raises SystemExit)")
         recorder.finish_frontend()
         error = StageError(recorder.current, e, recorder.times, _error_location(fn, e),
                            time.perf_counter() - started)

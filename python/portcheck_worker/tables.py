@@ -4,6 +4,8 @@ import dataclasses
 import subprocess
 import sys
 
+from . import target_support
+
 
 def _backend_modules():
     from triton.backends import backends
@@ -36,12 +38,21 @@ def describe_target(spec):
     from .stages import make_target
     target = make_target(spec)
     info = {"name": f"{spec['backend']}:{spec['arch']}", "backend": spec["backend"], "arch": spec["arch"]}
+    # Checked before the backend is built: a backend accepts any arch it can parse (cuda:999),
+    # and the user would learn only from a red cell per kernel.
+    problem = target_support.problem(spec["backend"], spec["arch"])
+    if problem:
+        info["error"] = problem["message"]
+        info["unsupported"] = problem
+        return info
     try:
         backend = make_backend(target)
         options = backend.parse_options({})
         info["warp_size"] = getattr(options, "warp_size", target.warp_size)
     except Exception as e:  # an arch the backend refuses is reported, not fatal
         info["error"] = f"{type(e).__name__}: {e}"
+        info["unsupported"] = {"reason": "refused", "message": info["error"],
+                               "valid": target_support.known_archs(spec["backend"])}
         return info
     if spec["backend"] == "cuda":
         from triton.backends.nvidia.compiler import get_ptxas

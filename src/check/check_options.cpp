@@ -1,6 +1,12 @@
 #include "src/check/check_options.hpp"
 
 #include <array>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "src/core/errors.hpp"
 
 namespace portcheck {
 namespace {
@@ -45,6 +51,20 @@ std::optional<Isolation> parse_isolation(std::string_view name) {
 }
 std::optional<StaticMode> parse_static_mode(std::string_view name) {
   return value_in(kStaticModes, name);
+}
+
+void prepare_output_folder(const std::filesystem::path& dir, std::string_view flag) {
+  const auto expected = "expected a folder (created if missing)";
+  std::error_code ec;
+  if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    throw UsageError(fmt::format("{} {}: is not a folder; {}", flag, dir.string(), expected));
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw UsageError(fmt::format("{} {}: cannot create it ({}); {}", flag, dir.string(),
+                                 ec.message(), expected));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw UsageError(fmt::format("{} {}: the folder is not writable; {} that this user can write",
+                                 flag, dir.string(), expected));
 }
 
 }  // namespace portcheck

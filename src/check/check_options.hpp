@@ -22,6 +22,11 @@ std::string_view to_string(StaticMode mode);
 std::optional<Isolation> parse_isolation(std::string_view name);
 std::optional<StaticMode> parse_static_mode(std::string_view name);
 
+// The folder a flag names for the run's files (--save-ir DIR, export -o DIR), created if missing.
+// Throws UsageError naming the flag when it is something else (a file, /dev/null), cannot be
+// created or is not writable: checked before any compile, so no cell is lost to it.
+void prepare_output_folder(const std::filesystem::path& dir, std::string_view flag);
+
 struct CheckOptions {
   std::filesystem::path manifest = "portcheck.toml";
   bool demo = false;

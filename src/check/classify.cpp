@@ -220,6 +220,20 @@ Classification from_exit(const CellEvidence& evidence, const std::string& stage)
         FailureKind::import_error, stage,
         fmt::format("the process exited with status {} while importing the kernel's module", code));
   const auto last = last_nonempty_line(evidence.stderr_text);
+  // Only our own code runs before the import ("start") and after the compile ("inspect"), and
+  // the worker turns every exception of a compile stage into a result, so one escaping with its
+  // traceback is our bug. Otherwise, in a compile stage, the code running there ended the
+  // process: the kernel's (os._exit in a helper or hook) or the compiler's (LLVM's
+  // report_fatal_error exits with status 1), so the cell is red, not the tool broken.
+  const bool python_traceback =
+      evidence.stderr_text.find("Traceback (most recent call last):") != std::string::npos;
+  if (stage != "start" && stage != "inspect" && !python_traceback) {
+    const auto detail = crash_detail(evidence.stderr_text);
+    return ending(FailureKind::crash, stage,
+                  fmt::format("the process exited with status {} in stage {} without a result "
+                              "(os._exit() or exit() in the kernel's code or the compiler){}",
+                              code, stage, detail.empty() ? "" : ": " + detail));
+  }
   return ending(FailureKind::internal_error, stage,
                 fmt::format("the worker exited with status {} without a result{}", code,
                             last.empty() ? "" : ": " + last));

@@ -190,6 +190,8 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
   auto session = start_session(settings.session);
   out.probe = session->probe(
       {{"tool_version", PORTCHECK_VERSION}, {"targets", targets_json(matrix.columns)}});
+  validate_targets(manifest, matrix, out.probe.value("targets", nlohmann::json::array()),
+                   out.probe.at("triton").at("version").get<std::string>());
   // Everything after the probe uses the targets it described, cache keys included.
   const auto warp_sizes = probed_warp_sizes(out.probe);
   adopt_warp_sizes(cells, warp_sizes);

@@ -57,6 +57,7 @@ Matrix plan_matrix(const Manifest& manifest, const std::vector<std::string>& cli
                    std::string_view manifest_text) {
   Matrix matrix;
   matrix.target_names = cli_targets.empty() ? manifest.targets : cli_targets;
+  matrix.targets_from_flag = !cli_targets.empty();
   for (const auto& row : manifest.rows) {
     // A row's own `targets` narrows the run; --targets always wins.
     const auto& names =

@@ -20,6 +20,7 @@ namespace portcheck {
 // The shape of the matrix, the same for every Triton environment of the run.
 struct Matrix {
   std::vector<std::string> target_names;  // --targets, else the manifest's defaults
+  bool targets_from_flag = false;         // --targets given: it replaces every row's targets
   std::vector<std::string> columns;       // every target some row is checked on, in first order
   std::map<std::string, std::vector<std::string>> row_targets;  // row name -> its targets
   std::string digest;  // identifies the matrix, for merging shard reports

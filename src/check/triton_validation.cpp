@@ -1,5 +1,6 @@
 #include "src/check/triton_validation.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -69,7 +70,61 @@ void validate_arguments(const KernelRow& row, const nlohmann::json& info) {
           row.location_of("signature").describe(row_key(row, "signature")), arg, row.ref.function));
 }
 
+// Where `target` was asked for: the flag, the first row whose own `targets` name it, or the
+// manifest's [defaults] (the built-in list when it has none).
+std::string target_origin(const Manifest& manifest, const Matrix& matrix,
+                          const std::string& target) {
+  if (matrix.targets_from_flag) return "--targets";
+  for (const auto& row : manifest.rows)
+    if (std::find(row.targets.begin(), row.targets.end(), target) != row.targets.end())
+      return row.location_of("targets").describe(row_key(row, "targets"));
+  if (manifest.targets_where.line == 0)
+    return fmt::format("{}: the default targets", manifest.file.string());
+  return manifest.targets_where.describe("defaults.targets");
+}
+
+// "cuda:75, cuda:80, ..." for a short list, else the nearest few the probe chose.
+std::string valid_targets(const std::string& backend, const nlohmann::json& unsupported) {
+  constexpr std::size_t kWholeList = 24;
+  const auto& valid = unsupported.value("valid", nlohmann::json::array());
+  const bool whole = valid.size() <= kWholeList;
+  std::vector<std::string> names;
+  for (const auto& arch : whole ? valid : unsupported.value("nearest", nlohmann::json::array()))
+    names.push_back(backend + ":" + arch.get<std::string>());
+  if (names.empty()) return "";
+  return fmt::format("; {}: {}", whole ? "valid targets" : "nearest valid targets",
+                     util::join(names, ", "));
+}
+
 }  // namespace
+
+std::string target_problem(const nlohmann::json& described, const std::string& triton_version) {
+  const auto name = described.at("name").get<std::string>();
+  const auto backend = described.at("backend").get<std::string>();
+  const auto& unsupported = described.at("unsupported");
+  const auto reason = unsupported.value("reason", "");
+  const auto message = unsupported.value("message", "");
+  if (reason == "unknown")
+    return fmt::format("'{}' is not a target the installed Triton {} knows: {}{}", name,
+                       triton_version, message, valid_targets(backend, unsupported));
+  if (reason == "unsupported")
+    return fmt::format(
+        "'{}' is a {} architecture, but the installed Triton {} cannot compile for it: {}{}", name,
+        backend == "cuda" ? "CUDA" : "AMD", triton_version, message,
+        valid_targets(backend, unsupported));
+  return fmt::format("the installed Triton {} refuses target '{}': {}{}", triton_version, name,
+                     message, valid_targets(backend, unsupported));
+}
+
+void validate_targets(const Manifest& manifest, const Matrix& matrix,
+                      const nlohmann::json& probed_targets, const std::string& triton_version) {
+  for (const auto& described : probed_targets) {
+    if (!described.contains("unsupported")) continue;
+    const auto name = described.at("name").get<std::string>();
+    throw UsageError(fmt::format("{}: {}", target_origin(manifest, matrix, name),
+                                 target_problem(described, triton_version)));
+  }
+}
 
 void validate_against_triton(const Manifest& manifest, const nlohmann::json& option_fields,
                              const nlohmann::json& kernels,

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/check/plan.hpp"
 #include "src/core/manifest.hpp"
 
 namespace portcheck {
@@ -16,5 +17,14 @@ namespace portcheck {
 void validate_against_triton(const Manifest& manifest, const nlohmann::json& option_fields,
                              const nlohmann::json& kernels,
                              const std::map<std::string, std::vector<std::string>>& row_targets);
+
+// `probed_targets`: the probe's description of each target of the matrix, with "unsupported"
+// where the installed Triton cannot compile for it. Throws UsageError naming where the target
+// was asked for (--targets, the manifest's [defaults] or a row's `targets`) and the valid ones.
+// One target the probe marked "unsupported": what is wrong and which targets are valid.
+std::string target_problem(const nlohmann::json& described, const std::string& triton_version);
+
+void validate_targets(const Manifest& manifest, const Matrix& matrix,
+                      const nlohmann::json& probed_targets, const std::string& triton_version);
 
 }  // namespace portcheck

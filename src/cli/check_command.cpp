@@ -122,6 +122,7 @@ CheckOptions check_options(const CheckFlags& f, const CLI::App& check) {
   options.triton = split_list(f.triton_labels);
   options.inherit_site = !f.no_inherit_site;
   options.save_ir_dir = f.save_ir;
+  if (f.save_ir) prepare_output_folder(*f.save_ir, "--save-ir");
   // The IR is written by the compile itself: cells served from the cache would leave none.
   options.use_cache = !f.no_cache && !f.save_ir;
   options.cache_max_bytes = cache_bound();

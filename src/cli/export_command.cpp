@@ -69,9 +69,7 @@ int run_export_command(const ExportFlags& f) {
   options.targets = split_list(f.targets);
   options.only_rows = f.rows;
   options.export_dir = f.dir;
-  std::error_code ec;
-  std::filesystem::create_directories(*options.export_dir, ec);
-  if (ec) throw UsageError(fmt::format("-o {}: {}", options.export_dir->string(), ec.message()));
+  prepare_output_folder(*options.export_dir, "-o");
   std::optional<util::TempDir> adhoc;
   if (!f.kernel.empty()) {
     adhoc.emplace("triton-portcheck-export");

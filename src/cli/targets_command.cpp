@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/check/launch_limits.hpp"
+#include "src/check/triton_validation.hpp"
 #include "src/cli/command.hpp"
 #include "src/cli/common.hpp"
 #include "src/core/errors.hpp"
@@ -109,6 +110,13 @@ int run_targets(const TargetsFlags& f) {
   util::TempDir scratch("triton-portcheck-targets");
   const auto probe = probe_environment(python, share, scratch.path(), request);
   print_targets(probe);
+  // The tables need a target Triton can compile for; a bad one is the user's to fix, exit 2.
+  const auto version = probe["triton"]["version"].get<std::string>();
+  for (const auto& t : probe["targets"])
+    if (t.contains("unsupported"))
+      throw UsageError(fmt::format("{}: {}",
+                                   f.targets.empty() ? "the default targets" : "--targets",
+                                   target_problem(t, version)));
   print_check_tables(probe, names, share);
   return exit_code::ok;
 }

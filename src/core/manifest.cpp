@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "src/core/errors.hpp"
+#include "src/core/specialization.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -190,6 +191,7 @@ class Parser {
       if (key == "targets") {
         manifest.targets = need_targets(v, full);
         if (manifest.targets.empty()) fail(v, full, "the list of targets is empty");
+        manifest.targets_where = where(v);
       } else if (key == "triton") {
         const auto* array = v.as_array();
         if (array == nullptr || array->empty())
@@ -272,6 +274,9 @@ class Parser {
         if (!nlohmann::json::accept(text))
           fail(v, row_key(row, key),
                "is not valid JSON (paste the text serialize_specialization_data returned)");
+        if (const auto why = specialization_shape_problem(nlohmann::json::parse(text));
+            !why.empty())
+          fail(v, row_key(row, key), why);
         row.specialization = text;
       } else if (key == "targets") {
         row.targets = need_targets(v, row_key(row, key));

@@ -64,6 +64,7 @@ std::string timeout_problem(double seconds);
 struct Manifest {
   std::filesystem::path file;
   std::vector<std::string> targets;  // names, validated
+  Location targets_where;            // [defaults] targets; line 0 when the built-in list
   std::vector<std::string> triton{"current"};
   double timeout_s = 300;
   std::uint64_t max_rss_bytes = 8ULL << 30;

@@ -203,3 +203,37 @@ TEST(Normalize, LayoutAttributesKeepOnlyTheirNames) {
 
 }  // namespace
 }  // namespace portcheck
+
+namespace portcheck {
+namespace {
+
+// Issue 14, item 6: os._exit(0) in the kernel's code during the compile, or LLVM's
+// report_fatal_error (exit 1), was an internal error "a bug of triton-portcheck".
+TEST(Classify, ExitWithoutResultInACompileStageIsACrashNotOurs) {
+  CellEvidence e;
+  e.outcome.how = Termination::exited;
+  e.outcome.exit_code = 0;
+  e.last_stage = "frontend";
+  auto c = classify(e);
+  EXPECT_EQ(c.kind, FailureKind::crash);
+  EXPECT_EQ(c.stage, "frontend");
+  EXPECT_NE(c.message.find("exited with status 0 in stage frontend"), std::string::npos)
+      << c.message;
+
+  e.outcome.exit_code = 1;
+  e.last_stage = "llir";
+  e.stderr_text = "LLVM ERROR: PTX version 8.8 does not support target 'sm_88'.\n";
+  c = classify(e);
+  EXPECT_EQ(c.kind, FailureKind::crash);
+  EXPECT_NE(c.message.find("LLVM ERROR: PTX version 8.8"), std::string::npos) << c.message;
+
+  // Our own code before the import or after the compile: still ours.
+  e.stderr_text.clear();
+  for (const char* ours : {"", "start", "inspect"}) {
+    e.last_stage = ours;
+    EXPECT_EQ(classify(e).kind, FailureKind::internal_error) << ours;
+  }
+}
+
+}  // namespace
+}  // namespace portcheck

@@ -134,7 +134,7 @@ TEST_F(ManifestTest, KernelWithItsOwnSpecializationIsARowBesideItsVariants) {
 [[kernel]]
 name           = "mm"
 target         = "kernels.py:mm"
-specialization = '{"name": "mm", "signature": {}}'
+specialization = '{"name": "mm", "signature": {}, "constant_keys": [], "constant_vals": [], "attrs_keys": [], "attrs_vals": []}'
   [[kernel.variant]]
   name    = "num_warps=8"
   options = { num_warps = 8 }

@@ -1,0 +1,151 @@
+"""Which architectures the installed Triton can compile for, read from what it bundles: the
+`--gpu-name` values of the ptxas Triton picks for a CUDA capability, and the AMD GPU processors of
+Triton's LLVM. Nothing here is a copied list, so an older or newer Triton gives its own answer.
+
+A backend accepts any arch it can parse: without this check `cuda:999` compiles up to ptxas and
+fails in every cell as if the kernels were broken. Where a Triton offers no way to tell (an older
+release without these functions), nothing is refused here and the cells say what happens."""
+import difflib
+import os
+import re
+import subprocess
+
+NEAREST = 5
+
+
+def problem(backend, arch):
+    """None when `arch` can be compiled for (or this Triton gives no way to tell), else
+    {"reason": "unknown" | "unsupported", "message": ..., "valid": [...], "nearest": [...]}."""
+    check = {"cuda": _cuda_problem, "hip": _hip_problem}.get(backend)
+    try:
+        return check(arch) if check else None
+    except Exception:  # a Triton laid out differently: its cells will tell
+        return None
+
+
+def known_archs(backend):
+    """The architectures of `backend` this Triton can compile for, or [] when it cannot tell."""
+    try:
+        return {"cuda": _cuda_archs, "hip": _hip_archs}[backend]()
+    except Exception:
+        return []
+
+
+def _result(reason, message, arch, valid):
+    # Nearest first by the longest common start ("gfx1" -> gfx10xx), then by similarity.
+    def rank(name):
+        common = len(os.path.commonprefix([arch, name]))
+        return (-common, -difflib.SequenceMatcher(None, arch, name).ratio(), name)
+    nearest = sorted(valid, key=rank)[:NEAREST]
+    return {"reason": reason, "message": message, "valid": valid, "nearest": nearest}
+
+
+# ---- CUDA: the ptxas Triton picks for the capability must know its sm_ name.
+
+
+def _sm_name(capability):
+    from triton.backends.nvidia import compiler
+    convert = getattr(compiler, "sm_arch_from_capability", None)
+    return convert(capability) if convert else f"sm_{capability}"
+
+
+def _ptxas_for(capability):
+    from triton.backends.nvidia import compiler
+    try:
+        return compiler.get_ptxas(capability).path
+    except TypeError:  # releases with one ptxas: get_ptxas()
+        return compiler.get_ptxas().path
+
+
+def _bundled_ptxas():
+    from triton import knobs
+    paths = []
+    for name in ("ptxas", "ptxas_blackwell"):
+        tool = getattr(knobs.nvidia, name, None)
+        try:
+            if tool is not None and tool.path not in paths:
+                paths.append(tool.path)
+        except Exception:  # a tool this install lacks
+            continue
+    return paths
+
+
+_GPU_NAMES = {}
+
+
+def _gpu_names(ptxas):
+    """The `sm_` values ptxas's --gpu-name accepts, read from its --help. Every bundled ptxas is
+    asked at once, in parallel: each answer costs ~0.09 s, paid by every run's probe."""
+    if ptxas not in _GPU_NAMES:
+        paths = [p for p in dict.fromkeys(_bundled_ptxas() + [ptxas]) if p not in _GPU_NAMES]
+        running = [(p, subprocess.Popen([p, "--help"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True)) for p in paths]
+        for path, proc in running:
+            out, _ = proc.communicate(timeout=30)
+            _GPU_NAMES[path] = frozenset(re.findall(r"'(sm_\d+[a-z]?)'", out))
+    return _GPU_NAMES[ptxas]
+
+
+def _cuda_archs():
+    capabilities = set()
+    for ptxas in _bundled_ptxas():
+        capabilities |= {int(m) for m in re.findall(r"sm_(\d+)", " ".join(_gpu_names(ptxas)))}
+    return [str(c) for c in sorted(capabilities) if _sm_name(c) in _gpu_names(_ptxas_for(c))]
+
+
+def _cuda_problem(arch):
+    capability = int(arch)
+    ptxas = _ptxas_for(capability)
+    names = _gpu_names(ptxas)
+    if not names:  # a ptxas that does not list its architectures: nothing to compare against
+        return None
+    sm = _sm_name(capability)
+    if sm in names:
+        return None
+    valid = _cuda_archs()
+    everywhere = set().union(*(_gpu_names(p) for p in _bundled_ptxas()))
+    if f"sm_{capability}" in everywhere or sm in everywhere:
+        message = (f"it assembles capability {capability} with its {ptxas.rsplit('/', 1)[-1]}, "
+                   f"which does not know {sm}")
+        return _result("unsupported", message, arch, valid)
+    message = f"{sm} is not an architecture any of its bundled ptxas knows"
+    return _result("unknown", message, arch, valid)
+
+
+# ---- HIP: Triton's LLVM must know the processor.
+
+
+def _target_triple():
+    from triton._C.libtriton import amd
+    return getattr(amd, "get_target_triple", None)
+
+
+def _hip_archs():
+    triple = _target_triple()
+    if triple is None:
+        return []
+    known = []
+    # LLVM's AMDGPU processors are gfx<major><minor><stepping>, major 6 to 12, the stepping a hex
+    # digit: ask LLVM about each such name rather than keep a list of them.
+    for major in range(6, 13):
+        for minor in "0123456789":
+            for stepping in "0123456789abcdef":
+                name = f"gfx{major}{minor}{stepping}"
+                try:
+                    triple(name)
+                    known.append(name)
+                except Exception:
+                    continue
+    return known
+
+
+def _hip_problem(arch):
+    triple = _target_triple()
+    if triple is None:
+        return None
+    try:
+        triple(arch)
+        return None
+    except Exception:
+        message = f"{arch} is not an AMD GPU processor its LLVM knows"
+        return _result("unknown", message, arch, _hip_archs())

@@ -1,0 +1,94 @@
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "src/check/plan.hpp"
+#include "src/check/triton_validation.hpp"
+#include "src/core/errors.hpp"
+#include "util/fs.hpp"
+
+namespace portcheck {
+namespace {
+
+// What the probe says of a target the installed Triton cannot compile for (tables.py).
+nlohmann::json refused(const std::string& backend, const std::string& arch,
+                       const std::string& reason) {
+  return {{"name", backend + ":" + arch},
+          {"backend", backend},
+          {"arch", arch},
+          {"error", "no"},
+          {"unsupported",
+           {{"reason", reason},
+            {"message", "sm_999a is not an architecture any of its bundled ptxas knows"},
+            {"valid", {"80", "90"}},
+            {"nearest", {"90"}}}}};
+}
+
+class TargetValidation : public ::testing::Test {
+ protected:
+  util::TempDir dir{"portcheck-target-validation-test"};
+
+  Manifest load(const std::string& text) {
+    std::ofstream(dir.path() / "kernels.py") << "# kernels\n";
+    const auto path = dir.path() / "portcheck.toml";
+    std::ofstream(path) << text;
+    return load_manifest(path);
+  }
+
+  static std::string error_of(const Manifest& m, const Matrix& matrix,
+                              const nlohmann::json& targets) {
+    try {
+      validate_targets(m, matrix, targets, "3.9.0");
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return {};
+  }
+};
+
+constexpr const char* kRows = R"(
+[defaults]
+targets = ["cuda:80", "cuda:999"]
+
+[[kernel]]
+name = "a"
+target = "kernels.py:a"
+
+[[kernel]]
+name = "b"
+target = "kernels.py:b"
+targets = ["hip:gfx1"]
+)";
+
+// Issue 14, item 5: cuda:999 and hip:gfx1 were compiled and reported as new failures.
+TEST_F(TargetValidation, NamesWhereTheTargetWasAskedFor) {
+  const auto m = load(kRows);
+  const auto matrix = plan_matrix(m, {}, "");
+  const auto path = (dir.path() / "portcheck.toml").string();
+  EXPECT_EQ(error_of(m, matrix, nlohmann::json::array({refused("cuda", "999", "unknown")})),
+            path +
+                ":3: defaults.targets: 'cuda:999' is not a target the installed Triton 3.9.0 "
+                "knows: sm_999a is not an architecture any of its bundled ptxas knows; valid "
+                "targets: cuda:80, cuda:90");
+  EXPECT_NE(error_of(m, matrix, nlohmann::json::array({refused("hip", "gfx1", "unknown")}))
+                .find(path + ":12: kernel 'b'.targets: 'hip:gfx1'"),
+            std::string::npos);
+  const auto flagged = plan_matrix(m, {"cuda:88"}, "");
+  const auto e =
+      error_of(m, flagged, nlohmann::json::array({refused("cuda", "88", "unsupported")}));
+  EXPECT_TRUE(
+      e.starts_with("--targets: 'cuda:88' is a CUDA architecture, but the installed "
+                    "Triton 3.9.0 cannot compile for it"))
+      << e;
+}
+
+TEST_F(TargetValidation, TargetsTritonDescribesPass) {
+  const auto m = load(kRows);
+  const auto matrix = plan_matrix(m, {}, "");
+  EXPECT_EQ(error_of(m, matrix, {{{"name", "cuda:80"}, {"backend", "cuda"}, {"arch", "80"}}}), "");
+  EXPECT_EQ(error_of(m, matrix, nlohmann::json::array()), "");
+}
+
+}  // namespace
+}  // namespace portcheck
