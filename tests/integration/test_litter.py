@@ -50,9 +50,10 @@ def test_sigkill_during_ptxas_leaves_no_temporary_file(venv_python, tmp_path):
     tmpdir.mkdir()
     started = tmp_path / "ptxas-started"
     slow_ptxas = tmp_path / "slow-ptxas"
-    # `--version` answers at once (Triton asks it when it picks the tool); a compile waits.
-    slow_ptxas.write_text(f'#!/bin/sh\nfor a in "$@"; do [ "$a" = --version ] && exec '
-                          f'{triton_dir}/backends/nvidia/bin/ptxas "$@"; done\n'
+    # `--version` and `--help` answer at once (Triton asks the first when it picks the tool, the
+    # probe the second for the architectures it knows); a compile waits.
+    slow_ptxas.write_text(f'#!/bin/sh\nfor a in "$@"; do case "$a" in --version|--help) exec '
+                          f'{triton_dir}/backends/nvidia/bin/ptxas "$@";; esac; done\n'
                           f'touch {started}\nsleep 300\n')
     slow_ptxas.chmod(0o755)
     project = tmp_path / "p"
