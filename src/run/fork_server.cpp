@@ -281,29 +281,41 @@ std::string ForkServerRunner::server_log_tail() const {
       .value_or("");
 }
 
-nlohmann::json ForkServerRunner::probe(const nlohmann::json& request,
-                                       std::chrono::seconds timeout) {
+std::optional<nlohmann::json> ForkServerRunner::probe_once(const nlohmann::json& request,
+                                                           std::chrono::seconds timeout) {
   if (server_.pid <= 0 || server_.dead) start_server();
-  ProcessOutcome outcome;
   if (server_.pid < 0) {
+    ProcessOutcome outcome;
     outcome.how = Termination::spawn_failed;
     outcome.spawn_error = server_.spawn_error;
     throw_probe_failure(config_.argv.at(0), outcome, "");
   }
   send({{"op", "probe"}, {"request", with_protocol(request)}});
   auto reply = await_event("probe", timeout);
-  if (!reply.is_null()) {
-    std::uint64_t total = 0;
-    limits_.enforce({server_.pid}, &total);  // the server's size once Triton and the kernels are in
-    peak_tree_rss_ = std::max(peak_tree_rss_, total);
-    check_worker_protocol(reply["result"]);
-    return std::move(reply["result"]);
+  if (reply.is_null()) return std::nullopt;
+  std::uint64_t total = 0;
+  limits_.enforce({server_.pid}, &total);  // the server's size once Triton and the kernels are in
+  peak_tree_rss_ = std::max(peak_tree_rss_, total);
+  check_worker_protocol(reply["result"]);
+  return std::move(reply["result"]);
+}
+
+nlohmann::json ForkServerRunner::probe(const nlohmann::json& request,
+                                       std::chrono::seconds timeout) {
+  for (int attempt = 1;; ++attempt) {
+    if (auto answer = probe_once(request, timeout)) return std::move(*answer);
+    const bool died = server_.dead;  // by itself, rather than stopped by us after the timeout
+    if (!server_.dead) stop_server();
+    const int status = server_.exit_status;
+    // A server killed from outside while it probes (the OOM killer, a stray kill) is replaced
+    // once, as one lost while it holds cells is; one that exits by itself (Triton missing: exit
+    // 3) or does not answer in time has given its answer.
+    if (died && WIFSIGNALED(status) && attempt == 1) continue;
+    ProcessOutcome outcome;
+    outcome.how = WIFSIGNALED(status) ? Termination::signaled : Termination::exited;
+    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    throw_probe_failure(config_.argv.at(0), outcome, server_log_tail());
   }
-  if (!server_.dead) stop_server();
-  const int status = server_.exit_status;
-  outcome.how = WIFSIGNALED(status) ? Termination::signaled : Termination::exited;
-  outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  throw_probe_failure(config_.argv.at(0), outcome, server_log_tail());
 }
 
 void ForkServerRunner::start(Id id, const ProcessSpec& spec) {

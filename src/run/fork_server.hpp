@@ -39,8 +39,9 @@ class ForkServerRunner final : public ProcessRunner {
   ForkServerRunner& operator=(const ForkServerRunner&) = delete;
   ~ForkServerRunner() override;
 
-  // The worker's probe, answered by the server itself so the run imports Triton only once.
-  // Throws EnvironmentError when the server cannot start or Triton is unusable.
+  // The worker's probe, answered by the server itself so the run imports Triton only once. A
+  // server killed during the probe is replaced once. Throws EnvironmentError when the server
+  // cannot start or Triton is unusable.
   nlohmann::json probe(const nlohmann::json& request, std::chrono::seconds timeout);
 
   void start(Id id, const ProcessSpec& spec) override;
@@ -79,6 +80,9 @@ class ForkServerRunner final : public ProcessRunner {
 
   void start_server();
   void stop_server();
+  // One probe on the current server (started if need be); nothing when the server did not answer.
+  std::optional<nlohmann::json> probe_once(const nlohmann::json& request,
+                                           std::chrono::seconds timeout);
   void send(const nlohmann::json& command);
   void send_fork(Id id, const InFlight& cell);
   // Reads what the server has said within `max_wait`; handles "forked"/"exited" itself and
