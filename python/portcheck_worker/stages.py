@@ -216,22 +216,57 @@ def compile_cell(request, progress):
     }
     progress.mark("inspect")
     result["resources"] = _resources(compiled, target)
-    if request.get("save_ir_dir"):
-        result["saved_ir"] = save_ir(compiled, request["save_ir_dir"])
-    if request.get("export_dir"):
-        result["export"] = export_files(compiled, src, fn, request["export_dir"])
+    try:
+        if request.get("save_ir_dir"):
+            result["saved_ir"] = save_ir(compiled, request["save_ir_dir"])
+        if request.get("export_dir"):
+            result["export"] = export_files(compiled, src, fn, request["export_dir"])
+    except OutputError as e:
+        # The compile itself succeeded: the cell keeps its verdict, and the tool says once, after
+        # the matrix, that the folder could not take the files (a full disk, no permission): exit 3.
+        result["output_error"] = {"path": e.path, "error": e.error}
     return result
+
+
+class OutputError(Exception):
+    """A file of --save-ir or export could not be written."""
+
+    def __init__(self, path, error):
+        super().__init__(f"cannot write {path}: {error}")
+        self.path, self.error = path, error
+
+
+def _write_file(path, data):
+    """Whole or not at all: a temporary file renamed into place, removed again on any error."""
+    mode = "wb" if isinstance(data, bytes) else "w"
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, mode) as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise OutputError(path, e.strerror or str(e)) from e
+
+
+def _make_dirs(directory):
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        raise OutputError(e.filename or directory, e.strerror or str(e)) from e
 
 
 def save_ir(compiled, directory):
     """Every textual stage of the compile, for `diff --ir`."""
-    os.makedirs(directory, exist_ok=True)
+    _make_dirs(directory)
     written = []
     for stage in ("ttir", "ttgir", "llir", "ptx", "amdgcn"):
         if stage in compiled.asm:
             path = os.path.join(directory, f"{compiled.metadata.name}.{stage}")
-            with open(path, "w") as f:
-                f.write(compiled.asm[stage])
+            _write_file(path, compiled.asm[stage])
             written.append(path)
     return written
 
@@ -241,17 +276,15 @@ def export_files(compiled, src, fn, directory):
     arguments that were not folded into the code (constexprs, and ints the JIT specialised to 1),
     then Triton's two scratch pointers."""
     import json as _json
-    os.makedirs(directory, exist_ok=True)
+    _make_dirs(directory)
     name = compiled.metadata.name
     binary_ext = "cubin" if "cubin" in compiled.asm else "hsaco"
     text_ext = "ptx" if binary_ext == "cubin" else "amdgcn"
-    with open(os.path.join(directory, f"{name}.{binary_ext}"), "wb") as f:
-        f.write(compiled.asm[binary_ext])
-    with open(os.path.join(directory, f"{name}.{text_ext}"), "w") as f:
-        f.write(compiled.asm[text_ext])
+    _write_file(os.path.join(directory, f"{name}.{binary_ext}"), compiled.asm[binary_ext])
+    _write_file(os.path.join(directory, f"{name}.{text_ext}"), compiled.asm[text_ext])
     md = compiled.metadata._asdict()
-    with open(os.path.join(directory, "metadata.json"), "w") as f:
-        _json.dump(md, f, default=protocol._jsonable, indent=1)
+    _write_file(os.path.join(directory, "metadata.json"),
+                _json.dumps(md, default=protocol._jsonable, indent=1))
     params, folded = [], []
     for index, arg in enumerate(fn.arg_names):
         ty = src.signature.get(arg)

@@ -183,13 +183,16 @@ struct EndedByUs {
   FailureKind kind;
   std::string_view message;
 };
-constexpr std::array<EndedByUs, 4> kEndedByUs{{
+constexpr std::array<EndedByUs, 5> kEndedByUs{{
     {Termination::timed_out, FailureKind::timeout,
      "still running in stage {} when the time limit ran out"},
     {Termination::out_of_memory, FailureKind::oom,
      "the cell's processes together exceeded the memory limit in stage {}"},
     {Termination::worker_lost, FailureKind::internal_error,
      "the fork server died twice while holding this cell (see the worker log)"},
+    {Termination::killed_its_worker, FailureKind::crash,
+     "the kernel's code killed its parent process (the fork server) in stage {}, again when "
+     "retried alone; other cells are unaffected"},
     {Termination::cancelled, FailureKind::internal_error, "cancelled: the run was interrupted"},
 }};
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -38,6 +40,9 @@ void take_result(CellResult& cell, const nlohmann::json& r) {
   if (r.contains("sizes")) cell.sizes = r["sizes"];
   if (r.contains("resources")) cell.resources = r["resources"];
   if (r.contains("export") && r["export"].is_object()) cell.exported = r["export"];
+  if (const auto it = r.find("output_error"); it != r.end() && it->is_object())
+    cell.output_error = fmt::format("cannot write {}: {}", it->value("path", "?"),
+                                    it->value("error", "unknown error"));
   if (r.contains("source") && r["source"].is_object())
     cell.kernel_source =
         SourceLocation{r["source"].value("file", ""), r["source"].value("line", 0)};

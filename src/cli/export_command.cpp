@@ -8,6 +8,7 @@
 #include "src/check/check.hpp"
 #include "src/cli/command.hpp"
 #include "src/cli/common.hpp"
+#include "src/cli/output_flags.hpp"
 #include "src/core/errors.hpp"
 #include "src/export/export.hpp"
 #include "src/report/terminal.hpp"
@@ -48,6 +49,7 @@ std::filesystem::path write_adhoc_manifest(const ExportFlags& f,
 
 // Writes the files of every cell that compiled; names each one that did not (exit 1).
 int write_exports(const Report& report) {
+  if (print_output_errors(report)) return exit_code::environment;
   int code = exit_code_for(report);
   for (const auto& cell : report.cells) {
     if (cell.status != Status::ok && cell.status != Status::xpass) {
@@ -59,7 +61,16 @@ int write_exports(const Report& report) {
       code = exit_code::new_failures;
       continue;
     }
-    for (const auto& file : write_export(cell)) fmt::print("wrote {}\n", file);
+    try {
+      for (const auto& file : write_export(cell)) fmt::print("wrote {}\n", file);
+    } catch (const EnvironmentError&) {
+      throw;                                 // its own message and fix
+    } catch (const std::runtime_error& e) {  // util's file errors; the writer left no temp file
+      std::fprintf(stderr,
+                   "triton-portcheck: %s: free space there or choose a folder you can write to\n",
+                   util::printable(e.what()).c_str());
+      return exit_code::environment;
+    }
   }
   return code;
 }

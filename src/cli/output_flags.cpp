@@ -2,10 +2,13 @@
 
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "src/check/check.hpp"
 #include "src/core/errors.hpp"
 #include "src/report/terminal.hpp"
 #include "util/term.hpp"
+#include "util/text_escape.hpp"
 
 namespace portcheck::cli {
 
@@ -27,12 +30,28 @@ std::vector<BaselineEntry> baseline_entries(const OutputFlags& flags) {
   return flags.baseline ? load_baseline(*flags.baseline) : std::vector<BaselineEntry>{};
 }
 
+bool print_output_errors(const Report& report) {
+  const std::string* first = nullptr;
+  std::size_t count = 0;
+  for (const auto& cell : report.cells) {
+    if (cell.output_error.empty()) continue;
+    if (first == nullptr) first = &cell.output_error;
+    ++count;
+  }
+  if (first == nullptr) return false;
+  std::fprintf(stderr,
+               "triton-portcheck: %s%s: free space there or choose a folder you can write to\n",
+               util::printable(*first).c_str(),
+               count > 1 ? fmt::format(" (and {} more cells)", count - 1).c_str() : "");
+  return true;
+}
+
 int finish(Report report, const OutputFlags& flags, const std::vector<BaselineEntry>& baseline) {
   if (flags.baseline) apply_baseline(report, baseline, flags.baseline->string());
   FILE* matrix = writes_to_stdout(flags.outputs) ? stderr : stdout;  // the report owns stdout
   std::fputs(render_terminal(report, TerminalStyle{util::use_colour(matrix)}).c_str(), matrix);
   std::fflush(matrix);
-  int code = exit_code_for(report);
+  int code = print_output_errors(report) ? exit_code::environment : exit_code_for(report);
   for (const auto& error : write_reports(report, flags.outputs)) {
     std::fprintf(stderr, "triton-portcheck: %s\n", error.c_str());
     code = exit_code::environment;

@@ -24,6 +24,10 @@ void add_output_flags(CLI::App* command, OutputFlags& flags);
 std::vector<BaselineEntry> baseline_entries(const OutputFlags& flags);
 
 // Prints the matrix and writes the requested files; the exit code follows the report.
+// Prints the first cell file (--save-ir, export) the run could not write, with how many others
+// and what to do, on stderr; true when there was one (exit 3: an environment problem).
+bool print_output_errors(const Report& report);
+
 int finish(Report report, const OutputFlags& flags, const std::vector<BaselineEntry>& baseline);
 
 }  // namespace portcheck::cli

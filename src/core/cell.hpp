@@ -113,6 +113,9 @@ struct CellResult {
   nlohmann::json exported;
   bool in_baseline = false;  // failed as the baseline says it did: not new
   std::string why;           // from the known-failure table
+  // "cannot write PATH: OS error" when the worker could not write this cell's --save-ir or
+  // export files (a full disk, no permission): the run's environment problem, not the cell's.
+  std::string output_error;
   std::string link;
 
   [[nodiscard]] bool failed_outcome() const {

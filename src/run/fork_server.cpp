@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -46,7 +47,8 @@ ForkServerRunner::~ForkServerRunner() {
 }
 
 void ForkServerRunner::start_server() {
-  if (generation_ >= config_.max_server_starts) {
+  // A server a culprit cell killed does not count: the limit is for a server that keeps dying.
+  if (generation_ - blamed_losses_ >= config_.max_server_starts) {
     server_ = Server{};
     server_.dead = true;
     return;
@@ -205,43 +207,74 @@ void ForkServerRunner::on_server_lost(std::vector<std::pair<Id, ProcessOutcome>>
   server_.dead = true;
   server_.commands.reset();
   server_.events.reset();
-  std::vector<Id> retry;
+  const bool ours = std::exchange(replacing_, false);
+  std::vector<Id> again;
   for (auto& [id, cell] : in_flight_) {
+    if (!cell.sent) continue;  // still queued: it never met the dead server
     SessionLimits::Entry entry = cell.entry;
     if (cell.pid > 0) {
       util::kill_session(cell.pid);
       if (limits_.find(cell.pid)) entry = limits_.take(cell.pid);
       by_pid_.erase(cell.pid);
     }
+    ProcessOutcome lost;
     if (cell.verdict) {  // we had already killed it: its verdict stands
       ended.emplace_back(
           id, finish_session(cell.pid > 0 ? cell.pid : 0, entry, *cell.verdict, SIGKILL));
-    } else if (cell.attempts >= 2) {
-      ProcessOutcome outcome;
-      outcome.how = Termination::worker_lost;
-      ended.emplace_back(id, outcome);
+    } else if (cell.alone && !ours) {  // nothing else ran: its own code killed the server
+      ++blamed_losses_;
+      lost.how = Termination::killed_its_worker;
+      ended.emplace_back(id, lost);
+    } else if (cell.attempts >= 2 && (ours || cell.alone)) {
+      lost.how = Termination::worker_lost;
+      ended.emplace_back(id, lost);
     } else {
-      retry.push_back(id);
+      cell.suspect = cell.suspect || !ours;
+      again.push_back(id);
     }
   }
   for (const auto& [id, outcome] : ended) in_flight_.erase(id);
-  if (retry.empty()) return;
-  start_server();
-  ensure_warm();
-  for (const Id id : retry) {
+  for (const Id id : again) {
     auto& cell = in_flight_.at(id);
-    if (server_.dead) {
-      ProcessOutcome outcome;
-      outcome.how = Termination::worker_lost;
-      ended.emplace_back(id, outcome);
-      in_flight_.erase(id);
-      continue;
-    }
+    cell.sent = cell.alone = false;
+    cell.pid = 0;
     ++cell.attempts;
     ++stats_.cells_retried;
-    cell.pid = 0;
+  }
+  queue_.insert(queue_.begin(), again.begin(), again.end());  // older than anything queued
+  if (queue_.empty()) return;
+  start_server();
+  ensure_warm();
+  if (server_.dead) {
+    for (const Id id : queue_) {
+      ProcessOutcome lost;
+      lost.how = Termination::worker_lost;
+      ended.emplace_back(id, lost);
+      in_flight_.erase(id);
+    }
+    queue_.clear();
+    return;
+  }
+  dispatch();
+}
+
+void ForkServerRunner::dispatch() {
+  if (server_.dead) return;
+  bool busy = false;
+  for (const auto& [id, cell] : in_flight_) {
+    if (cell.sent && cell.alone) return;  // a suspect on trial: nothing beside it
+    busy = busy || cell.sent;
+  }
+  while (!queue_.empty()) {
+    auto& cell = in_flight_.at(queue_.front());
+    if (cell.suspect && busy) return;  // waits until the server is idle
+    cell.alone = cell.suspect;
+    cell.sent = true;
     cell.requested = Clock::now();
-    send_fork(id, cell);
+    send_fork(queue_.front(), cell);
+    queue_.pop_front();
+    if (cell.alone) return;
+    busy = true;
   }
 }
 
@@ -325,9 +358,9 @@ void ForkServerRunner::start(Id id, const ProcessSpec& spec) {
   cell.spec = spec;
   cell.requested = Clock::now();
   cell.entry.started = cell.requested;
-  auto [it, inserted] = in_flight_.insert_or_assign(id, std::move(cell));
-  if (server_.dead) return;  // reported as lost by the next wait()
-  send_fork(id, it->second);
+  in_flight_.insert_or_assign(id, std::move(cell));
+  queue_.push_back(id);
+  dispatch();  // a dead server: the next wait() recovers or reports the cell as lost
 }
 
 std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::wait(
@@ -341,6 +374,7 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::wait
     pump(std::max(std::chrono::milliseconds(0), std::min(config_.sample_period, remaining)), ended);
     reap(ended);
     if (server_.dead && !in_flight_.empty()) on_server_lost(ended);
+    dispatch();  // a suspect's trial ended, or the server went idle for the next one
 
     // /proc is sampled once per period, not once per event: events come much faster.
     if (Clock::now() < next_sample_) {
@@ -363,6 +397,7 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::wait
     peak_tree_rss_ = std::max(peak_tree_rss_, total);
     if (!server_rss.empty() && server_rss.front() > config_.max_server_rss_bytes) {
       // Outgrown: replace it; the cells it holds are retried once on the new one.
+      replacing_ = true;
       util::kill_session(server_.pid);
     }
     if (!ended.empty() || in_flight_.empty() || Clock::now() >= until) return ended;
@@ -383,6 +418,7 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::canc
   }
   in_flight_.clear();
   by_pid_.clear();
+  queue_.clear();
   stop_server();
   util::kill_strays(util::snapshot_processes(), {});  // daemons that left their cell's session
   int status = 0;

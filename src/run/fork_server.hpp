@@ -31,7 +31,10 @@ struct ForkServerConfig {
 // `--isolation fork`: one long-lived worker per Triton environment imports Triton once, warms
 // each backend up, and forks one child per cell. Every child is its own session, and this side
 // learns its pid and enforces the same whole-tree time and memory limits as the Supervisor. A
-// server that dies or outgrows its memory bound is replaced and the cells it held are retried once.
+// server we replace (outgrown memory bound) has its cells retried once. A server that dies on its
+// own may have been killed by a cell's code (os.kill(os.getppid(), 9) in a helper), so the cells
+// it held become suspects: each is retried alone on a fresh server, and one that kills that server
+// too is the culprit (Termination::killed_its_worker); no cell is ever blamed for a neighbour.
 class ForkServerRunner final : public ProcessRunner {
  public:
   explicit ForkServerRunner(ForkServerConfig config);
@@ -73,6 +76,9 @@ class ForkServerRunner final : public ProcessRunner {
     ProcessSpec spec;
     pid_t pid = 0;  // known once the server says "forked"
     int attempts = 1;
+    bool sent = false;     // handed to the server (else waiting in queue_)
+    bool suspect = false;  // was running when the server died on its own: retried alone
+    bool alone = false;    // running as the only cell on the server
     Clock::time_point requested;
     std::optional<Termination> verdict;  // set when we killed it
     SessionLimits::Entry entry;          // limits and peak memory, kept once it left limits_
@@ -93,6 +99,8 @@ class ForkServerRunner final : public ProcessRunner {
   void ensure_warm();
   void reap(std::vector<std::pair<Id, ProcessOutcome>>& ended);
   void on_server_lost(std::vector<std::pair<Id, ProcessOutcome>>& ended);
+  // Sends queued cells to the server; a suspect only once nothing else runs, and nothing beside it.
+  void dispatch();
   std::string server_log_tail() const;
 
   ForkServerConfig config_;
@@ -100,6 +108,9 @@ class ForkServerRunner final : public ProcessRunner {
   int generation_ = 0;
   std::map<Id, InFlight> in_flight_;
   std::map<pid_t, Id> by_pid_;
+  std::deque<Id> queue_;    // started but not yet sent, suspects first
+  bool replacing_ = false;  // we killed the server ourselves: its death is no cell's doing
+  int blamed_losses_ = 0;   // server deaths a culprit cell caused: not the server's fault
   SessionLimits limits_;
   std::vector<std::pair<Id, ProcessOutcome>> pending_;
   std::uint64_t peak_tree_rss_ = 0;

@@ -25,13 +25,14 @@ struct ProcessSpec {
 };
 
 enum class Termination {
-  exited,         // exit() with some status
-  signaled,       // died of a signal nobody here sent
-  timed_out,      // killed by us at the wall-clock limit
-  out_of_memory,  // killed by us at the memory limit
-  cancelled,      // killed by us because the run was interrupted
-  spawn_failed,   // the program could not be started
-  worker_lost,    // the fork server holding it died twice
+  exited,             // exit() with some status
+  signaled,           // died of a signal nobody here sent
+  timed_out,          // killed by us at the wall-clock limit
+  out_of_memory,      // killed by us at the memory limit
+  cancelled,          // killed by us because the run was interrupted
+  spawn_failed,       // the program could not be started
+  worker_lost,        // the fork server holding it died twice
+  killed_its_worker,  // its code killed the fork server, again when retried alone
 };
 
 struct ProcessOutcome {

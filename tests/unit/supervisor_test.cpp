@@ -49,6 +49,8 @@ const char* name_of(Termination how) {
       return "cancelled";
     case Termination::worker_lost:
       return "worker_lost";
+    case Termination::killed_its_worker:
+      return "killed_its_worker";
     case Termination::spawn_failed:
       return "spawn_failed";
   }
