@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "src/core/errors.hpp"
+#include "util/bounded_json.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -37,6 +37,39 @@ namespace {
 const std::set<std::string> kScalarTypes = {
     "i1",      "i8",    "i16",      "i32",     "i64",      "u1",   "u8",   "u16",  "u32", "u64",
     "fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"};
+
+// Names are checked by hand, not by std::regex: libstdc++'s matcher recurses once per character
+// and a name of 50,000 characters overflowed the stack (issue 14).
+bool word_char(char ch, std::string_view extra) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+         ch == '_' || extra.find(ch) != std::string_view::npos;
+}
+bool all_word_chars(std::string_view s, std::string_view extra) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [&](char ch) { return word_char(ch, extra); });
+}
+bool is_identifier(std::string_view s) {
+  return all_word_chars(s, "") && !(s.front() >= '0' && s.front() <= '9');
+}
+bool is_dotted_name(std::string_view s) {
+  for (std::size_t start = 0;;) {
+    const auto dot = s.find('.', start);
+    if (!is_identifier(s.substr(start, dot - start))) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+// A user's text quoted in an error: the line stays one line of sensible length.
+std::string shown(std::string_view text) {
+  constexpr std::size_t kShown = 80;
+  return text.size() <= kShown ? std::string(text) : std::string(text.substr(0, kShown)) + "...";
+}
+
+// Row and variant names become folder and file names (export, --save-ir): 255 bytes at most.
+constexpr std::size_t kMaxNameLength = 200;
+// Tables in signature/constants/options deeper than this are a mistake, and converting one
+// 100,000 deep recursed off the stack.
+constexpr int kMaxValueDepth = 64;
 
 class Parser {
  public:
@@ -141,7 +174,9 @@ class Parser {
     return out;
   }
 
-  nlohmann::json to_json(const toml::node& node, const std::string& key) const {
+  nlohmann::json to_json(const toml::node& node, const std::string& key, int depth = 0) const {
+    if (depth > kMaxValueDepth)
+      fail(node, shown(key), fmt::format("nested deeper than {} levels", kMaxValueDepth));
     if (const auto* v = node.as_integer()) return v->get();
     if (const auto* v = node.as_floating_point()) return v->get();
     if (const auto* v = node.as_boolean()) return v->get();
@@ -149,13 +184,13 @@ class Parser {
     if (const auto* array = node.as_array()) {
       auto out = nlohmann::json::array();
       for (std::size_t i = 0; i < array->size(); ++i)
-        out.push_back(to_json(*array->get(i), fmt::format("{}[{}]", key, i)));
+        out.push_back(to_json(*array->get(i), fmt::format("{}[{}]", key, i), depth + 1));
       return out;
     }
     if (const auto* table = node.as_table()) {
       auto out = nlohmann::json::object();
       for (const auto& [k, v] : *table)
-        out[std::string(k.str())] = to_json(v, key + "." + std::string(k.str()));
+        out[std::string(k.str())] = to_json(v, key + "." + std::string(k.str()), depth + 1);
       return out;
     }
     fail(node, key, "dates and times are not valid here");
@@ -219,18 +254,17 @@ class Parser {
     ref.function = text.substr(colon + 1);
     ref.import_root = std::filesystem::absolute(file_).parent_path();
     const auto where_from = text.substr(0, colon);
-    static const std::regex identifier(R"([A-Za-z_][A-Za-z0-9_]*)");
-    static const std::regex dotted(R"([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)");
-    if (!std::regex_match(ref.function, identifier))
-      fail(node, key, fmt::format("'{}' is not a Python function name", ref.function));
+    if (!is_identifier(ref.function))
+      fail(node, key, fmt::format("'{}' is not a Python function name", shown(ref.function)));
     if (where_from.ends_with(".py")) {
       ref.file = (ref.import_root / where_from).lexically_normal();
       if (!std::filesystem::exists(ref.file))
         fail(node, key, fmt::format("file {} does not exist", ref.file.string()));
-    } else if (std::regex_match(where_from, dotted)) {
+    } else if (is_dotted_name(where_from)) {
       ref.module = where_from;
     } else {
-      fail(node, key, fmt::format("'{}' is neither a module name nor a .py file", where_from));
+      fail(node, key,
+           fmt::format("'{}' is neither a module name nor a .py file", shown(where_from)));
     }
     return ref;
   }
@@ -269,9 +303,14 @@ class Parser {
         merge_table(v, key, row.options, row);
       } else if (key == "specialization") {
         const auto text = need_string(v, row_key(row, key));
-        if (!nlohmann::json::accept(text))
+        try {
+          (void)util::parse_json_bounded(text);
+        } catch (const util::JsonInputError& e) {
           fail(v, row_key(row, key),
-               "is not valid JSON (paste the text serialize_specialization_data returned)");
+               fmt::format("is not valid JSON: {} (paste the text serialize_specialization_data "
+                           "returned)",
+                           e.what()));
+        }
         row.specialization = text;
       } else if (key == "targets") {
         row.targets = need_targets(v, row_key(row, key));
@@ -304,10 +343,12 @@ class Parser {
     const auto* name = table.get("name");
     if (name == nullptr) fail(table, "kernel", "missing key 'name'");
     base.kernel = need_string(*name, "kernel.name");
-    static const std::regex row_name(R"([A-Za-z0-9_.+\-]+)");
-    if (!std::regex_match(base.kernel, row_name))
+    if (base.kernel.size() > kMaxNameLength)
       fail(*name, "kernel.name",
-           fmt::format("'{}': use letters, digits, '_', '-', '.' or '+'", base.kernel));
+           fmt::format("'{}' is longer than {} characters", shown(base.kernel), kMaxNameLength));
+    if (!all_word_chars(base.kernel, ".+-"))
+      fail(*name, "kernel.name",
+           fmt::format("'{}': use letters, digits, '_', '-', '.' or '+'", shown(base.kernel)));
     if (table.get("target") == nullptr)
       fail(table, row_key(base, "target"),
            "missing key 'target' (module:function or file.py:function)");
@@ -337,10 +378,12 @@ class Parser {
     const auto* vname = vt.get("name");
     if (vname == nullptr) fail(vt, row_key(base, "variant"), "missing key 'name'");
     row.variant = need_string(*vname, row_key(base, "variant.name"));
-    static const std::regex variant_name(R"([A-Za-z0-9_.+=\-]+)");
-    if (!std::regex_match(row.variant, variant_name))
+    if (row.variant.size() > kMaxNameLength)
       fail(*vname, row_key(base, "variant.name"),
-           fmt::format("'{}': use letters, digits, '_', '-', '.', '+' or '='", row.variant));
+           fmt::format("'{}' is longer than {} characters", shown(row.variant), kMaxNameLength));
+    if (!all_word_chars(row.variant, ".+=-"))
+      fail(*vname, row_key(base, "variant.name"),
+           fmt::format("'{}': use letters, digits, '_', '-', '.', '+' or '='", shown(row.variant)));
     apply_fields(vt, row, true);
     return row;
   }
