@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "src/check/classify.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/ir_text.hpp"
 #include "src/core/manifest.hpp"
 #include "src/report/baseline.hpp"
 #include "src/report/json.hpp"
@@ -185,6 +187,61 @@ TEST_F(HostileInput, BaselineEntryOfTheWrongTypeNamesTheKeyPath) {
   EXPECT_EQ(
       usage_error([&] { load_baseline(file); }),
       "--baseline " + file.string() + ": failures[1].message: expected a string, found boolean");
+}
+
+// Compiler output the kernel controls (its own exception text, printed lines): 100,000-character
+// lines through every classifier, which std::regex walked recursively off the stack.
+CellEvidence failed_in(const std::string& stage, const std::string& message,
+                       const std::string& stderr_text) {
+  CellEvidence e;
+  e.outcome.how = Termination::exited;
+  e.last_stage = stage;
+  e.stderr_text = stderr_text;
+  e.result = nlohmann::json{{"status", "error"},
+                            {"stage", stage},
+                            {"error", {{"type", "RuntimeError"}, {"message", message}}}};
+  return e;
+}
+
+TEST(HostileCompilerOutput, LongLinesInEveryClassifierAreNotACrash) {
+  const std::string run(100000, 'x');
+  const std::string blanks(100000, ' ');
+  auto c = classify(failed_in("frontend", "ValueError(\"" + run + "\")", ""));
+  EXPECT_EQ(c.message, "ValueError: " + run);
+  c = classify(
+      failed_in("ttgir", "PassManager::run failed",
+                "Pipeline failed while executing [`" + run + "`\nk.py:3:4: error: " + run));
+  EXPECT_EQ(c.pass, run);
+  EXPECT_EQ(c.message, run);
+  ASSERT_TRUE(c.error_source);
+  EXPECT_EQ(c.error_source->line, 3);
+  c = classify(failed_in("ttgir", "PassManager::run failed", "loc(" + run + "): error: bad"));
+  EXPECT_EQ(c.message, "bad");
+  c = classify(failed_in("cubin", "ptxas failed",
+                         "ptxas /tmp/" + run + ".ptx, line 9; error" + blanks + ": " + run));
+  EXPECT_EQ(c.message, "ptxas: " + run);
+  c = classify(failed_in("llir", "failed", "LLVM ERROR: " + run));
+  EXPECT_EQ(c.message.size(), run.size() + 12);
+  CellEvidence crash;
+  crash.outcome.how = Termination::signaled;
+  crash.outcome.signal = SIGSEGV;
+  crash.last_stage = "llir";
+  crash.stderr_text = "Assertion `" + run + "` failed.";
+  EXPECT_EQ(classify(crash).kind, FailureKind::crash);
+}
+
+TEST(HostileCompilerOutput, LongRunsInMessagesAndPathsAreNotACrash) {
+  for (const auto& text :
+       {std::string(100000, ' '), "0x" + std::string(100000, 'a'), std::string(100000, '7'),
+        "loc(" + std::string(100000, 'a') + ")", "<{" + std::string(100000, 'a') + "}>"})
+    EXPECT_FALSE(fingerprint(FailureKind::mlir_error, "ttgir", "", text).empty());
+  std::string path;
+  for (int i = 0; i < 20000; ++i) path += "/abcd";
+  EXPECT_EQ(normalize_paths(path + " x", PathSyntax::ir), "<path>/abcd x");
+  EXPECT_EQ(normalize_paths("/a/" + std::string(100000, 'b'), PathSyntax::message),
+            "<path>/" + std::string(100000, 'b'));
+  EXPECT_EQ(normalize_paths("at /tmp/tmpab3x_9z.ptx.bak:", PathSyntax::message),
+            "at <tmpfile>.bak:");
 }
 
 }  // namespace
