@@ -9,6 +9,7 @@
 
 #include "src/core/errors.hpp"
 #include "util/bounded_json.hpp"
+#include "util/fs.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -71,6 +72,33 @@ constexpr std::size_t kMaxNameLength = 200;
 // 100,000 deep recursed off the stack.
 constexpr int kMaxValueDepth = 64;
 
+// The line of a key with more than kMaxValueDepth dots (outside quotes, before its '='), or 0.
+// toml++ walks the tables a dotted key opens recursively (update_region_ends): a key 100,000
+// levels deep overflowed the stack under AddressSanitizer before our own depth check could run.
+int line_of_too_deep_key(std::string_view text) {
+  int line = 1;
+  for (std::size_t i = 0; i < text.size(); ++line) {
+    auto end = text.find('\n', i);
+    if (end == std::string_view::npos) end = text.size();
+    int dots = 0;
+    char quote = 0;
+    for (std::size_t j = i; j < end; ++j) {
+      const char ch = text[j];
+      if (quote != 0) {
+        if (ch == quote) quote = 0;
+      } else if (ch == '"' || ch == '\'') {
+        quote = ch;
+      } else if (ch == '=' || ch == '#') {
+        break;
+      } else if (ch == '.' && ++dots > kMaxValueDepth) {
+        return line;
+      }
+    }
+    i = end + 1;
+  }
+  return 0;
+}
+
 class Parser {
  public:
   explicit Parser(std::filesystem::path file) : file_(std::move(file)) {}
@@ -78,7 +106,11 @@ class Parser {
   Manifest parse() {
     toml::table root;
     try {
-      root = toml::parse_file(file_.string());
+      const auto text = util::read_file(file_);
+      if (const int line = line_of_too_deep_key(text); line > 0)
+        throw UsageError(fmt::format("{}:{}: keys nested deeper than {} levels", file_.string(),
+                                     line, kMaxValueDepth));
+      root = toml::parse(text, file_.string());
     } catch (const toml::parse_error& e) {
       throw UsageError(fmt::format("{}:{}: invalid TOML: {}", file_.string(), e.source().begin.line,
                                    e.description()));

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "src/capture/manifest_writer.hpp"
 #include "src/check/classify.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/ir_text.hpp"
@@ -242,6 +243,21 @@ TEST(HostileCompilerOutput, LongRunsInMessagesAndPathsAreNotACrash) {
             "<path>/" + std::string(100000, 'b'));
   EXPECT_EQ(normalize_paths("at /tmp/tmpab3x_9z.ptx.bak:", PathSyntax::message),
             "at <tmpfile>.bak:");
+}
+
+// Found by fuzz/fuzz_toml_writer: a specialisation holding DEL (which JSON leaves unescaped) was
+// written as a TOML literal string, which cannot hold it, so the captured manifest did not load.
+TEST_F(HostileInput, CapturedSpecializationWithAControlCharacterLoadsBack) {
+  CapturedKernel kernel;
+  kernel.name = "k";
+  kernel.target = "kernels:f";
+  CapturedRow row;
+  row.specialization = nlohmann::json{{"constant_vals", {std::string("a\x7f")}}}.dump();
+  kernel.rows.push_back(row);
+  const auto file = write("captured.toml", render_captured_manifest({kernel}, {}).text);
+  const auto manifest = load_manifest(file);
+  ASSERT_EQ(manifest.rows.size(), 1U);
+  EXPECT_EQ(manifest.rows[0].specialization, row.specialization);
 }
 
 }  // namespace
