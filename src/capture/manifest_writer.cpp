@@ -31,10 +31,13 @@ std::string inline_table(const OrderedFields& fields) {
 }
 
 std::string string_value(const std::string& text) {
-  // JSON text (a serialised specialisation) reads best as a literal string.
-  if (text.find("'''") == std::string::npos && text.find('\n') == std::string::npos &&
-      text.find('\'') == std::string::npos)
-    return "'" + text + "'";
+  // JSON text (a serialised specialisation) reads best as a literal string, which cannot hold a
+  // quote, a newline or a control character other than TAB (DEL too, which JSON leaves
+  // unescaped: found by fuzz/fuzz_toml_writer).
+  const bool literal_ok = std::none_of(text.begin(), text.end(), [](char ch) {
+    return ch == '\'' || ch == '\n' || ch == 0x7f || (ch >= 0 && ch < 0x20 && ch != '\t');
+  });
+  if (literal_ok) return "'" + text + "'";
   return toml_value(nlohmann::json(text));
 }
 

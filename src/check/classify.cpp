@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstring>
 #include <regex>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -40,12 +41,39 @@ std::string signal_name(int sig) {
   return fmt::format("signal {}", sig);
 }
 
+// The classifiers below scan by hand rather than with std::regex: libstdc++'s matcher recurses
+// once per character it matches, and a stderr line of 20,000+ characters (a kernel's own
+// exception text, say) overflowed the stack (issue 14).
+bool is_blank(char ch) {
+  return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r';
+}
+bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
+bool is_name_char(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || is_digit(ch) || ch == '_';
+}
+std::size_t skip(std::string_view s, std::size_t i, bool (*what)(char)) {
+  while (i < s.size() && what(s[i])) ++i;
+  return i;
+}
+// Past `word` at s[i] (nullopt when it is not there).
+std::optional<std::size_t> expect(std::string_view s, std::size_t i, std::string_view word) {
+  if (s.compare(i, word.size(), word) != 0) return std::nullopt;
+  return i + word.size();
+}
+
 // `AttributeError("module ... 'tgamma'")` -> `AttributeError: module ... 'tgamma'`
 std::string unwrap_exception_repr(const std::string& line) {
-  static const std::regex repr(R"re(^([A-Za-z_][A-Za-z0-9_.]*)\((["'])(.*)\2\)$)re");
-  std::smatch m;
-  if (!std::regex_match(line, m, repr)) return line;
-  std::string body = m[3];
+  const auto open = line.find('(');
+  if (open == std::string::npos || open == 0 || is_digit(line[0]) || line[0] == '.' ||
+      line.size() < open + 4)
+    return line;
+  const std::string_view name(line.data(), open);
+  if (!std::all_of(name.begin(), name.end(), [](char ch) { return is_name_char(ch) || ch == '.'; }))
+    return line;
+  const char quote = line[open + 1];
+  if ((quote != '"' && quote != '\'') || line[line.size() - 2] != quote || line.back() != ')')
+    return line;
+  const std::string_view body(line.data() + open + 2, line.size() - open - 4);
   std::string out;
   for (std::size_t i = 0; i < body.size(); ++i) {
     if (body[i] == '\\' && i + 1 < body.size() &&
@@ -53,7 +81,7 @@ std::string unwrap_exception_repr(const std::string& line) {
       ++i;
     out += body[i];
   }
-  return m[1].str() + ": " + out;
+  return std::string(name) + ": " + out;
 }
 
 std::string last_nonempty_line(const std::string& text) {
@@ -69,55 +97,114 @@ struct Diagnostic {
   std::optional<SourceLocation> where;
 };
 
-std::optional<Diagnostic> first_mlir_error(const std::string& stderr_text) {
-  static const std::regex located(R"(^(.*?):(\d+):(\d+): error: (.*)$)");
-  static const std::regex bare(R"(^(?:loc\(.*\): )?error: (.*)$)");
-  for (const auto& line : util::split_lines(stderr_text)) {
-    if (line.find("Failures have been detected while processing an MLIR pass pipeline") !=
-        std::string::npos)
-      continue;
-    std::smatch m;
-    if (std::regex_match(line, m, located)) {
-      Diagnostic d{m[4], SourceLocation{m[1], std::stoi(m[2])}};
-      if (d.where->file.empty() || d.where->file == "-" || d.where->file.starts_with("<"))
-        d.where.reset();
-      return d;
-    }
-    if (std::regex_match(line, m, bare)) return Diagnostic{m[1], std::nullopt};
+// "FILE:12:9: error: MESSAGE" with the shortest FILE that fits.
+std::optional<Diagnostic> located_error(std::string_view line) {
+  for (auto colon = line.find(':'); colon != std::string_view::npos;
+       colon = line.find(':', colon + 1)) {
+    const auto row_end = skip(line, colon + 1, is_digit);
+    if (row_end == colon + 1 || row_end >= line.size() || line[row_end] != ':') continue;
+    const auto column_end = skip(line, row_end + 1, is_digit);
+    if (column_end == row_end + 1) continue;
+    const auto message = expect(line, column_end, ": error: ");
+    if (!message) continue;
+    const auto row = line.substr(colon + 1, row_end - colon - 1);
+    Diagnostic d{std::string(line.substr(*message)),
+                 SourceLocation{std::string(line.substr(0, colon)),
+                                row.size() > 9 ? 0 : std::stoi(std::string(row))}};
+    if (d.where->file.empty() || d.where->file == "-" || d.where->file.starts_with("<"))
+      d.where.reset();
+    return d;
   }
   return std::nullopt;
 }
 
+// "error: MESSAGE" or "loc(...): error: MESSAGE".
+std::optional<Diagnostic> bare_error(std::string_view line) {
+  if (line.starts_with("error: ")) return Diagnostic{std::string(line.substr(7)), std::nullopt};
+  const auto at = line.rfind("): error: ");
+  if (line.starts_with("loc(") && at != std::string_view::npos && at >= 4)
+    return Diagnostic{std::string(line.substr(at + 10)), std::nullopt};
+  return std::nullopt;
+}
+
+std::optional<Diagnostic> first_mlir_error(const std::string& stderr_text) {
+  for (const auto& line : util::split_lines(stderr_text)) {
+    if (line.find("Failures have been detected while processing an MLIR pass pipeline") !=
+        std::string::npos)
+      continue;
+    if (auto d = located_error(line)) return d;
+    if (auto d = bare_error(line)) return d;
+  }
+  return std::nullopt;
+}
+
+// "Pipeline failed while executing [`PASS`" -> PASS.
 std::string failing_pass(const std::string& stderr_text) {
-  static const std::regex pipeline(R"(Pipeline failed while executing \[`([^`]+)`)");
-  std::smatch m;
-  if (std::regex_search(stderr_text, m, pipeline)) return m[1];
+  static constexpr std::string_view kLead = "Pipeline failed while executing [`";
+  for (auto at = stderr_text.find(kLead); at != std::string::npos;
+       at = stderr_text.find(kLead, at + 1)) {
+    const auto begin = at + kLead.size();
+    const auto end = stderr_text.find('`', begin);
+    if (end == std::string::npos) return {};
+    if (end > begin) return stderr_text.substr(begin, end - begin);
+  }
   return {};
 }
 
-std::string first_line_matching(const std::string& text, const std::regex& re) {
+// The first line holding any of `needles`, trimmed.
+std::string first_line_with(const std::string& text,
+                            std::initializer_list<std::string_view> needles) {
   for (const auto& line : util::split_lines(text))
-    if (std::regex_search(line, re)) return std::string(util::trim(line));
+    for (const auto needle : needles)
+      if (line.find(needle) != std::string::npos) return std::string(util::trim(line));
   return {};
 }
 
-// "ptxas-blackwell /tmp/tmpab.ptx, line 289; error   : Feature ..." -> "ptxas: Feature ..."
+// "line 289; error   : TEXT" at s[i]: past "error".
+std::optional<std::size_t> line_and_error(std::string_view s, std::size_t i) {
+  auto at = expect(s, skip(s, i, is_blank), "line");
+  if (!at) return std::nullopt;
+  const auto number = skip(s, *at, is_blank);
+  const auto digits = skip(s, number, is_digit);
+  if (number == *at || digits == number) return std::nullopt;
+  at = expect(s, digits, ";");
+  if (!at) return std::nullopt;
+  return expect(s, skip(s, *at, is_blank), "error");
+}
+
+// What follows a ptxas token at s[i]: "FILE, line 289; error   : TEXT" or "fatal   : TEXT"; the
+// start of TEXT.
+std::optional<std::size_t> ptxas_text(std::string_view s, std::size_t i) {
+  auto at = expect(s, i, "fatal");
+  const auto file_end = std::min(s.find_first_of(" \t\n\v\f\r", i), s.size());
+  for (auto comma = s.find(',', i + 1); !at && comma < file_end; comma = s.find(',', comma + 1))
+    at = line_and_error(s, comma + 1);
+  if (!at) return std::nullopt;
+  const auto colon = expect(s, skip(s, *at, is_blank), ":");
+  if (!colon) return std::nullopt;
+  return skip(s, *colon, is_blank);
+}
+
+// "ptxas-blackwell /tmp/tmpab.ptx, line 289; error   : Feature ..." -> "ptxas-blackwell: Feature
+// ..."
 std::string ptxas_message(const std::string& text) {
-  static const std::regex error_line(R"((\S*ptxas\S*)\s+\S+,\s*line\s+\d+;\s*error\s*:\s*(.*))");
-  static const std::regex fatal_line(R"((\S*ptxas\S*)\s+fatal\s*:\s*(.*))");
   for (const auto& line : util::split_lines(text)) {
-    std::smatch m;
-    if (std::regex_search(line, m, error_line) || std::regex_search(line, m, fatal_line)) {
-      const auto tool = std::filesystem::path(m[1].str()).filename().string();
-      return fmt::format("{}: {}", tool, util::trim(m[2].str()));
+    for (auto at = line.find("ptxas"); at != std::string::npos; at = line.find("ptxas", at + 1)) {
+      std::size_t begin = at;
+      while (begin > 0 && !is_blank(line[begin - 1])) --begin;
+      const auto end = line.find_first_of(" \t\n\v\f\r", at);
+      if (end == std::string::npos) break;
+      const auto message = ptxas_text(line, skip(line, end, is_blank));
+      if (!message) continue;
+      const auto tool = std::filesystem::path(line.substr(begin, end - begin)).filename().string();
+      return fmt::format("{}: {}", tool, util::trim(std::string_view(line).substr(*message)));
     }
   }
   return {};
 }
 
 std::string llvm_message(const std::string& stderr_text) {
-  static const std::regex llvm_error(R"(LLVM ERROR: .*)");
-  return first_line_matching(stderr_text, llvm_error);
+  return first_line_with(stderr_text, {"LLVM ERROR: "});
 }
 
 Classification from_worker_error(const nlohmann::json& result, const std::string& stderr_text) {
@@ -166,9 +253,16 @@ Classification from_worker_error(const nlohmann::json& result, const std::string
 }
 
 std::string crash_detail(const std::string& stderr_text) {
-  static const std::regex interesting(
-      R"(LLVM ERROR: |Assertion .* failed|terminate called|Fatal Python error)");
-  return first_line_matching(stderr_text, interesting);
+  for (const auto& line : util::split_lines(stderr_text)) {
+    const auto assertion = line.find("Assertion ");
+    if (line.find("LLVM ERROR: ") != std::string::npos ||
+        (assertion != std::string::npos &&
+         line.find(" failed", assertion + 10) != std::string::npos) ||
+        line.find("terminate called") != std::string::npos ||
+        line.find("Fatal Python error") != std::string::npos)
+      return std::string(util::trim(line));
+  }
+  return {};
 }
 
 // A failure known from how the process ended, before any compiler message: no pass, no place.
@@ -272,7 +366,10 @@ std::string normalize_message(std::string_view message) {
     add(R"(\s+)", " ");
     return r;
   }();
-  std::string out(message);
+  // The rules below are std::regex, which recurses once per character matched: they see at most
+  // the first 4 KiB, far more than any compiler's decisive line and far below what overflows.
+  constexpr std::size_t kNormalizedLength = 4096;
+  std::string out(message.substr(0, kNormalizedLength));
   // MLIR layout attributes (#ttg.blocked<{sizePerThread = ...}>) depend on num_warps and the
   // warp size, so the same failure would read differently on every target; keep only their names.
   static const std::regex layout_body(R"(<\{[^{}]*\}>)");

@@ -11,6 +11,7 @@
 #include "src/cli/command.hpp"
 #include "src/cli/common.hpp"
 #include "src/core/errors.hpp"
+#include "util/fs.hpp"
 #include "util/strings.hpp"
 #include "util/text_escape.hpp"
 
@@ -88,6 +89,13 @@ int run_chosen(const std::vector<cli::Command>& commands) {
   } catch (const EnvironmentError& e) {
     std::fprintf(stderr, "triton-portcheck: %s\n", util::printable(e.what()).c_str());
     return exit_code::environment;
+  } catch (const util::WriteError& e) {
+    if (const auto fix = e.disk_fix(); !fix.empty()) {
+      std::fprintf(stderr, "triton-portcheck: %s: %s\n", e.what(), fix.c_str());
+      return exit_code::environment;
+    }
+    std::fprintf(stderr, "triton-portcheck: internal error: %s\n", e.what());
+    return exit_code::internal;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "triton-portcheck: internal error: %s\n",
                  util::printable(e.what()).c_str());

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <regex>
 
 #include "util/strings.hpp"
 
@@ -29,10 +28,45 @@ void trim_trailing_blanks(std::string& s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
 }
 
-const std::regex& absolute_path(PathSyntax syntax) {
-  static const std::regex message(R"((?:/[^\s/:'"`,;()]+)+/([^\s/:'"`,;()]+))");
-  static const std::regex ir(R"((?:/[^\s/:'"`,;()<>\[\]{}]+)+/([^\s/:'"`,;()<>\[\]{}]+))");
-  return syntax == PathSyntax::ir ? ir : message;
+// ---- paths -------------------------------------------------------------------------------------
+// A scanner, not std::regex: libstdc++'s matcher recurses once per character of a match, and a
+// path-like run of 20,000+ characters (user text in a compiler message, a huge IR line)
+// overflowed the stack (issue 14).
+
+// A character a path segment may hold: not blank, not '/', not the syntax's punctuation.
+bool path_char(char ch, PathSyntax syntax) {
+  static constexpr std::string_view kMessageStops = " \t\n\v\f\r/:'\"`,;()";
+  static constexpr std::string_view kIrStops = "<>[]{}";
+  if (kMessageStops.find(ch) != std::string_view::npos) return false;
+  return syntax == PathSyntax::message || kIrStops.find(ch) == std::string_view::npos;
+}
+
+// "tmpab3x_9z.ptx" (tmp, 4+ word characters, an optional .extension): the length of that prefix
+// of `name`, or 0.
+std::size_t temp_name_length(std::string_view name) {
+  const auto word = [](char ch) { return is_alnum(ch) || ch == '_'; };
+  if (!name.starts_with("tmp")) return 0;
+  std::size_t j = 3;
+  while (j < name.size() && word(name[j])) ++j;
+  if (j - 3 < 4) return 0;
+  if (j + 1 < name.size() && name[j] == '.' && word(name[j + 1])) {
+    ++j;
+    while (j < name.size() && word(name[j])) ++j;
+  }
+  return j;
+}
+
+// Appends the normal form of a path whose file name is text[last_segment, end) to `out`.
+void append_path(std::string_view text, std::size_t last_segment, std::size_t end,
+                 std::string& out) {
+  const auto name = text.substr(last_segment, end - last_segment);
+  if (const auto n = temp_name_length(name); n > 0) {
+    out += "<tmpfile>";
+    out.append(name.substr(n));
+  } else {
+    out += "<path>/";
+    out.append(name);
+  }
 }
 
 // ---- locations ----------------------------------------------------------------------------------
@@ -224,9 +258,28 @@ std::string normalize_tokens(std::string_view line) {
 
 std::string normalize_paths(std::string_view text, PathSyntax syntax) {
   if (text.find('/') == std::string_view::npos) return std::string(text);
-  static const std::regex temp(R"(<path>/tmp[A-Za-z0-9_]{4,}(\.\w+)?)");
-  return std::regex_replace(
-      std::regex_replace(std::string(text), absolute_path(syntax), "<path>/$1"), temp, "<tmpfile>");
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // At least two "/segment" in a row make a path: the last is its file name.
+    std::size_t j = i;
+    std::size_t segments = 0;
+    std::size_t last_segment = 0;
+    while (j + 1 < text.size() && text[j] == '/' && path_char(text[j + 1], syntax)) {
+      last_segment = j + 1;
+      for (++j; j < text.size() && path_char(text[j], syntax);) ++j;
+      ++segments;
+    }
+    if (segments >= 2) {
+      append_path(text, last_segment, j, out);
+    } else {
+      if (j == i) ++j;
+      out.append(text.substr(i, j - i));
+    }
+    i = j;
+  }
+  return out;
 }
 
 std::string normalize_ir(std::string_view ir) {

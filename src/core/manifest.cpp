@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include <fmt/format.h>
@@ -10,6 +9,8 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/specialization.hpp"
+#include "util/bounded_json.hpp"
+#include "util/fs.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -39,6 +40,66 @@ const std::set<std::string> kScalarTypes = {
     "i1",      "i8",    "i16",      "i32",     "i64",      "u1",   "u8",   "u16",  "u32", "u64",
     "fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"};
 
+// Names are checked by hand, not by std::regex: libstdc++'s matcher recurses once per character
+// and a name of 50,000 characters overflowed the stack (issue 14).
+bool word_char(char ch, std::string_view extra) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+         ch == '_' || extra.find(ch) != std::string_view::npos;
+}
+bool all_word_chars(std::string_view s, std::string_view extra) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [&](char ch) { return word_char(ch, extra); });
+}
+bool is_identifier(std::string_view s) {
+  return all_word_chars(s, "") && !(s.front() >= '0' && s.front() <= '9');
+}
+bool is_dotted_name(std::string_view s) {
+  for (std::size_t start = 0;;) {
+    const auto dot = s.find('.', start);
+    if (!is_identifier(s.substr(start, dot - start))) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+// A user's text quoted in an error: the line stays one line of sensible length.
+std::string shown(std::string_view text) {
+  constexpr std::size_t kShown = 80;
+  return text.size() <= kShown ? std::string(text) : std::string(text.substr(0, kShown)) + "...";
+}
+
+// Row and variant names become folder and file names (export, --save-ir): 255 bytes at most.
+constexpr std::size_t kMaxNameLength = 200;
+// Tables in signature/constants/options deeper than this are a mistake, and converting one
+// 100,000 deep recursed off the stack.
+constexpr int kMaxValueDepth = 64;
+
+// The line of a key with more than kMaxValueDepth dots (outside quotes, before its '='), or 0.
+// toml++ walks the tables a dotted key opens recursively (update_region_ends): a key 100,000
+// levels deep overflowed the stack under AddressSanitizer before our own depth check could run.
+int line_of_too_deep_key(std::string_view text) {
+  int line = 1;
+  for (std::size_t i = 0; i < text.size(); ++line) {
+    auto end = text.find('\n', i);
+    if (end == std::string_view::npos) end = text.size();
+    int dots = 0;
+    char quote = 0;
+    for (std::size_t j = i; j < end; ++j) {
+      const char ch = text[j];
+      if (quote != 0) {
+        if (ch == quote) quote = 0;
+      } else if (ch == '"' || ch == '\'') {
+        quote = ch;
+      } else if (ch == '=' || ch == '#') {
+        break;
+      } else if (ch == '.' && ++dots > kMaxValueDepth) {
+        return line;
+      }
+    }
+    i = end + 1;
+  }
+  return 0;
+}
+
 class Parser {
  public:
   explicit Parser(std::filesystem::path file) : file_(std::move(file)) {}
@@ -46,7 +107,11 @@ class Parser {
   Manifest parse() {
     toml::table root;
     try {
-      root = toml::parse_file(file_.string());
+      const auto text = util::read_file(file_);
+      if (const int line = line_of_too_deep_key(text); line > 0)
+        throw UsageError(fmt::format("{}:{}: keys nested deeper than {} levels", file_.string(),
+                                     line, kMaxValueDepth));
+      root = toml::parse(text, file_.string());
     } catch (const toml::parse_error& e) {
       throw UsageError(fmt::format("{}:{}: invalid TOML: {}", file_.string(), e.source().begin.line,
                                    e.description()));
@@ -142,7 +207,9 @@ class Parser {
     return out;
   }
 
-  nlohmann::json to_json(const toml::node& node, const std::string& key) const {
+  nlohmann::json to_json(const toml::node& node, const std::string& key, int depth = 0) const {
+    if (depth > kMaxValueDepth)
+      fail(node, shown(key), fmt::format("nested deeper than {} levels", kMaxValueDepth));
     if (const auto* v = node.as_integer()) return v->get();
     if (const auto* v = node.as_floating_point()) return v->get();
     if (const auto* v = node.as_boolean()) return v->get();
@@ -150,13 +217,13 @@ class Parser {
     if (const auto* array = node.as_array()) {
       auto out = nlohmann::json::array();
       for (std::size_t i = 0; i < array->size(); ++i)
-        out.push_back(to_json(*array->get(i), fmt::format("{}[{}]", key, i)));
+        out.push_back(to_json(*array->get(i), fmt::format("{}[{}]", key, i), depth + 1));
       return out;
     }
     if (const auto* table = node.as_table()) {
       auto out = nlohmann::json::object();
       for (const auto& [k, v] : *table)
-        out[std::string(k.str())] = to_json(v, key + "." + std::string(k.str()));
+        out[std::string(k.str())] = to_json(v, key + "." + std::string(k.str()), depth + 1);
       return out;
     }
     fail(node, key, "dates and times are not valid here");
@@ -221,18 +288,17 @@ class Parser {
     ref.function = text.substr(colon + 1);
     ref.import_root = std::filesystem::absolute(file_).parent_path();
     const auto where_from = text.substr(0, colon);
-    static const std::regex identifier(R"([A-Za-z_][A-Za-z0-9_]*)");
-    static const std::regex dotted(R"([A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*)");
-    if (!std::regex_match(ref.function, identifier))
-      fail(node, key, fmt::format("'{}' is not a Python function name", ref.function));
+    if (!is_identifier(ref.function))
+      fail(node, key, fmt::format("'{}' is not a Python function name", shown(ref.function)));
     if (where_from.ends_with(".py")) {
       ref.file = (ref.import_root / where_from).lexically_normal();
       if (!std::filesystem::exists(ref.file))
         fail(node, key, fmt::format("file {} does not exist", ref.file.string()));
-    } else if (std::regex_match(where_from, dotted)) {
+    } else if (is_dotted_name(where_from)) {
       ref.module = where_from;
     } else {
-      fail(node, key, fmt::format("'{}' is neither a module name nor a .py file", where_from));
+      fail(node, key,
+           fmt::format("'{}' is neither a module name nor a .py file", shown(where_from)));
     }
     return ref;
   }
@@ -271,11 +337,16 @@ class Parser {
         merge_table(v, key, row.options, row);
       } else if (key == "specialization") {
         const auto text = need_string(v, row_key(row, key));
-        if (!nlohmann::json::accept(text))
+        nlohmann::json parsed;
+        try {
+          parsed = util::parse_json_bounded(text);
+        } catch (const util::JsonInputError& e) {
           fail(v, row_key(row, key),
-               "is not valid JSON (paste the text serialize_specialization_data returned)");
-        if (const auto why = specialization_shape_problem(nlohmann::json::parse(text));
-            !why.empty())
+               fmt::format("is not valid JSON: {} (paste the text serialize_specialization_data "
+                           "returned)",
+                           e.what()));
+        }
+        if (const auto why = specialization_shape_problem(parsed); !why.empty())
           fail(v, row_key(row, key), why);
         row.specialization = text;
       } else if (key == "targets") {
@@ -309,10 +380,12 @@ class Parser {
     const auto* name = table.get("name");
     if (name == nullptr) fail(table, "kernel", "missing key 'name'");
     base.kernel = need_string(*name, "kernel.name");
-    static const std::regex row_name(R"([A-Za-z0-9_.+\-]+)");
-    if (!std::regex_match(base.kernel, row_name))
+    if (base.kernel.size() > kMaxNameLength)
       fail(*name, "kernel.name",
-           fmt::format("'{}': use letters, digits, '_', '-', '.' or '+'", base.kernel));
+           fmt::format("'{}' is longer than {} characters", shown(base.kernel), kMaxNameLength));
+    if (!all_word_chars(base.kernel, ".+-"))
+      fail(*name, "kernel.name",
+           fmt::format("'{}': use letters, digits, '_', '-', '.' or '+'", shown(base.kernel)));
     if (table.get("target") == nullptr)
       fail(table, row_key(base, "target"),
            "missing key 'target' (module:function or file.py:function)");
@@ -342,10 +415,12 @@ class Parser {
     const auto* vname = vt.get("name");
     if (vname == nullptr) fail(vt, row_key(base, "variant"), "missing key 'name'");
     row.variant = need_string(*vname, row_key(base, "variant.name"));
-    static const std::regex variant_name(R"([A-Za-z0-9_.+=\-]+)");
-    if (!std::regex_match(row.variant, variant_name))
+    if (row.variant.size() > kMaxNameLength)
       fail(*vname, row_key(base, "variant.name"),
-           fmt::format("'{}': use letters, digits, '_', '-', '.', '+' or '='", row.variant));
+           fmt::format("'{}' is longer than {} characters", shown(row.variant), kMaxNameLength));
+    if (!all_word_chars(row.variant, ".+=-"))
+      fail(*vname, row_key(base, "variant.name"),
+           fmt::format("'{}': use letters, digits, '_', '-', '.', '+' or '='", shown(row.variant)));
     apply_fields(vt, row, true);
     return row;
   }

@@ -9,7 +9,7 @@
 
 #include "src/core/errors.hpp"
 #include "src/report/json.hpp"
-#include "util/fs.hpp"
+#include "util/json_reader.hpp"
 
 namespace portcheck {
 namespace {
@@ -21,12 +21,7 @@ using CellKey = std::tuple<std::string, std::string, std::string>;  // row, targ
 }  // namespace
 
 std::vector<BaselineEntry> load_baseline(const std::filesystem::path& file) {
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(util::read_file(file));
-  } catch (const std::exception& e) {
-    throw UsageError(fmt::format("--baseline {}: {}", file.string(), e.what()));
-  }
+  const auto json = read_json_input(file, "--baseline");
   std::vector<BaselineEntry> out;
   if (json.is_object() && json.contains("schema_version")) {  // an earlier JSON report
     for (const auto& cell : report_from_json(json, file.string()).cells)
@@ -35,22 +30,21 @@ std::vector<BaselineEntry> load_baseline(const std::filesystem::path& file) {
                        to_string(cell.kind), cell.message});
     return out;
   }
-  if (!json.is_object() || json.value("baseline_version", 0) != kBaselineVersion ||
+  if (!json.is_object() || json.value("baseline_version", nlohmann::json()) != kBaselineVersion ||
       !json.contains("failures"))
     throw UsageError(fmt::format(
         "--baseline {}: neither a baseline written by --write-baseline nor a JSON report",
         file.string()));
-  for (const auto& f : json["failures"]) {
-    BaselineEntry e;
-    e.row = f.value("row", "");
-    e.target = f.value("target", "");
-    e.triton = f.value("triton", "current");
-    e.fingerprint = f.value("fingerprint", "");
-    e.kind = f.value("kind", "");
-    e.message = f.value("message", "");
-    if (e.row.empty() || e.target.empty())
-      throw UsageError(fmt::format("--baseline {}: an entry lacks row or target", file.string()));
-    out.push_back(std::move(e));
+  try {
+    for (const auto& f : util::JsonAt(json)["failures"].items()) {
+      BaselineEntry e{
+          f["row"].string(),          f["target"].string(), f.string_or("triton", "current"),
+          f.string_or("fingerprint"), f.string_or("kind"),  f.string_or("message")};
+      if (e.row.empty() || e.target.empty()) f.fail("an entry with a row and a target");
+      out.push_back(std::move(e));
+    }
+  } catch (const util::JsonShapeError& e) {
+    throw UsageError(fmt::format("--baseline {}: {}", file.string(), e.what()));
   }
   return out;
 }

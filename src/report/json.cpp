@@ -4,10 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "src/core/errors.hpp"
 #include "src/report/baseline.hpp"
 #include "src/report/grouping.hpp"
-#include "util/fs.hpp"
 
 namespace portcheck {
 namespace {
@@ -102,134 +100,6 @@ nlohmann::json report_to_json(const Report& report) {
       {"summary", summary},
       {"cells", cells},
   };
-}
-
-namespace {
-
-std::optional<SourceLocation> location_from(const nlohmann::json& j) {
-  if (!j.is_object()) return std::nullopt;
-  return SourceLocation{j.value("file", ""), j.value("line", 0)};
-}
-
-std::string string_or_empty(const nlohmann::json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-UsageError not_a_report(const std::string& origin, const std::string& what) {
-  return UsageError(fmt::format("{}: not a triton-portcheck report: {}", origin, what));
-}
-
-BaselineSummary baseline_from_json(const nlohmann::json& j) {
-  BaselineSummary baseline;
-  baseline.applied = true;
-  baseline.origin = j.value("origin", "");
-  for (const auto& f : j.value("fixed", nlohmann::json::array()))
-    baseline.fixed.push_back({f.value("row", ""), f.value("target", ""), f.value("triton", ""),
-                              f.value("fingerprint", ""), f.value("kind", ""),
-                              f.value("message", "")});
-  return baseline;
-}
-
-// The JSON objects a cell carries as they are (absent or not an object: left empty).
-void copy_objects(const nlohmann::json& c, CellResult& cell) {
-  const std::pair<const char*, nlohmann::json CellResult::*> objects[] = {
-      {"stages", &CellResult::stages},
-      {"metadata", &CellResult::metadata},
-      {"sizes", &CellResult::sizes},
-      {"resources", &CellResult::resources}};
-  for (const auto& [key, member] : objects)
-    if (c.contains(key) && c[key].is_object()) cell.*member = c[key];
-}
-
-// cells[i] of a report; `where` names it in the error.
-CellResult cell_from_json(const nlohmann::json& c, const std::string& where,
-                          const std::string& origin) {
-  CellResult cell;
-  cell.base_kernel = c.at("kernel").get<std::string>();
-  cell.variant = string_or_empty(c, "variant");
-  cell.kernel = c.value(
-      "row", cell.variant.empty() ? cell.base_kernel : cell.base_kernel + "[" + cell.variant + "]");
-  cell.target = c.at("target").get<std::string>();
-  cell.triton = c.value("triton", "current");
-  cell.triton_version = string_or_empty(c, "triton_version");
-  const auto status = status_from_string(c.at("status").get<std::string>());
-  if (!status) throw not_a_report(origin, where + ".status: unknown status");
-  cell.status = *status;
-  const auto kind = kind_from_string(string_or_empty(c, "kind"));
-  if (!kind) throw not_a_report(origin, where + ".kind: unknown kind");
-  cell.kind = *kind;
-  cell.stage = string_or_empty(c, "stage");
-  cell.pass = string_or_empty(c, "pass");
-  cell.message = string_or_empty(c, "message");
-  cell.fingerprint = string_or_empty(c, "fingerprint");
-  cell.is_new = c.value("new", false);
-  cell.in_baseline = c.value("in_baseline", false);
-  cell.expected_failure = cell.status == Status::xfail || cell.status == Status::xpass;
-  cell.cached = c.value("cached", false);
-  if (c.contains("predicted") && c["predicted"].is_object()) cell.predicted = c["predicted"];
-  if (c.contains("launch") && c["launch"].is_object()) cell.launch = c["launch"];
-  cell.compile_s = c.value("compile_s", 0.0);
-  cell.wall_s = c.value("wall_s", 0.0);
-  copy_objects(c, cell);
-  cell.log = string_or_empty(c, "log");
-  cell.kernel_source = location_from(c.value("source", nlohmann::json()));
-  cell.error_source = location_from(c.value("error_source", nlohmann::json()));
-  cell.why = string_or_empty(c, "why");
-  cell.link = string_or_empty(c, "link");
-  return cell;
-}
-
-}  // namespace
-
-Report report_from_json(const nlohmann::json& json, const std::string& origin) {
-  if (!json.is_object() || !json.contains("schema_version"))
-    throw not_a_report(origin, "no schema_version");
-  if (json["schema_version"] != kReportSchemaVersion)
-    throw not_a_report(origin, fmt::format("schema_version {} (this version reads {})",
-                                           json["schema_version"].dump(), kReportSchemaVersion));
-  if (!json.contains("cells") || !json["cells"].is_array()) throw not_a_report(origin, "no cells");
-  Report report;
-  try {
-    report.tool_version = json.at("tool").at("version").get<std::string>();
-    report.environment = json.value("environment", nlohmann::json::object());
-    report.manifest = report.environment.contains("options")
-                          ? report.environment["options"].value("manifest", "")
-                          : std::string();
-    report.targets = json.at("targets").get<std::vector<std::string>>();
-    report.rows = json.at("rows").get<std::vector<std::string>>();
-    report.interrupted = json.value("interrupted", false);
-    report.manifest_digest = json.value("manifest_digest", "");
-    if (json.contains("shard") && json["shard"].is_object())
-      report.shard = ShardInfo{json["shard"].value("index", 0), json["shard"].value("count", 0)};
-    if (json.contains("merged_from") && json["merged_from"].is_array())
-      report.merged_from = json["merged_from"].get<std::vector<std::string>>();
-    if (json.contains("baseline") && json["baseline"].is_object())
-      report.baseline = baseline_from_json(json["baseline"]);
-    report.wall_s = json.value("wall_s", 0.0);
-    std::size_t index = 0;
-    for (const auto& c : json["cells"])
-      report.cells.push_back(cell_from_json(c, fmt::format("cells[{}]", index++), origin));
-  } catch (const nlohmann::json::exception& e) {
-    throw not_a_report(origin, e.what());
-  }
-  return report;
-}
-
-Report load_report(const std::filesystem::path& file) {
-  std::string text;
-  try {
-    text = util::read_file(file);
-  } catch (const std::exception& e) {
-    throw UsageError(e.what());
-  }
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw UsageError(fmt::format("{}: not JSON: {}", file.string(), e.what()));
-  }
-  return report_from_json(json, file.string());
 }
 
 }  // namespace portcheck

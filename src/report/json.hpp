@@ -20,4 +20,9 @@ Report report_from_json(const nlohmann::json& json, const std::string& origin);
 // Reads and parses a JSON report file (UsageError when missing or malformed).
 Report load_report(const std::filesystem::path& file);
 
+// A JSON file from a user (a report, a baseline), parsed with a bound on nesting: UsageError
+// "LABEL FILE: line L, column C: ..." when unreadable or malformed (`label`, like "--baseline",
+// may be empty).
+nlohmann::json read_json_input(const std::filesystem::path& file, const std::string& label);
+
 }  // namespace portcheck

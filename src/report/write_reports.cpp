@@ -109,6 +109,9 @@ std::vector<std::string> write_reports(const Report& report, const ReportOutputs
     if (!file) continue;
     try {
       util::write_output_file(*file, format.render(report));
+    } catch (const util::WriteError& e) {
+      const auto fix = e.disk_fix();
+      errors.push_back(fix.empty() ? e.what() : fmt::format("{}: {}", e.what(), fix));
     } catch (const std::exception& e) {
       errors.emplace_back(e.what());
     }

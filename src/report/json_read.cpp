@@ -1,0 +1,185 @@
+// Reports read back (report, merge, diff, --baseline): every value checked against what the
+// renderers assume, so that a damaged or hostile report is one exit-2 line naming the file and
+// the key path, never an internal error or a stack overflow (issue 14).
+#include <climits>
+
+#include <fmt/format.h>
+
+#include "src/core/errors.hpp"
+#include "src/report/json.hpp"
+#include "util/bounded_json.hpp"
+#include "util/fs.hpp"
+#include "util/json_reader.hpp"
+
+namespace portcheck {
+namespace {
+
+using util::JsonAt;
+
+UsageError not_a_report(const std::string& origin, const std::string& what) {
+  return UsageError(fmt::format("{}: not a triton-portcheck report: {}", origin, what));
+}
+
+// A member that, when present, must be an object: nullopt when absent.
+std::optional<JsonAt> object_member(const JsonAt& parent, const char* key) {
+  auto member = parent.find(key);
+  if (member) (void)member->object();
+  return member;
+}
+
+std::optional<SourceLocation> location_from(const JsonAt& cell, const char* key) {
+  const auto j = object_member(cell, key);
+  if (!j) return std::nullopt;
+  const auto line = j->find("line");
+  return SourceLocation{j->string_or("file"),
+                        line ? static_cast<int>(line->integer(0, INT_MAX)) : 0};
+}
+
+// What the renderers read of `environment`: versions as strings, options as an object.
+nlohmann::json environment_from(const JsonAt& report) {
+  const auto env = object_member(report, "environment");
+  if (!env) return nlohmann::json::object();
+  for (const char* key : {"triton", "python"})
+    if (const auto part = object_member(*env, key)) (void)part->string_or("version");
+  if (const auto tritons = env->find("tritons"))
+    for (const auto& t : tritons->items()) (void)t.string_or("version");
+  if (const auto options = object_member(*env, "options")) {
+    (void)options->string_or("manifest");
+    (void)options->string_or("save_ir");
+  }
+  (void)env->string_or("started");
+  (void)env->string_or("host");
+  return env->json();
+}
+
+// `launch`: null, or {needs, limits, problems: [text]}.
+nlohmann::json launch_from(const JsonAt& cell) {
+  const auto launch = object_member(cell, "launch");
+  if (!launch) return nullptr;
+  if (const auto problems = launch->find("problems")) (void)problems->strings();
+  (void)object_member(*launch, "needs");
+  (void)object_member(*launch, "limits");
+  return launch->json();
+}
+
+BaselineSummary baseline_from(const JsonAt& j) {
+  BaselineSummary baseline;
+  baseline.applied = true;
+  baseline.origin = j.string_or("origin");
+  if (const auto fixed = j.find("fixed"))
+    for (const auto& f : fixed->items())
+      baseline.fixed.push_back({f.string_or("row"), f.string_or("target"), f.string_or("triton"),
+                                f.string_or("fingerprint"), f.string_or("kind"),
+                                f.string_or("message")});
+  return baseline;
+}
+
+// The outcome of a cell: status, kind and where and how it failed.
+void outcome_from(const JsonAt& c, CellResult& cell) {
+  const auto status_at = c["status"];
+  const auto status = status_from_string(status_at.string());
+  if (!status) status_at.fail("one of ok, failed, xfail, xpass, launch, unchecked");
+  cell.status = *status;
+  const auto kind = kind_from_string(c.string_or("kind"));
+  if (!kind) c["kind"].fail("a failure kind such as \"mlir-error\"");
+  cell.kind = *kind;
+  cell.stage = c.string_or("stage");
+  cell.pass = c.string_or("pass");
+  cell.message = c.string_or("message");
+  cell.fingerprint = c.string_or("fingerprint");
+  cell.expected_failure = cell.status == Status::xfail || cell.status == Status::xpass;
+  cell.log = c.string_or("log");
+  cell.why = c.string_or("why");
+  cell.link = c.string_or("link");
+  cell.error_source = location_from(c, "error_source");
+}
+
+CellResult cell_from(const JsonAt& c) {
+  CellResult cell;
+  cell.base_kernel = c["kernel"].string();
+  cell.variant = c.string_or("variant");
+  cell.kernel = c.string_or(
+      "row", cell.variant.empty() ? cell.base_kernel : cell.base_kernel + "[" + cell.variant + "]");
+  cell.target = c["target"].string();
+  cell.triton = c.string_or("triton", "current");
+  cell.triton_version = c.string_or("triton_version");
+  outcome_from(c, cell);
+  cell.is_new = c.boolean_or("new", false);
+  cell.in_baseline = c.boolean_or("in_baseline", false);
+  cell.cached = c.boolean_or("cached", false);
+  if (const auto predicted = object_member(c, "predicted")) cell.predicted = predicted->json();
+  cell.launch = launch_from(c);
+  cell.compile_s = c.number_or("compile_s", 0.0);
+  cell.wall_s = c.number_or("wall_s", 0.0);
+  const std::pair<const char*, nlohmann::json CellResult::*> objects[] = {
+      {"stages", &CellResult::stages},
+      {"metadata", &CellResult::metadata},
+      {"sizes", &CellResult::sizes},
+      {"resources", &CellResult::resources}};
+  for (const auto& [key, member] : objects)
+    if (const auto j = object_member(c, key)) cell.*member = j->json();
+  cell.kernel_source = location_from(c, "source");
+  return cell;
+}
+
+Report report_from(const JsonAt& j) {
+  Report report;
+  report.tool_version = j["tool"]["version"].string();
+  report.environment = environment_from(j);
+  if (const auto options = object_member(JsonAt(report.environment, "environment"), "options"))
+    report.manifest = options->string_or("manifest");
+  report.targets = j["targets"].strings();
+  report.rows = j["rows"].strings();
+  report.interrupted = j.boolean_or("interrupted", false);
+  report.manifest_digest = j.string_or("manifest_digest");
+  if (const auto shard = object_member(j, "shard")) {
+    const auto number = [&](const char* key) {
+      const auto v = shard->find(key);
+      return v ? static_cast<int>(v->integer(0, INT_MAX)) : 0;
+    };
+    report.shard = ShardInfo{number("index"), number("count")};
+  }
+  if (const auto merged = j.find("merged_from")) report.merged_from = merged->strings();
+  if (const auto baseline = object_member(j, "baseline"))
+    report.baseline = baseline_from(*baseline);
+  report.wall_s = j.number_or("wall_s", 0.0);
+  for (const auto& c : j["cells"].items()) report.cells.push_back(cell_from(c));
+  return report;
+}
+
+}  // namespace
+
+Report report_from_json(const nlohmann::json& json, const std::string& origin) {
+  if (!json.is_object() || !json.contains("schema_version"))
+    throw not_a_report(origin, "no schema_version");
+  if (json["schema_version"] != kReportSchemaVersion)
+    throw not_a_report(origin, fmt::format("schema_version {} (this version reads {})",
+                                           json["schema_version"].dump(), kReportSchemaVersion));
+  if (!json.contains("cells") || !json["cells"].is_array()) throw not_a_report(origin, "no cells");
+  try {
+    return report_from(JsonAt(json));
+  } catch (const util::JsonShapeError& e) {
+    throw UsageError(fmt::format("{}: {}", origin, e.what()));
+  }
+}
+
+nlohmann::json read_json_input(const std::filesystem::path& file, const std::string& label) {
+  std::string text;
+  try {
+    text = util::read_file(file);
+  } catch (const std::exception& e) {
+    throw UsageError(label.empty() ? e.what() : fmt::format("{}: {}", label, e.what()));
+  }
+  try {
+    return util::parse_json_bounded(text);
+  } catch (const util::JsonInputError& e) {
+    const auto name = label.empty() ? file.string() : fmt::format("{} {}", label, file.string());
+    throw UsageError(fmt::format("{}: {}", name, e.what()));
+  }
+}
+
+Report load_report(const std::filesystem::path& file) {
+  return report_from_json(read_json_input(file, ""), file.string());
+}
+
+}  // namespace portcheck

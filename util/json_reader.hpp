@@ -1,0 +1,57 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace util {
+
+// A value of the wrong type (or missing) in a document read from a user. what() reads
+// "cells[3].launch.problems: expected an array of strings, found boolean".
+class JsonShapeError : public std::runtime_error {
+ public:
+  JsonShapeError(const std::string& path, const std::string& problem);
+};
+
+// One value of a parsed document and its key path: typed reads that name the key when the value
+// is not what the reader expects, so a loader needs no try/catch per field and no error says
+// only "type must be string, but is number". Optional members: absent and null are the same.
+class JsonAt {
+ public:
+  explicit JsonAt(const nlohmann::json& value, std::string path = {});
+
+  [[nodiscard]] const nlohmann::json& json() const { return *value_; }
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] bool is_null() const { return value_->is_null(); }
+
+  // A member that must be there / may be (nullopt when absent or null). Either needs an object.
+  [[nodiscard]] JsonAt operator[](std::string_view key) const;
+  [[nodiscard]] std::optional<JsonAt> find(std::string_view key) const;
+  // The elements of an array.
+  [[nodiscard]] std::vector<JsonAt> items() const;
+
+  [[nodiscard]] const nlohmann::json& object() const;
+  [[nodiscard]] std::string string() const;
+  [[nodiscard]] bool boolean() const;
+  [[nodiscard]] double number() const;  // finite
+  [[nodiscard]] std::int64_t integer(std::int64_t min, std::int64_t max) const;
+  [[nodiscard]] std::vector<std::string> strings() const;
+
+  // An optional member's value, or `fallback` when absent or null.
+  [[nodiscard]] std::string string_or(std::string_view key, std::string fallback = {}) const;
+  [[nodiscard]] bool boolean_or(std::string_view key, bool fallback) const;
+  [[nodiscard]] double number_or(std::string_view key, double fallback) const;
+
+  // Throws JsonShapeError: "<path>: expected <expected>, found <type>".
+  [[noreturn]] void fail(std::string_view expected) const;
+
+ private:
+  const nlohmann::json* value_;
+  std::string path_;
+};
+
+}  // namespace util
