@@ -252,7 +252,14 @@ TEST_F(HostileInput, CapturedSpecializationWithAControlCharacterLoadsBack) {
   kernel.name = "k";
   kernel.target = "kernels:f";
   CapturedRow row;
-  row.specialization = nlohmann::json{{"constant_vals", {std::string("a\x7f")}}}.dump();
+  // The shape serialize_specialization_data writes (the manifest refuses any other), with a DEL
+  // in a constant: TOML forbids DEL in a literal string, so the writer must escape it.
+  row.specialization =
+      nlohmann::json{
+          {"signature", {{"c", "constexpr"}}},       {"constant_keys", {{0}}},
+          {"constant_vals", {std::string("a\x7f")}}, {"attrs_keys", nlohmann::json::array()},
+          {"attrs_vals", nlohmann::json::array()},   {"options", nlohmann::json::object()}}
+          .dump();
   kernel.rows.push_back(row);
   const auto file = write("captured.toml", render_captured_manifest({kernel}, {}).text);
   const auto manifest = load_manifest(file);
