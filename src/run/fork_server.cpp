@@ -221,11 +221,11 @@ void ForkServerRunner::on_server_lost(std::vector<std::pair<Id, ProcessOutcome>>
     if (cell.verdict) {  // we had already killed it: its verdict stands
       ended.emplace_back(
           id, finish_session(cell.pid > 0 ? cell.pid : 0, entry, *cell.verdict, SIGKILL));
-    } else if (cell.alone && !ours) {  // nothing else ran: its own code killed the server
+    } else if (cell.on_trial() && !ours) {  // nothing else ran: its own code killed the server
       ++blamed_losses_;
       lost.how = Termination::killed_its_worker;
       ended.emplace_back(id, lost);
-    } else if (cell.attempts >= 2 && (ours || cell.alone)) {
+    } else if (cell.attempts >= 2 && (ours || cell.on_trial())) {
       lost.how = Termination::worker_lost;
       ended.emplace_back(id, lost);
     } else {
@@ -236,7 +236,7 @@ void ForkServerRunner::on_server_lost(std::vector<std::pair<Id, ProcessOutcome>>
   for (const auto& [id, outcome] : ended) in_flight_.erase(id);
   for (const Id id : again) {
     auto& cell = in_flight_.at(id);
-    cell.sent = cell.alone = false;
+    cell.sent = false;
     cell.pid = 0;
     ++cell.attempts;
     ++stats_.cells_retried;
@@ -262,18 +262,17 @@ void ForkServerRunner::dispatch() {
   if (server_.dead) return;
   bool busy = false;
   for (const auto& [id, cell] : in_flight_) {
-    if (cell.sent && cell.alone) return;  // a suspect on trial: nothing beside it
+    if (cell.on_trial()) return;  // nothing beside a suspect on trial
     busy = busy || cell.sent;
   }
   while (!queue_.empty()) {
     auto& cell = in_flight_.at(queue_.front());
     if (cell.suspect && busy) return;  // waits until the server is idle
-    cell.alone = cell.suspect;
     cell.sent = true;
     cell.requested = Clock::now();
     send_fork(queue_.front(), cell);
     queue_.pop_front();
-    if (cell.alone) return;
+    if (cell.on_trial()) return;
     busy = true;
   }
 }

@@ -78,7 +78,8 @@ class ForkServerRunner final : public ProcessRunner {
     int attempts = 1;
     bool sent = false;     // handed to the server (else waiting in queue_)
     bool suspect = false;  // was running when the server died on its own: retried alone
-    bool alone = false;    // running as the only cell on the server
+    // A suspect handed to the server runs as its only cell: its trial.
+    [[nodiscard]] bool on_trial() const { return sent && suspect; }
     Clock::time_point requested;
     std::optional<Termination> verdict;  // set when we killed it
     SessionLimits::Entry entry;          // limits and peak memory, kept once it left limits_
