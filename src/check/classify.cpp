@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "src/core/ir_text.hpp"
+#include "util/ascii.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -44,13 +45,9 @@ std::string signal_name(int sig) {
 // The classifiers below scan by hand rather than with std::regex: libstdc++'s matcher recurses
 // once per character it matches, and a stderr line of 20,000+ characters (a kernel's own
 // exception text, say) overflowed the stack (issue 14).
-bool is_blank(char ch) {
-  return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r';
-}
-bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
-bool is_name_char(char ch) {
-  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || is_digit(ch) || ch == '_';
-}
+using util::ascii::is_digit;
+constexpr auto is_blank = util::ascii::is_space;
+constexpr auto is_name_char = util::ascii::is_word;
 std::size_t skip(std::string_view s, std::size_t i, bool (*what)(char)) {
   while (i < s.size() && what(s[i])) ++i;
   return i;

@@ -3,21 +3,18 @@
 #include <algorithm>
 #include <optional>
 
+#include "util/ascii.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
 namespace {
 
-bool ident_char(char ch) {
-  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-         ch == '_' || ch == '.' || ch == '$';
-}
-bool is_digit(char ch) { return ch >= '0' && ch <= '9'; }
-bool is_alpha(char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); }
-bool is_hex(char ch) {
-  return is_digit(ch) || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
-}
-bool is_alnum(char ch) { return is_digit(ch) || is_alpha(ch); }
+using util::ascii::is_alnum;
+using util::ascii::is_alpha;
+using util::ascii::is_digit;
+using util::ascii::is_hex;
+
+bool ident_char(char ch) { return util::ascii::is_word(ch) || ch == '.' || ch == '$'; }
 
 std::size_t skip_digits(std::string_view line, std::size_t i) {
   while (i < line.size() && is_digit(line[i])) ++i;

@@ -9,6 +9,7 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/specialization.hpp"
+#include "util/ascii.hpp"
 #include "util/bounded_json.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -43,16 +44,13 @@ const std::set<std::string> kScalarTypes = {
 // Names are checked by hand, not by std::regex: libstdc++'s matcher recurses once per character
 // and a name of 50,000 characters overflowed the stack (issue 14).
 bool word_char(char ch, std::string_view extra) {
-  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-         ch == '_' || extra.find(ch) != std::string_view::npos;
+  return util::ascii::is_word(ch) || extra.find(ch) != std::string_view::npos;
 }
 bool all_word_chars(std::string_view s, std::string_view extra) {
   return !s.empty() &&
          std::all_of(s.begin(), s.end(), [&](char ch) { return word_char(ch, extra); });
 }
-bool is_identifier(std::string_view s) {
-  return all_word_chars(s, "") && !(s.front() >= '0' && s.front() <= '9');
-}
+using util::ascii::is_identifier;
 bool is_dotted_name(std::string_view s) {
   for (std::size_t start = 0;;) {
     const auto dot = s.find('.', start);
@@ -142,6 +140,19 @@ class Parser {
   }
   Location where(const toml::node& node) const {
     return Location{file_, static_cast<int>(node.source().begin.line)};
+  }
+
+  // A kernel or variant name: it becomes part of folder and file names (export, --save-ir), so
+  // letters, digits and `extra` only (`extra_shown` says them in the message), 200 at most.
+  std::string need_name(const toml::node& node, const std::string& key, std::string_view extra,
+                        std::string_view extra_shown) const {
+    auto name = need_string(node, key);
+    if (name.size() > kMaxNameLength)
+      fail(node, key,
+           fmt::format("'{}' is longer than {} characters", shown(name), kMaxNameLength));
+    if (!all_word_chars(name, extra))
+      fail(node, key, fmt::format("'{}': use letters, digits, {}", shown(name), extra_shown));
+    return name;
   }
 
   std::string need_string(const toml::node& node, const std::string& key) const {
@@ -379,13 +390,7 @@ class Parser {
     base.where = where(table);
     const auto* name = table.get("name");
     if (name == nullptr) fail(table, "kernel", "missing key 'name'");
-    base.kernel = need_string(*name, "kernel.name");
-    if (base.kernel.size() > kMaxNameLength)
-      fail(*name, "kernel.name",
-           fmt::format("'{}' is longer than {} characters", shown(base.kernel), kMaxNameLength));
-    if (!all_word_chars(base.kernel, ".+-"))
-      fail(*name, "kernel.name",
-           fmt::format("'{}': use letters, digits, '_', '-', '.' or '+'", shown(base.kernel)));
+    base.kernel = need_name(*name, "kernel.name", ".+-", "'_', '-', '.' or '+'");
     if (table.get("target") == nullptr)
       fail(table, row_key(base, "target"),
            "missing key 'target' (module:function or file.py:function)");
@@ -414,13 +419,8 @@ class Parser {
     row.where = where(vt);
     const auto* vname = vt.get("name");
     if (vname == nullptr) fail(vt, row_key(base, "variant"), "missing key 'name'");
-    row.variant = need_string(*vname, row_key(base, "variant.name"));
-    if (row.variant.size() > kMaxNameLength)
-      fail(*vname, row_key(base, "variant.name"),
-           fmt::format("'{}' is longer than {} characters", shown(row.variant), kMaxNameLength));
-    if (!all_word_chars(row.variant, ".+=-"))
-      fail(*vname, row_key(base, "variant.name"),
-           fmt::format("'{}': use letters, digits, '_', '-', '.', '+' or '='", shown(row.variant)));
+    row.variant =
+        need_name(*vname, row_key(base, "variant.name"), ".+=-", "'_', '-', '.', '+' or '='");
     apply_fields(vt, row, true);
     return row;
   }

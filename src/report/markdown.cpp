@@ -1,12 +1,12 @@
 #include "src/report/markdown.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "src/report/grouping.hpp"
+#include "util/ascii.hpp"
 #include "util/strings.hpp"
 #include "util/text_escape.hpp"
 
@@ -22,9 +22,7 @@ std::string cell_code(const std::string& text) { return util::markdown_code(text
 std::string prose(const std::string& text) { return util::markdown_text(text); }
 
 bool is_digits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) != 0;
-  });
+  return !text.empty() && std::all_of(text.begin(), text.end(), util::ascii::is_digit);
 }
 
 std::string upstream(const std::string& link) {
@@ -51,7 +49,7 @@ bool is_upstream_link(const std::string& link) {
   const auto parts = util::split(std::string_view(link).substr(prefix.size()), '/');
   const auto name = [](const std::string& part) {
     return !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+      return util::ascii::is_word(c) || c == '-' || c == '.';
     });
   };
   return parts.size() == 4 && name(parts[0]) && name(parts[1]) &&
