@@ -93,27 +93,27 @@ fuzz-build: deps
 unit-asan: fuzz-build
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
-# Each harness for a few seconds from its committed corpus, whose regression inputs thus run every
-# time (new inputs go to a scratch folder, never into fuzz/corpus).
-fuzz-smoke: fuzz-build
+# $(call run_fuzzers,SECONDS,SCRATCH): each harness for SECONDS from its committed corpus (whose
+# regression inputs thus run every time) and SCRATCH/<harness>, where its new inputs go: fuzz/corpus
+# is the committed seed and regression set, never written (copy a finding there by hand, minimised).
+define run_fuzzers
 	@for h in $(FUZZ_HARNESSES); do \
-	  echo "fuzz smoke: $$h"; rm -rf $(ASAN_BUILD)/fuzz-smoke/$$h; mkdir -p $(ASAN_BUILD)/fuzz-smoke/$$h; \
-	  $(ASAN_BUILD)/fuzz/fuzz_$$h $(FUZZ_FLAGS) -max_total_time=5 \
-	    -artifact_prefix=$(ASAN_BUILD)/fuzz-$$h- $(ASAN_BUILD)/fuzz-smoke/$$h fuzz/corpus/$$h >$(ASAN_BUILD)/fuzz-$$h.log 2>&1 || { tail -60 $(ASAN_BUILD)/fuzz-$$h.log; exit 1; }; \
-	  grep -h "Done [0-9]* runs" $(ASAN_BUILD)/fuzz-$$h.log; \
-	done
-
-# FUZZ_SECONDS per harness; new inputs go to $(ASAN_BUILD)/fuzz-corpus/<harness> (fuzz/corpus is
-# the committed seed and regression set: copy a finding there by hand, minimised).
-fuzz: fuzz-build
-	@for h in $(FUZZ_HARNESSES); do \
-	  mkdir -p $(ASAN_BUILD)/fuzz-corpus/$$h; \
-	  echo "fuzzing $$h for $(FUZZ_SECONDS) s"; \
-	  $(ASAN_BUILD)/fuzz/fuzz_$$h $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
-	    -artifact_prefix=$(ASAN_BUILD)/fuzz-$$h- $(ASAN_BUILD)/fuzz-corpus/$$h fuzz/corpus/$$h \
+	  mkdir -p $(2)/$$h; echo "fuzzing $$h for $(1) s"; \
+	  $(ASAN_BUILD)/fuzz/fuzz_$$h $(FUZZ_FLAGS) -max_total_time=$(1) \
+	    -artifact_prefix=$(ASAN_BUILD)/fuzz-$$h- $(2)/$$h fuzz/corpus/$$h \
 	    >$(ASAN_BUILD)/fuzz-$$h.log 2>&1 || { tail -60 $(ASAN_BUILD)/fuzz-$$h.log; exit 1; }; \
 	  grep -h "Done [0-9]* runs" $(ASAN_BUILD)/fuzz-$$h.log; \
 	done
+endef
+
+# A few seconds each, from a fresh scratch folder: the same inputs every time.
+fuzz-smoke: fuzz-build
+	rm -rf $(ASAN_BUILD)/fuzz-smoke
+	$(call run_fuzzers,5,$(ASAN_BUILD)/fuzz-smoke)
+
+# FUZZ_SECONDS per harness; what it finds stays in $(ASAN_BUILD)/fuzz-corpus for the next run.
+fuzz: fuzz-build
+	$(call run_fuzzers,$(FUZZ_SECONDS),$(ASAN_BUILD)/fuzz-corpus)
 
 bench: deps venv test-venv build
 	bench/run
