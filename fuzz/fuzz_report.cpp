@@ -10,6 +10,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/shard.hpp"
 #include "src/report/baseline.hpp"
+#include "src/report/github.hpp"
 #include "src/report/gitlab.hpp"
 #include "src/report/html.hpp"
 #include "src/report/json.hpp"
