@@ -8,6 +8,7 @@
 
 #include "src/capture/capture_rows.hpp"
 #include "src/core/manifest.hpp"
+#include "src/core/specialization.hpp"
 #include "util/bounded_json.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -20,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const util::JsonInputError&) {
     return 0;
   }
-  if (!portcheck::is_specialization_shape(spec)) return 0;  // capture skips such records
+  if (!portcheck::specialization_shape_problem(spec).empty())
+    return 0;  // capture skips such records
   portcheck::CapturedLaunch launch;
   launch.specialization = spec;
   if (spec.is_object() && spec.contains("signature") && spec["signature"].is_object())

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <climits>
 #include <fstream>
 #include <map>
 #include <set>
@@ -11,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "src/core/manifest.hpp"
+#include "src/core/specialization.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -306,7 +306,7 @@ CaptureRecords read_capture_records(const std::filesystem::path& folder) {
         if (kernel.contains("not_importable") && kernel["not_importable"].is_string())
           launch.not_importable = kernel["not_importable"].get<std::string>();
         launch.specialization = j.at("specialization");
-        if (!is_specialization_shape(launch.specialization)) {
+        if (!specialization_shape_problem(launch.specialization).empty()) {
           ++out.bad_lines;  // written by a process that corrupted the hook's output
           continue;
         }
@@ -322,22 +322,6 @@ CaptureRecords read_capture_records(const std::filesystem::path& folder) {
     }
   }
   return out;
-}
-
-bool is_specialization_shape(const nlohmann::json& spec) {
-  const auto is_array = [&](const char* key) { return spec.contains(key) && spec[key].is_array(); };
-  if (!spec.is_object() || !is_array("constant_keys") || !is_array("constant_vals") ||
-      !is_array("attrs_keys") || !is_array("attrs_vals") || !spec.contains("signature") ||
-      !spec["signature"].is_object())
-    return false;
-  // Argument paths: [index] for a plain argument, longer inside a tuple.
-  const auto path_ok = [](const nlohmann::json& path) {
-    return path.is_array() &&
-           (path.size() != 1 || (path[0].is_number_integer() && path[0].get<std::int64_t>() >= 0 &&
-                                 path[0].get<std::int64_t>() <= INT_MAX));
-  };
-  return std::all_of(spec["constant_keys"].begin(), spec["constant_keys"].end(), path_ok) &&
-         std::all_of(spec["attrs_keys"].begin(), spec["attrs_keys"].end(), path_ok);
 }
 
 CapturedRow row_from_launch(const CapturedLaunch& launch) {

@@ -72,12 +72,9 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
 // (Re)names a kernel's rows by what differs between them; a single row gets no variant name.
 void name_rows(CapturedKernel& kernel);
 
-// Whether `spec` has the shape row_from_launch reads (serialize_specialization_data's object:
-// signature, constant_keys/vals, attrs_keys/vals); read_capture_records skips lines without it.
-bool is_specialization_shape(const nlohmann::json& spec);
-
-// Converts one launch into a row (without its variant name); `launch.specialization` must pass
-// is_specialization_shape. Exposed for tests.
+// Converts one launch into a row (without its variant name); `launch.specialization` must have
+// the shape a manifest accepts (specialization_shape_problem empty: read_capture_records skips
+// records without it). Exposed for tests.
 CapturedRow row_from_launch(const CapturedLaunch& launch);
 
 }  // namespace portcheck

@@ -1,6 +1,8 @@
 #include "src/core/specialization.hpp"
 
 #include <array>
+#include <climits>
+#include <cstdint>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -14,13 +16,16 @@ constexpr std::string_view kExpected =
     "\"constant_keys\": [...], \"constant_vals\": [...], \"attrs_keys\": [...], "
     "\"attrs_vals\": [...], \"options\": {...}}";
 
-// Keys to index lists: [[0], [2]] in Triton's serialisation.
+// Keys to index lists: [[0], [2]] in Triton's serialisation (longer inside a tuple). The indices
+// are argument positions the worker and capture index with: non-negative ints.
 bool is_index_list(const nlohmann::json& keys) {
   if (!keys.is_array()) return false;
   for (const auto& key : keys) {
     if (!key.is_array()) return false;
     for (const auto& index : key)
-      if (!index.is_number_integer()) return false;
+      if (!index.is_number_integer() || index.get<std::int64_t>() < 0 ||
+          index.get<std::int64_t>() > INT_MAX)
+        return false;
   }
   return true;
 }
