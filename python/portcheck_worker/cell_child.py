@@ -45,14 +45,22 @@ def _exit_code(stop):
     return 1
 
 
-def compile_and_exit(request_path, result_path, progress_path, failure_code, parent):
+def compile_and_exit(request_path, result_path, progress_path, failure_code, parent,
+                     lead_group=False):
     """In the child forked by `parent`: ties its life to the parent's, runs the cell and ends this
     process: 0 with a result written; an escaping exception's traceback on stderr and
     `failure_code`; a SystemExit's own status. Never returns: a forked child must not unwind into
-    its parent's code."""
+    its parent's code.
+
+    `lead_group`: become a process group leader, for a child that stays in its parent's session
+    (`run_forked`): a group leader cannot setsid(), so the user's code cannot take this process
+    out of the session that the supervisor's time and memory limits watch, just as it could not
+    when it ran in the session's leader."""
     code = failure_code
     try:
         die_with_parent(parent)
+        if lead_group:
+            os.setpgid(0, 0)
         handlers.run_cell_files(request_path, result_path, progress_path)
         code = 0
     except SystemExit as stop:
@@ -91,7 +99,8 @@ def run_forked(request_path, result_path, progress_path):
     _note(progress_path, protocol.MARK_CHILD_FORKED)  # before fork(): the child may kill us at once
     pid = os.fork()
     if pid == 0:
-        compile_and_exit(request_path, result_path, progress_path, failure_code=1, parent=parent)
+        compile_and_exit(request_path, result_path, progress_path, failure_code=1, parent=parent,
+                         lead_group=True)
     _, status = os.waitpid(pid, 0)
     _note(progress_path, protocol.MARK_CHILD_ENDED)
     if os.WIFSIGNALED(status):
