@@ -8,7 +8,7 @@ status and stderr.
 import os
 import sys
 
-from . import handlers, protocol
+from . import cell_child, handlers, protocol
 
 
 def _inherit_site():
@@ -31,9 +31,9 @@ def run(argv):
     command, request_path, result_path = argv[:3]
     if command == "probe":
         protocol.write_result(result_path, handlers.probe(protocol.read_request(request_path)))
-    else:
-        handlers.run_cell_files(request_path, result_path, argv[3] if len(argv) > 3 else None)
-    return 0
+        return 0
+    # The user's code runs in a child of this process, never in triton-portcheck's own child.
+    return cell_child.run_forked(request_path, result_path, argv[3] if len(argv) > 3 else None)
 
 
 def main(argv):

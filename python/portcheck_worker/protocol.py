@@ -14,6 +14,11 @@ from . import PROTOCOL_VERSION
 
 # The tool's exit 3: Triton cannot be imported, or this worker does not speak the tool's protocol.
 EXIT_ENVIRONMENT = 3
+# Marks the worker of `--isolation process` leaves in the progress file around the life of the
+# child that runs the cell (cell_child.py). The supervisor reads them (src/run/cell_parent.cpp):
+# a worker that died of a signal after the first and before the second was killed by that child.
+MARK_CHILD_FORKED = "cell-parent forked"
+MARK_CHILD_ENDED = "cell-parent child-ended"
 # Requests from tools that predate the "protocol" field: they spoke the first protocol.
 FIRST_PROTOCOL = 1
 
@@ -64,8 +69,11 @@ class ProgressLog:
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if path else None
 
     def mark(self, stage):
+        self.note(f"stage {stage}")
+
+    def note(self, line):
         if self._fd is not None:
-            os.write(self._fd, f"stage {stage}\n".encode())
+            os.write(self._fd, f"{line}\n".encode())
 
     def close(self):
         if self._fd is not None:

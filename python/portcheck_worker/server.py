@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from . import faults, handlers, protocol
+from . import cell_child, faults, handlers, protocol
 
 COMMAND_FD = 3
 EVENT_FD = 4
@@ -103,9 +103,10 @@ class Server:
             # Nothing we import starts threads (the warm-up reports the count); say so loudly if
             # a user's module does, since only the forking thread survives in the child.
             sys.stderr.write(f"portcheck-worker: forking with {threading.active_count()} threads\n")
+        server = os.getpid()
         pid = os.fork()
         if pid == 0:
-            run_child(command)  # never returns
+            run_child(command, server)  # never returns
         self.children[pid] = command["id"]
         self.send({"event": "forked", "id": command["id"], "pid": pid})
 
@@ -174,9 +175,10 @@ def warm_up(targets):
             "threads": threading.active_count()}
 
 
-def run_child(command):
-    """In the forked child: become a session leader, take the cell's files, compile, exit."""
-    code = 70
+def run_child(command, server):
+    """In the forked child: become a session leader, take the cell's files, compile, exit; die
+    with the server (cell_child.compile_and_exit), so a cell whose code killed the server is
+    never re-parented to triton-portcheck, where its next kill(getppid()) would end the run."""
     try:
         os.setsid()
         signal.set_wakeup_fd(-1)
@@ -195,17 +197,20 @@ def run_child(command):
                 pass
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
-        handlers.run_cell_files(command["request"], command["result"], command["progress"])
-        code = 0
-    except BaseException:  # report on the cell's stderr; the supervisor sees the exit status
+    except BaseException:  # report on whatever stderr we have; the supervisor sees the status
         import traceback
         try:
             traceback.print_exc()
             sys.stderr.flush()
         except Exception:
             pass
-    finally:
-        os._exit(code)
+        os._exit(_CHILD_FAILED)
+    cell_child.compile_and_exit(command["request"], command["result"], command["progress"],
+                                failure_code=_CHILD_FAILED, parent=server)
+
+
+# The status of a forked cell that failed outside its compile (EX_SOFTWARE).
+_CHILD_FAILED = 70
 
 
 def main():

@@ -267,14 +267,14 @@ Classification ending(FailureKind kind, std::string stage, std::string message) 
   return {kind, std::move(stage), "", std::move(message), "", std::nullopt};
 }
 
-// Ended by us (time or memory limit, an interrupt) or lost with its fork server: the message
+// Ended by us (time or memory limit, an interrupt) or lost with its worker: the message
 // says which, "{}" taking the stage it was in.
 struct EndedByUs {
   Termination how;
   FailureKind kind;
   std::string_view message;
 };
-constexpr std::array<EndedByUs, 5> kEndedByUs{{
+constexpr std::array<EndedByUs, 6> kEndedByUs{{
     {Termination::timed_out, FailureKind::timeout,
      "still running in stage {} when the time limit ran out"},
     {Termination::out_of_memory, FailureKind::oom,
@@ -284,6 +284,9 @@ constexpr std::array<EndedByUs, 5> kEndedByUs{{
     {Termination::killed_its_worker, FailureKind::crash,
      "the kernel's code killed its parent process (the fork server) in stage {}, again when "
      "retried alone; other cells are unaffected"},
+    {Termination::killed_its_parent, FailureKind::crash,
+     "the kernel's code killed its parent process (the cell's worker process) in stage {}; other "
+     "cells are unaffected"},
     {Termination::cancelled, FailureKind::internal_error, "cancelled: the run was interrupted"},
 }};
 

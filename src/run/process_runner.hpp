@@ -33,6 +33,7 @@ enum class Termination {
   spawn_failed,       // the program could not be started
   worker_lost,        // the fork server holding it died twice
   killed_its_worker,  // its code killed the fork server, again when retried alone
+  killed_its_parent,  // its code killed the worker process that ran it (--isolation process)
 };
 
 struct ProcessOutcome {

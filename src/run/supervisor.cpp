@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "src/run/cell_parent.hpp"
 #include "util/proc.hpp"
 
 namespace portcheck {
@@ -175,6 +176,7 @@ void Supervisor::start(Id id, const ProcessSpec& spec) {
     return;
   }
   limits_.watch(pid, id, spec, now);
+  if (!spec.progress_path.empty()) progress_[pid] = spec.progress_path;
 }
 
 void Supervisor::reap(std::vector<std::pair<Id, ProcessOutcome>>& ended) {
@@ -184,7 +186,13 @@ void Supervisor::reap(std::vector<std::pair<Id, ProcessOutcome>>& ended) {
     if (pid <= 0) return;
     if (limits_.find(pid) == nullptr) continue;  // an orphaned grandchild handed to us as subreaper
     const auto entry = limits_.take(pid);
-    ended.emplace_back(entry.id, finish_session(pid, entry, Termination::exited, status));
+    auto outcome = finish_session(pid, entry, Termination::exited, status);
+    const auto progress = progress_.extract(pid);
+    // A worker (never the user's code) dead of a signal nobody here sent: if its cell's child
+    // killed it, that is the cell's crash, not the worker's.
+    if (outcome.how == Termination::signaled && progress && killed_by_its_child(progress.mapped()))
+      outcome.how = Termination::killed_its_parent;
+    ended.emplace_back(entry.id, outcome);
   }
 }
 
@@ -200,6 +208,7 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> Supervisor::wait(
       int status = 0;
       wait_for(pid, &status);
       const auto entry = limits_.take(pid);
+      progress_.erase(pid);
       ended.emplace_back(entry.id, finish_session(pid, entry, verdict, status));
     }
     peak_tree_rss_ = std::max(peak_tree_rss_, total);
@@ -219,6 +228,7 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> Supervisor::cancel_all
     int status = 0;
     wait_for(pid, &status);
     const auto entry = limits_.take(pid);
+    progress_.erase(pid);
     ended.emplace_back(entry.id, finish_session(pid, entry, Termination::cancelled, status));
   }
   // Daemons that left their cell's session, then grandchildren re-parented to us meanwhile.

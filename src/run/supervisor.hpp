@@ -2,6 +2,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <utility>
@@ -74,6 +75,7 @@ class Supervisor final : public ProcessRunner {
   std::chrono::milliseconds sample_period_;
   SessionLimits limits_;
   std::vector<std::pair<Id, ProcessOutcome>> pending_;  // ended before anyone asked
+  std::map<pid_t, std::filesystem::path> progress_;     // of each session that has one
   std::uint64_t peak_tree_rss_ = 0;
 };
 

@@ -43,6 +43,50 @@ def test_a_cell_that_kills_the_fork_server_is_its_own_red_cell(venv_python, tmp_
     assert_no_leftovers(run.tag)
 
 
+
+# Kills whatever its parent is, again and again: once its first parent is gone, a process left
+# re-parented to triton-portcheck (the subreaper) would kill the tool itself with the next call.
+KILL_PARENT_REPEATEDLY = """import os as _os
+for _ in range(100000):
+    _os.kill(_os.getppid(), 9)
+"""
+REPEATED_KILLER_PY = KERNELS_PY.replace("@triton.jit", '''@triton.constexpr_function
+def pick_block(n):
+''' + "".join("    " + line + "\n" for line in KILL_PARENT_REPEATEDLY.splitlines()) + '''    return n
+
+
+@triton.jit''', 1).replace("BLOCK: tl.constexpr):", "BLOCK: tl.constexpr):\n    B: tl.constexpr = pick_block(BLOCK)", 1)
+IMPORT_KILLER_PY = KILL_PARENT_REPEATEDLY + KERNELS_PY
+
+
+@pytest.mark.parametrize("isolation", ["fork", "process"])
+def test_code_that_keeps_killing_its_parent_never_reaches_the_tool(venv_python, tmp_path, isolation):
+    """With --isolation process the user's code ran in the tool's own child (one kill ended the
+    run, exit 137); in either mode a process whose parent it killed was re-parented to the tool,
+    so the next kill(getppid()) ended the run. Now each killer is its own red cell."""
+    assert "pick_block(BLOCK)" in REPEATED_KILLER_PY
+    (tmp_path / "compile_killer.py").write_text(REPEATED_KILLER_PY)
+    (tmp_path / "import_killer.py").write_text(IMPORT_KILLER_PY)
+    body = '[defaults]\ntargets = ["cuda:80"]\n'
+    for name in ("compile_killer", "import_killer", "kernels"):
+        body += (f'\n[[kernel]]\nname = "{name}"\ntarget = "{name}.py:axpy"\nsignature = {AXPY_SIGNATURE}\n'
+                 "constants = { BLOCK = 1024 }\n")
+    manifest = write_manifest(tmp_path, body)
+    json_path = tmp_path / "out.json"
+    run = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--json", json_path, "--no-cache",
+                    "-j", "2", "--isolation", isolation], cwd=tmp_path, timeout=180)
+    assert run.returncode == 1, f"exit {run.returncode}\n" + run.stdout + run.stderr
+    assert "internal-error" not in run.stdout + run.stderr
+    cells = cells_by_position(json.loads(json_path.read_text()))
+    assert cells[("kernels", "cuda:80")]["status"] == "ok", cells[("kernels", "cuda:80")]["message"]
+    for name, stage in (("compile_killer", "frontend"), ("import_killer", "import")):
+        killer = cells[(name, "cuda:80")]
+        assert (killer["status"], killer["kind"]) == ("failed", "crash"), killer
+        assert "killed its parent process" in killer["message"], killer["message"]
+        assert f"in stage {stage}" in killer["message"], killer["message"]
+    assert_no_leftovers(run.tag)
+
+
 @pytest.fixture
 def full_disk(tmp_path):
     """A 64 KiB tmpfs filled to the last byte: writes of IR or a report there fail with ENOSPC."""

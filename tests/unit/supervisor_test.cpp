@@ -51,6 +51,8 @@ const char* name_of(Termination how) {
       return "worker_lost";
     case Termination::killed_its_worker:
       return "killed_its_worker";
+    case Termination::killed_its_parent:
+      return "killed_its_parent";
     case Termination::spawn_failed:
       return "spawn_failed";
   }
@@ -346,6 +348,35 @@ TEST_F(SupervisorTest, PythonSegfaultAsDirectChildIsReportedAsSignaled) {
   ASSERT_EQ(ended.size(), 1u);
   EXPECT_EQ(ended[0].second.how, Termination::signaled) << describe(ended[0].second);
   EXPECT_EQ(ended[0].second.signal, SIGSEGV);
+}
+
+// The worker of --isolation process marks the progress file around its cell's child
+// (src/run/cell_parent.hpp): dead of a signal between the marks, it was killed by that child;
+// after the second mark, the signal is the child's own, passed on.
+TEST_F(SupervisorTest, WorkerKilledByItsCellsChildIsKilledItsParent) {
+  const std::map<std::string, std::pair<std::string, Termination>> cases = {
+      {"killed", {"printf 'stage import\\ncell-parent forked\\n'", Termination::killed_its_parent}},
+      {"passed_on",
+       {"printf 'cell-parent forked\\ncell-parent child-ended\\n'", Termination::signaled}},
+      {"unmarked", {"true", Termination::signaled}},
+  };
+  ProcessRunner::Id id = 0;
+  std::map<ProcessRunner::Id, std::string> names;
+  for (const auto& [name, marks] : cases) {
+    ProcessSpec spec = shell(name, "echo $$ > " + name + ".sid; " + marks.first + " > " + name +
+                                       ".progress; kill -KILL $$");
+    spec.progress_path = file(name + ".progress");
+    names[id] = name;
+    sup_.start(id++, spec);
+  }
+  const auto ended = wait_for(cases.size());
+  ASSERT_EQ(ended.size(), cases.size());
+  for (const auto& [ended_id, outcome] : ended) {
+    const auto& name = names.at(ended_id);
+    remember_session(read_pid(name + ".sid").value_or(0));
+    EXPECT_EQ(outcome.how, cases.at(name).second) << name << ": " << describe(outcome);
+    EXPECT_EQ(outcome.signal, SIGKILL) << name;
+  }
 }
 
 TEST_F(SupervisorTest, GrandchildOutlivingItsParentIsKilledOnExit) {

@@ -1,0 +1,116 @@
+"""The forked child that runs one cell's user code (import and compile), in both isolation modes.
+
+The user's code may kill its parent (`os.kill(os.getppid(), 9)`). Its parent is therefore never
+triton-portcheck itself: with `--isolation fork` it is the fork server (server.py), with
+`--isolation process` the cell's worker process, which forks this child and waits
+(`run_forked`). And the child never outlives that parent: it dies with it (PR_SET_PDEATHSIG), so
+it is never re-parented to triton-portcheck (a subreaper) where its next `kill(getppid())` would
+end the run.
+
+`run_forked` leaves two marks in the progress file around the child's life, so the supervisor can
+tell a worker killed by its own child (forked, never saw the child end) from a child that died of
+a signal, which the worker passes on by dying of the same signal.
+"""
+import ctypes
+import os
+import resource
+import signal
+import sys
+import traceback
+
+from . import handlers, protocol
+
+_PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, before any fork
+
+
+def die_with_parent(parent):
+    """In a forked child: SIGKILL as soon as `parent` dies. The kernel sends it when the parent
+    exits, the moment this process would be re-parented; a parent that died before prctl() took
+    effect is caught by the getppid() check that follows."""
+    if _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"prctl(PR_SET_PDEATHSIG): {os.strerror(error)}")
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _exit_code(stop):
+    """The status the interpreter itself would exit with for this SystemExit."""
+    if stop.code is None:
+        return 0
+    if isinstance(stop.code, int):
+        return stop.code
+    sys.stderr.write(f"{stop.code}\n")
+    return 1
+
+
+def compile_and_exit(request_path, result_path, progress_path, failure_code, parent,
+                     lead_group=False):
+    """In the child forked by `parent`: ties its life to the parent's, runs the cell and ends this
+    process: 0 with a result written; an escaping exception's traceback on stderr and
+    `failure_code`; a SystemExit's own status. Never returns: a forked child must not unwind into
+    its parent's code.
+
+    `lead_group`: become a process group leader, for a child that stays in its parent's session
+    (`run_forked`): a group leader cannot setsid(), so the user's code cannot take this process
+    out of the session that the supervisor's time and memory limits watch, just as it could not
+    when it ran in the session's leader."""
+    code = failure_code
+    try:
+        die_with_parent(parent)
+        if lead_group:
+            os.setpgid(0, 0)
+        handlers.run_cell_files(request_path, result_path, progress_path)
+        code = 0
+    except SystemExit as stop:
+        code = _exit_code(stop)
+    except BaseException:  # the supervisor sees the status; the traceback goes to the cell's stderr
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        os._exit(code)
+
+
+def _die_like(sig):
+    """Ends this process by `sig`, as its child ended, so the supervisor reads the child's
+    signal. No core file of this process: it holds nothing of interest."""
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+    except (OSError, ValueError):  # SIGKILL and SIGSTOP take no handler and need none
+        pass
+    os.kill(os.getpid(), sig)
+    return 128 + sig  # a signal whose default is to be ignored: the child could not die of it
+
+
+def run_forked(request_path, result_path, progress_path):
+    """The worker of `--isolation process`: runs the cell in a child and ends as it ended (its
+    exit status, or its signal). Returns the status to exit with."""
+    parent = os.getpid()
+    _note(progress_path, protocol.MARK_CHILD_FORKED)  # before fork(): the child may kill us at once
+    pid = os.fork()
+    if pid == 0:
+        compile_and_exit(request_path, result_path, progress_path, failure_code=1, parent=parent,
+                         lead_group=True)
+    _, status = os.waitpid(pid, 0)
+    _note(progress_path, protocol.MARK_CHILD_ENDED)
+    if os.WIFSIGNALED(status):
+        return _die_like(os.WTERMSIG(status))
+    return os.waitstatus_to_exitcode(status)
+
+
+def _note(progress_path, line):
+    log = protocol.ProgressLog(progress_path)
+    try:
+        log.note(line)
+    finally:
+        log.close()
