@@ -79,9 +79,10 @@ TEST_F(ForkServerTest, ACellThatKillsTheServerIsBlamedAloneAndItsNeighboursSucce
   EXPECT_EQ(ended[3].how, Termination::exited);
   EXPECT_EQ(ended[3].exit_code, 0);
   EXPECT_EQ(ended[2].how, Termination::killed_its_worker);
-  // The first server, the one the suspects were retried on alone after the killer's first
-  // blow, and the one after its second.
-  EXPECT_GE(runner.stats().servers_started, 3);
+  // At least the first server and the one the killer was retried on alone. How many more depends
+  // on whether the healthy cells were still running at the first blow (then they are suspects,
+  // retried alone too): timing, not behaviour (on a loaded machine both happen).
+  EXPECT_GE(runner.stats().servers_started, 2);
 }
 
 TEST_F(ForkServerTest, SeveralKillersDoNotExhaustTheServerRestartLimit) {
