@@ -1,6 +1,6 @@
 """Which architectures the installed Triton can compile for, read from what it bundles: the
 `--gpu-name` values of the ptxas Triton picks for a CUDA capability, and the AMD GPU processors of
-Triton's LLVM. Nothing here is a copied list, so an older or newer Triton gives its own answer.
+Triton's LLVM that its AMD backend lowers to (it refuses older ones LLVM knows). Nothing here is a copied list, so an older or newer Triton gives its own answer.
 
 A backend accepts any arch it can parse: without this check `cuda:999` compiles up to ptxas and
 fails in every cell as if the kernels were broken. Where a Triton offers no way to tell (an older
@@ -112,7 +112,8 @@ def _cuda_problem(arch):
     return _result("unknown", message, arch, valid)
 
 
-# ---- HIP: Triton's LLVM must know the processor.
+# ---- HIP: Triton's LLVM must know the processor, and Triton's AMD backend must map it to an ISA
+# family it generates code for (gfx803, gfx900, gfx1030 on 3.9.0 are LLVM processors it refuses).
 
 
 def _target_triple():
@@ -120,7 +121,7 @@ def _target_triple():
     return getattr(amd, "get_target_triple", None)
 
 
-def _hip_archs():
+def _llvm_hip_archs():
     triple = _target_triple()
     if triple is None:
         return []
@@ -139,13 +140,83 @@ def _hip_archs():
     return known
 
 
+_REFUSALS = {}
+
+
+def _backend_refusal(arch):
+    """Triton's own reason for refusing `arch`, or None when it lowers to LLVM for it. The pass
+    that decides in a real compile (ConvertTritonAMDGPUToLLVM: "unsupported target") is run on an
+    empty module, ~6 ms; its diagnostic goes to fd 2, so fd 2 is borrowed for the run."""
+    if arch not in _REFUSALS:
+        try:
+            _REFUSALS[arch] = _run_lowering(arch)
+        except Exception:  # a release laid out differently: its cells will tell
+            _REFUSALS[arch] = None
+    return _REFUSALS[arch]
+
+
+_CONTEXT = []
+
+
+def _mlir_context():
+    # One for every target asked about: creating it and loading the dialects is most of the cost.
+    if not _CONTEXT:
+        from triton._C.libtriton import amd, ir
+        context = ir.context()
+        ir.load_dialects(context)
+        amd.load_dialects(context)
+        _CONTEXT.append(context)
+    return _CONTEXT[0]
+
+
+def _run_lowering(arch):
+    import tempfile
+    from triton._C.libtriton import amd, ir
+    add_to_llvmir = amd.passes.ttgpuir.add_to_llvmir
+    context = _mlir_context()
+    warp = 32 if arch.startswith("gfx1") else 64
+    text = ('module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, '
+            f'ttg.target = "hip:{arch}", "ttg.threads-per-warp" = {warp} : i32}} {{}}\n')
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "probe.ttgir")
+        with open(path, "w") as f:
+            f.write(text)
+        module = ir.parse_mlir_module(path, context)
+        manager = ir.pass_manager(context)
+        add_to_llvmir(manager, arch, True)
+        with open(os.path.join(scratch, "stderr"), "w+") as err:
+            saved = os.dup(2)
+            try:
+                os.dup2(err.fileno(), 2)
+                manager.run(module, "portcheck-target-probe")
+                return None
+            except RuntimeError:
+                err.seek(0)
+                said = re.search(r"error: (unsupported target: '[^']*')", err.read())
+                if said is None:  # failed for another reason: let the cells tell
+                    return None
+                return said.group(1)
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+
+
+def _hip_archs():
+    return [a for a in _llvm_hip_archs() if _backend_refusal(a) is None]
+
+
 def _hip_problem(arch):
     triple = _target_triple()
-    if triple is None:
+    if triple is not None:
+        try:
+            triple(arch)
+        except Exception:
+            message = f"{arch} is not an AMD GPU processor its LLVM knows"
+            return _result("unknown", message, arch, _hip_archs())
+    refusal = _backend_refusal(arch)
+    if refusal is None:
         return None
-    try:
-        triple(arch)
-        return None
-    except Exception:
-        message = f"{arch} is not an AMD GPU processor its LLVM knows"
-        return _result("unknown", message, arch, _hip_archs())
+    if triple is None:  # a release that cannot say whether its LLVM knows the name
+        return _result("refused", f"its AMD backend refuses it ({refusal})", arch, [])
+    # An LLVM processor (checked above) its AMD backend generates no code for.
+    return _result("unsupported", f"its AMD backend refuses it ({refusal})", arch, _hip_archs())

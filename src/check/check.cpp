@@ -10,6 +10,7 @@
 #include "src/check/execute.hpp"
 #include "src/check/plan.hpp"
 #include "src/check/run_summary.hpp"
+#include "src/check/triton_validation.hpp"
 #include "src/check/worker_session.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/manifest.hpp"
@@ -120,10 +121,14 @@ ExecuteSettings execute_settings(const CheckOptions& options, const ShareDirs& s
 }
 
 // One Triton environment's share of the matrix: its own worker, its own probe, its cells.
+// `targets`: null in a run of one release (a target it cannot compile for is then a UsageError);
+// else where the targets this release cannot compile for are recorded (their cells' verdict).
 Report run_environment(const CheckOptions& options, const ShareDirs& share,
                        const Manifest& manifest, const Matrix& matrix,
-                       const Environment& environment, const std::atomic<bool>& interrupted) {
+                       const Environment& environment, const std::atomic<bool>& interrupted,
+                       ReleaseTargets* targets) {
   auto settings = execute_settings(options, share, matrix, environment.python);
+  settings.unsupported_targets_are_cells = targets != nullptr;
   settings.started = std::chrono::steady_clock::now();
   const auto started_wall = std::chrono::system_clock::now();
   util::TempDir run_dir("triton-portcheck");
@@ -147,6 +152,7 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   const auto executed =
       execute(manifest, matrix, plan_cells(manifest, matrix, options, environment.label), settings,
               start_worker_session, interrupted);
+  if (targets != nullptr) *targets = {executed.triton_version, executed.unsupported_targets};
   Report report;
   report.tool_version = PORTCHECK_VERSION;
   report.manifest_digest = matrix.digest;
@@ -204,15 +210,23 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     labels = with_current(labels, invoking, share_python);
   }
   Report combined;
+  // Several releases: a target one of them cannot compile for is that release's cells' verdict;
+  // the run is refused only for a target none of them can compile for.
+  const bool several = labels.size() > 1;
+  std::vector<ReleaseTargets> releases;
   for (const auto& label : labels) {
     Environment environment{label, share_python, {}};
     if (label != "current") {
       environment.python = version_python(label, share_python);
       if (options.inherit_site) environment.inherit_site = invoking.site_packages;
     }
-    append(combined, run_environment(options, share, manifest, matrix, environment, interrupted));
+    ReleaseTargets targets;
+    append(combined, run_environment(options, share, manifest, matrix, environment, interrupted,
+                                     several ? &targets : nullptr));
+    releases.push_back(std::move(targets));
     if (combined.interrupted) break;
   }
+  if (several && !combined.interrupted) validate_targets_across(manifest, matrix, releases);
   return combined;
 }
 

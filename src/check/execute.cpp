@@ -1,7 +1,11 @@
 #include "src/check/execute.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <map>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -37,12 +41,15 @@ InspectionSettings inspection_settings(const ExecuteSettings& settings,
 // no compile are served at once, the others go to the scheduler.
 class CellRun {
  public:
+  // `unsupported`: target name -> why this Triton cannot compile for it.
   CellRun(const std::vector<PlannedCell>& cells, const InspectionResults& inspection,
-          const ExecuteSettings& settings, const Judgement& judgement)
+          const ExecuteSettings& settings, const Judgement& judgement,
+          std::map<std::string, std::string> unsupported)
       : cells_(cells),
         inspection_(inspection),
         settings_(settings),
         judgement_(judgement),
+        unsupported_(std::move(unsupported)),
         results_(cells.size()) {}
 
   // Serves every cell it can without compiling; returns the tasks of the others.
@@ -102,24 +109,27 @@ class CellRun {
                        judgement_.triton_version);
   }
 
-  // Not compiled: predicted to fail (--static skip), --static-only, its module failed to import
+  // Not compiled: a target this Triton cannot compile for, predicted to fail (--static skip),
+  // --static-only, its module failed to import
   // (crashed, hung or blew the memory limit: that is its evidence), or found in the cache under
   // limits that this run's would not have cut short.
   std::optional<CellInput> without_compile(std::size_t id) {
     const auto& cell = cells_[id];
+    if (const auto why = unsupported_.find(cell.target.name()); why != unsupported_.end())
+      return CellInput{std::nullopt, nullptr, false, why->second};
     auto predicted = prediction_for(id);
     if (settings_.static_mode == StaticMode::only ||
         (settings_.static_mode == StaticMode::skip && predicted.is_object()))
-      return CellInput{std::nullopt, std::move(predicted), false};
+      return CellInput{std::nullopt, std::move(predicted), false, {}};
     if (const auto fault = inspection_.failed.find(id); fault != inspection_.failed.end())
-      return CellInput{fault->second, std::move(predicted), false};
+      return CellInput{fault->second, std::move(predicted), false, {}};
     const auto key = key_for(id);
     if (settings_.cache == nullptr || key.empty()) return std::nullopt;
     const auto entry = settings_.cache->load(key);
     if (!entry || !fits_limits(*entry, cell.timeout_s, cell.max_rss)) return std::nullopt;
     ++from_cache_;
-    return CellInput{evidence_from_cache(*entry, cell.row->ref.import_root), std::move(predicted),
-                     true};
+    return CellInput{
+        evidence_from_cache(*entry, cell.row->ref.import_root), std::move(predicted), true, {}};
   }
 
   Task task_for(std::size_t id) const {
@@ -140,7 +150,7 @@ class CellRun {
   void ended(std::size_t id, const ProcessOutcome& outcome) {
     if (outcome.how == Termination::cancelled) return;  // never finished: not a result
     const auto& cell = cells_[id];
-    CellInput input{evidence_from_files(dir_of(id), outcome), prediction_for(id), false};
+    CellInput input{evidence_from_files(dir_of(id), outcome), prediction_for(id), false, {}};
     results_[id] = interpret(cell, input, judgement_);
     settings_.timings->set(timing_key(cell), outcome.wall_seconds);
     const auto key = key_for(id);
@@ -166,6 +176,7 @@ class CellRun {
   const InspectionResults& inspection_;
   const ExecuteSettings& settings_;
   const Judgement& judgement_;
+  std::map<std::string, std::string> unsupported_;
   std::vector<std::optional<CellResult>> results_;
   std::size_t from_cache_ = 0;
   std::size_t stored_ = 0;
@@ -190,22 +201,33 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
   auto session = start_session(settings.session);
   out.probe = session->probe(
       {{"tool_version", PORTCHECK_VERSION}, {"targets", targets_json(matrix.columns)}});
-  validate_targets(manifest, matrix, out.probe.value("targets", nlohmann::json::array()),
-                   out.probe.at("triton").at("version").get<std::string>());
+  out.triton_version = out.probe.at("triton").at("version").get<std::string>();
+  const auto& probed_targets = out.probe.value("targets", nlohmann::json::array());
+  if (!settings.unsupported_targets_are_cells)
+    validate_targets(manifest, matrix, probed_targets, out.triton_version);
+  out.unsupported_targets = unsupported_targets(probed_targets);
+  std::set<std::string> skipped;
+  std::map<std::string, std::string> why_unsupported;
+  for (const auto& [name, described] : out.unsupported_targets) {
+    skipped.insert(name);
+    why_unsupported[name] = target_problem(described, out.triton_version);
+  }
   // Everything after the probe uses the targets it described, cache keys included.
   const auto warp_sizes = probed_warp_sizes(out.probe);
   adopt_warp_sizes(cells, warp_sizes);
+  std::vector<std::string> columns;
+  std::copy_if(matrix.columns.begin(), matrix.columns.end(), std::back_inserter(columns),
+               [&](const std::string& c) { return skipped.count(c) == 0; });
   const auto inspection =
-      inspect_modules(modules_to_inspect(manifest, cells),
-                      inspection_settings(settings, targets_json(matrix.columns, warp_sizes)),
+      inspect_modules(modules_to_inspect(manifest, cells, skipped),
+                      inspection_settings(settings, targets_json(columns, warp_sizes)),
                       session->runner(), interrupted);
   validate_against_triton(manifest, out.probe.at("option_fields"), inspection.kernels,
                           matrix.row_targets);
-  out.triton_version = out.probe.at("triton").at("version").get<std::string>();
   out.static_result = inspection.static_result;
   const auto judgement = judgement_for(settings, out.triton_version);
 
-  CellRun run(cells, inspection, settings, judgement);
+  CellRun run(cells, inspection, settings, judgement, std::move(why_unsupported));
   auto tasks = run.serve();
   out.completed = run.compile(std::move(tasks), session->runner(), interrupted);
   out.workers_peak_rss_bytes = session->runner().peak_tree_rss_bytes();

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct ExecuteSettings {
   ResultCache* cache = nullptr;                   // nullptr: --no-cache
   CellTimings* timings = nullptr;                 // past wall times; required
   std::filesystem::path data;                     // known-failures.toml, launch-limits.toml
+  // A multi-version run: a target this Triton cannot compile for is a verdict of its cells
+  // (unsupported-target), not a UsageError; the caller refuses it only when every release does.
+  bool unsupported_targets_are_cells = false;
 };
 
 // What one environment's pass produced, and what the report tells of how it went.
@@ -44,6 +48,9 @@ struct ExecutedCells {
   std::uint64_t workers_peak_rss_bytes = 0;
   WorkerStats worker_stats;
   std::size_t from_cache = 0;  // cells served by the result cache
+  // Target name -> the probe's description, for each target this Triton cannot compile for
+  // (only under unsupported_targets_are_cells; otherwise execute() has thrown).
+  std::map<std::string, nlohmann::json> unsupported_targets;
 };
 
 // Throws UsageError when the manifest does not fit the installed Triton (unknown option, wrong

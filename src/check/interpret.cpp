@@ -94,7 +94,9 @@ CellResult interpret(const PlannedCell& plan, const CellInput& input, const Judg
   CellResult cell = identity_of(plan, judgement.triton_version);
   cell.predicted = input.predicted;
   cell.cached = input.cached;
-  if (input.evidence) {
+  if (!input.unsupported_target.empty()) {
+    fail(cell, FailureKind::unsupported_target, "target", input.unsupported_target);
+  } else if (input.evidence) {
     take_evidence(cell, *input.evidence);
     if (cell.kind == FailureKind::none) check_launch_limits(cell, plan.target, judgement);
   } else if (input.predicted.is_object()) {

@@ -30,6 +30,8 @@ struct CellInput {
   std::optional<CellEvidence> evidence;  // nullopt: not compiled
   nlohmann::json predicted;              // the static pre-checks' verdict, or null
   bool cached = false;                   // the evidence came from the result cache
+  // Not compiled: why this environment's Triton cannot compile for the cell's target.
+  std::string unsupported_target;
 };
 
 CellResult interpret(const PlannedCell& cell, const CellInput& input, const Judgement& judgement);

@@ -89,7 +89,8 @@ CellEvidence evidence_from_files(const std::filesystem::path& dir, const Process
 }
 
 std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
-                                                const std::vector<PlannedCell>& cells) {
+                                                const std::vector<PlannedCell>& cells,
+                                                const std::set<std::string>& skipped_targets) {
   std::map<std::string, std::size_t> index;
   std::vector<ModuleToInspect> modules;
   const auto module_of = [&](const KernelRow& row) -> ModuleToInspect& {
@@ -107,6 +108,7 @@ std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
         {{"id", row.display_name()}, {"kernel", kernel_ref_json(row.ref)}});
   for (std::size_t id = 0; id < cells.size(); ++id) {
     const auto& cell = cells[id];
+    if (skipped_targets.count(cell.target.name()) != 0) continue;
     auto& module = module_of(*cell.row);
     module.cells.push_back({{"id", id}, {"request", cell.request}});
     const auto timeout = std::chrono::milliseconds(static_cast<long long>(cell.timeout_s * 1000));

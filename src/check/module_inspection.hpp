@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,8 +47,10 @@ struct ModuleToInspect {
 // manifest's rows, for their argument names, and `cells`, whose cache keys and predictions it
 // computes (a cell's id is its place in `cells`). A module with no cell here (another shard's)
 // is left to the run that compiles it.
+// Cells on a target in `skipped_targets` (one this Triton cannot compile for) are left out.
 std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
-                                                const std::vector<PlannedCell>& cells);
+                                                const std::vector<PlannedCell>& cells,
+                                                const std::set<std::string>& skipped_targets = {});
 
 struct InspectionSettings {
   std::vector<std::string> python_argv;  // {python, "-m", "portcheck_worker"}

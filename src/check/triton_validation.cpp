@@ -1,6 +1,7 @@
 #include "src/check/triton_validation.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -109,8 +110,8 @@ std::string target_problem(const nlohmann::json& described, const std::string& t
                        triton_version, message, valid_targets(backend, unsupported));
   if (reason == "unsupported")
     return fmt::format(
-        "'{}' is a {} architecture, but the installed Triton {} cannot compile for it: {}{}", name,
-        backend == "cuda" ? "CUDA" : "AMD", triton_version, message,
+        "'{}' is {} architecture, but the installed Triton {} cannot compile for it: {}{}", name,
+        backend == "cuda" ? "a CUDA" : "an AMD", triton_version, message,
         valid_targets(backend, unsupported));
   return fmt::format("the installed Triton {} refuses target '{}': {}{}", triton_version, name,
                      message, valid_targets(backend, unsupported));
@@ -123,6 +124,32 @@ void validate_targets(const Manifest& manifest, const Matrix& matrix,
     const auto name = described.at("name").get<std::string>();
     throw UsageError(fmt::format("{}: {}", target_origin(manifest, matrix, name),
                                  target_problem(described, triton_version)));
+  }
+}
+
+std::map<std::string, nlohmann::json> unsupported_targets(const nlohmann::json& probed_targets) {
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& described : probed_targets)
+    if (described.contains("unsupported")) out[described.at("name").get<std::string>()] = described;
+  return out;
+}
+
+void validate_targets_across(const Manifest& manifest, const Matrix& matrix,
+                             const std::vector<ReleaseTargets>& releases) {
+  if (releases.empty()) return;
+  for (const auto& column : matrix.columns) {
+    std::vector<std::string> reasons;
+    for (const auto& release : releases) {
+      const auto it = release.unsupported.find(column);
+      if (it == release.unsupported.end()) break;
+      reasons.push_back(target_problem(it->second, release.triton_version));
+    }
+    if (reasons.size() < releases.size()) continue;  // some release compiles for it
+    if (releases.size() == 1)
+      throw UsageError(fmt::format("{}: {}", target_origin(manifest, matrix, column), reasons[0]));
+    throw UsageError(fmt::format("{}: no requested Triton release can compile for '{}': {}",
+                                 target_origin(manifest, matrix, column), column,
+                                 util::join(reasons, " | ")));
   }
 }
 

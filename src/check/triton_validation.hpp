@@ -27,4 +27,19 @@ std::string target_problem(const nlohmann::json& described, const std::string& t
 void validate_targets(const Manifest& manifest, const Matrix& matrix,
                       const nlohmann::json& probed_targets, const std::string& triton_version);
 
+// The probe's descriptions of the targets it marked "unsupported", by target name.
+std::map<std::string, nlohmann::json> unsupported_targets(const nlohmann::json& probed_targets);
+
+// One Triton release of a multi-version run: its version and the targets it cannot compile for.
+struct ReleaseTargets {
+  std::string triton_version;
+  std::map<std::string, nlohmann::json> unsupported;  // unsupported_targets() of its probe
+};
+
+// A multi-version run: throws UsageError for the first column (in matrix order) that no
+// requested release can compile for, naming where it was asked for and each release's reason.
+// A target only some releases refuse is their cells' verdict (unsupported-target), not an error.
+void validate_targets_across(const Manifest& manifest, const Matrix& matrix,
+                             const std::vector<ReleaseTargets>& releases);
+
 }  // namespace portcheck

@@ -44,6 +44,9 @@ enum class FailureKind {
   internal_error,
   predicted,     // not compiled: the static pre-checks say it fails (--static skip / --static-only)
   launch_limit,  // compiled; exceeds a launch limit of the target
+  // not compiled: this environment's Triton cannot compile for the target, another requested
+  // release can (a multi-version run; with no such release the run is exit 2)
+  unsupported_target,
 };
 
 // Each kind's name (reports, fingerprints, the result cache: changing one changes them all) and
@@ -66,6 +69,7 @@ inline constexpr auto kFailureKinds = std::to_array<FailureKindRow>({
     {FailureKind::internal_error, "internal-error", "internal"},
     {FailureKind::predicted, "predicted", "pred"},
     {FailureKind::launch_limit, "launch-limit", "launch"},
+    {FailureKind::unsupported_target, "unsupported-target", "target"},
 });
 
 // Both directions read the tables above; "?" names a value without a row.

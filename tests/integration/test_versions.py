@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from conftest import run_tool, write_manifest
+from conftest import axpy_manifest, run_tool, write_manifest
 
 pytestmark = pytest.mark.slow
 
@@ -100,3 +100,42 @@ def test_markdown_and_html_show_one_row_per_version(two_versions):
     assert "| `rowsum_blockptr · triton 3.8.0` | ✅ ok | ✅ ok |" in markdown
     assert "| `rowsum_blockptr · triton 3.9.0` | ❌ front:" in markdown
     assert "rowsum_blockptr · triton 3.8.0" in (work / "r.html").read_text()
+
+
+# ---- issue 14, item 5: a target only some of the requested releases can compile for ------------
+
+
+def test_a_target_one_release_cannot_compile_for_is_its_cells_verdict(triton_380, venv_python, tmp_path):
+    # Real differences: 3.9.0's ptxas knows sm_107a, 3.8.0's do not; 3.8.0's AMD backend lowers to
+    # gfx1030 (RDNA2), 3.9.0's refuses it ("unsupported target").
+    manifest = write_manifest(tmp_path, axpy_manifest(["cuda:80"]))
+    out = {f: tmp_path / f"out.{f}" for f in ("json", "xml", "sarif", "md", "html")}
+    run = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--no-cache", "--triton",
+                    "current,3.8.0", "-t", "cuda:107,hip:gfx1030", "--json", out["json"], "--junit", out["xml"],
+                    "--sarif", out["sarif"], "--markdown", out["md"], "--html", out["html"]],
+                   cwd=tmp_path, timeout=600)
+    assert run.returncode == 1, run.stdout + run.stderr
+    cells = {(c["target"], c["triton_version"]): c for c in json.loads(out["json"].read_text())["cells"]}
+    assert cells[("cuda:107", "3.9.0")]["status"] == "ok"
+    assert cells[("hip:gfx1030", "3.8.0")]["status"] == "ok"
+    for target, version, words in (("cuda:107", "3.8.0", "sm_107a"), ("hip:gfx1030", "3.9.0", "unsupported target")):
+        c = cells[(target, version)]
+        assert c["status"] == "failed" and c["kind"] == "unsupported-target", c
+        assert f"Triton {version}" in c["message"] and words in c["message"], c["message"]
+    assert "target:" in run.stdout  # the matrix cell's label
+    for f in ("xml", "sarif", "md", "html"):
+        assert "unsupported-target" in out[f].read_text(), f
+
+
+def test_a_target_no_requested_release_can_compile_for_is_exit_2(triton_380, venv_python, tmp_path):
+    manifest = write_manifest(tmp_path, axpy_manifest(["cuda:80"]))
+    json_path = tmp_path / "out.json"
+    run = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--no-cache", "--triton",
+                    "current,3.8.0", "-t", "hip:gfx1,hip:gfx803", "--json", json_path], cwd=tmp_path, timeout=600)
+    assert run.returncode == 2, run.stdout + run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip() and "checked as `current`" not in line]
+    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr
+    assert lines[0].startswith("triton-portcheck: --targets: no requested Triton release can compile for "
+                               "'hip:gfx1': "), lines[0]
+    assert "3.9.0" in lines[0] and "3.8.0" in lines[0], lines[0]
+    assert not json_path.exists()

@@ -119,6 +119,7 @@ class CheckPipeline : public ::testing::Test {
     settings.static_mode = options.static_mode;
     settings.launch_limits_warn = options.launch_limits_warn;
     settings.data = tmp.path() / "data";
+    settings.unsupported_targets_are_cells = several_releases;
     ResultCache cache(tmp.path() / "cache", 64ULL << 20);
     CellTimings timings(tmp.path() / "timings.json");
     settings.cache = options.use_cache ? &cache : nullptr;
@@ -150,6 +151,7 @@ class CheckPipeline : public ::testing::Test {
   FakeRunner runner;
   Json probe_answer;
   std::atomic<bool> interrupted{false};
+  bool several_releases = false;  // as run_check sets it for `--triton A,B`
 
   // What the fake worker is told to do.
   std::map<std::string, Compile> compiles;  // "row|target" -> its compile (default: passes)
@@ -633,6 +635,41 @@ TEST_F(CheckPipeline, UnknownOptionIsRefusedBeforeAnyCompile) {
   }
   EXPECT_TRUE(compiled.empty());
   EXPECT_EQ(sessions_alive, 0u);
+}
+
+// Issue 14, item 5: in a run of several releases, a target this one cannot compile for was a
+// UsageError for the whole run; it is now its cells' verdict, and they are never compiled.
+TEST_F(CheckPipeline, TargetThisReleaseCannotCompileForIsItsCellsVerdictAmongSeveral) {
+  probe_answer["targets"][1].erase("warp_size");
+  probe_answer["targets"][1]["unsupported"] = {
+      {"reason", "unsupported"},
+      {"message", "its AMD backend refuses it (unsupported target: 'gfx942')"},
+      {"valid", {"gfx950"}}};
+  EXPECT_THROW(run(), UsageError);  // one release: the whole run is refused, as before
+  EXPECT_TRUE(compiled.empty());
+  several_releases = true;
+  const auto out = run();
+  EXPECT_EQ(compiled.size(), 3u);
+  ASSERT_EQ(out.cells.size(), 6u);
+  for (const auto& row : {"add", "mul", "scan"}) {
+    EXPECT_TRUE(was_compiled(row, "cuda:90"));
+    EXPECT_EQ(cell(out, row, "cuda:90").status, Status::ok);
+    const auto& refused = cell(out, row, "hip:gfx942");
+    EXPECT_EQ(refused.status, Status::failed);
+    EXPECT_EQ(refused.kind, FailureKind::unsupported_target);
+    EXPECT_EQ(refused.stage, "target");
+    EXPECT_TRUE(refused.is_new);
+    EXPECT_EQ(refused.message,
+              "'hip:gfx942' is an AMD architecture, but the installed Triton 3.9.0 cannot compile "
+              "for it: its AMD backend refuses it (unsupported target: 'gfx942'); valid targets: "
+              "hip:gfx950");
+  }
+  // The inspection is not asked about cells it cannot compile: no cache keys, no predictions.
+  for (const auto& module : inspected)
+    for (const auto& c : module.at("cells"))
+      EXPECT_EQ(target_name(c.at("request").at("target")), "cuda:90");
+  ASSERT_EQ(out.unsupported_targets.size(), 1u);
+  EXPECT_TRUE(out.unsupported_targets.contains("hip:gfx942"));
 }
 
 // --- option names ---------------------------------------------------------------------------

@@ -90,5 +90,43 @@ TEST_F(TargetValidation, TargetsTritonDescribesPass) {
   EXPECT_EQ(error_of(m, matrix, nlohmann::json::array()), "");
 }
 
+// Issue 14, item 5: `--triton 3.8.0,current` refused the whole run when one release could not
+// compile for a target. Now only a target no requested release can compile for is refused.
+TEST_F(TargetValidation, AcrossReleasesOnlyATargetNoneCanCompileForIsRefused) {
+  const auto m = load(kRows);
+  const auto matrix = plan_matrix(m, {"cuda:80", "cuda:107"}, "");
+  const auto described = refused("cuda", "107", "unknown");
+  const ReleaseTargets old_release{"3.8.0", {{"cuda:107", described}}};
+  const ReleaseTargets new_release{"3.9.0", {}};
+  const auto error = [&](const std::vector<ReleaseTargets>& releases) -> std::string {
+    try {
+      validate_targets_across(m, matrix, releases);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return {};
+  };
+  EXPECT_EQ(error({old_release, new_release}), "");
+  EXPECT_EQ(error({new_release, old_release}), "");
+  EXPECT_EQ(error({}), "");
+  const ReleaseTargets also_old{"3.7.0", {{"cuda:107", described}}};
+  const auto both = error({old_release, also_old});
+  EXPECT_TRUE(
+      both.starts_with("--targets: no requested Triton release can compile for "
+                       "'cuda:107': 'cuda:107' is not a target the installed Triton 3.8.0 "
+                       "knows"))
+      << both;
+  EXPECT_NE(both.find(" | 'cuda:107' is not a target the installed Triton 3.7.0 knows"),
+            std::string::npos)
+      << both;
+}
+
+TEST_F(TargetValidation, UnsupportedTargetsAreThoseTheProbeMarked) {
+  const auto found = unsupported_targets(nlohmann::json::array(
+      {refused("cuda", "107", "unknown"), {{"name", "cuda:80"}, {"backend", "cuda"}}}));
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found.begin()->first, "cuda:107");
+}
+
 }  // namespace
 }  // namespace portcheck
