@@ -1,7 +1,10 @@
-"""The install a user types. pip builds the wheel (scikit-build-core driving CMake), auditwheel
-gives it a manylinux tag, and the wheel installed into a fresh venv holding Triton runs the demo
-from a folder outside the checkout, without --python and without activating the venv: the same
-cells as the source build. The sdist installs into another fresh venv and builds from source."""
+"""The install a user types. pip builds the wheel from the sdist (scikit-build-core driving CMake:
+what `pip install triton-portcheck-X.tar.gz` does, so the sdist is proven to build from source),
+auditwheel gives it a manylinux tag, and the wheel installed into a fresh venv holding Triton runs
+the demo from a folder outside the checkout, without --python and without activating the venv: the
+same cells as the source build. The same build installs into another fresh venv without Triton.
+One build serves the module: each costs minutes on CI's two cores. The build from the checkout
+itself (`pip install .`, `pip install git+URL`) is what test_pre_commit.py's hook install does."""
 import json
 import subprocess
 
@@ -16,11 +19,17 @@ TRITON = "triton==3.9.0"
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory):
+def sdist(tmp_path_factory):
+    built, _ = install.build_sdist(tmp_path_factory.mktemp("sdist"))
+    return built
+
+
+@pytest.fixture(scope="module")
+def wheel(sdist, tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
-    built, _ = install.build_wheel(out / "raw")
+    built, _ = install.build_wheel_from_sdist(sdist, out / "raw")
     repaired, show = install.auditwheel_repair(built, out / "repaired")
-    return repaired, show
+    return repaired, show, built
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +52,7 @@ def verdicts(report):
 
 
 def test_wheel_is_manylinux_and_self_contained(wheel):
-    repaired, show = wheel
+    repaired, show, _ = wheel
     # Debian 12's toolchain (glibc 2.36) gives manylinux_2_34: pthread and __libc_start_main moved
     # into libc at 2.34, so no build on this machine can go lower (docs/install.md).
     assert "-py3-none-manylinux_2_34_x86_64" in repaired.name, repaired.name
@@ -104,10 +113,10 @@ def test_virtual_env_and_python_flag_win_over_the_installed_environment(wheel_ve
     assert via_env.returncode == 0 and str(venv_python) in via_env.stdout, via_env.stderr
 
 
-def test_sdist_builds_from_source_into_a_fresh_venv(tmp_path, demo_run, wheel_venv):
-    sdist, _ = install.build_sdist(tmp_path / "sdist")
+def test_sdist_builds_from_source_into_a_fresh_venv(tmp_path, demo_run, wheel, wheel_venv):
+    # The wheel pip built from the sdist, before auditwheel: what `pip install SDIST` installs.
     python = install.make_venv(tmp_path / "venv")
-    install.pip_install(python, sdist)
+    install.pip_install(python, wheel[2])
     bin_dir = python.parent
     assert tool(bin_dir, "--version", cwd=tmp_path).stdout.strip().endswith(install.version_in_cmakelists())
     # This venv has no Triton: the tool must be pointed at one, and then agrees with the source build.

@@ -48,6 +48,14 @@ def build_wheel(out_dir):
     return next(out_dir.glob("triton_portcheck-*.whl")), seconds
 
 
+def build_wheel_from_sdist(sdist, out_dir):
+    """`pip wheel SDIST --no-deps`: what `pip install triton-portcheck-X.tar.gz` does before it
+    installs (unpack, scikit-build-core in an isolated build environment, CMake from source)."""
+    out_dir = Path(out_dir)
+    _, seconds = run([sys.executable, "-m", "pip", "wheel", sdist, "--no-deps", "-w", out_dir])
+    return next(out_dir.glob("triton_portcheck-*.whl")), seconds
+
+
 def build_sdist(out_dir):
     out_dir = Path(out_dir)
     _, seconds = run([sys.executable, "-m", "build", "--sdist", "--outdir", out_dir, REPO])
