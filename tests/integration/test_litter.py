@@ -157,3 +157,41 @@ def test_the_triton_in_use_is_checked_as_current(venv_python, tmp_path):
     assert not (home / "envs" / version).exists()
     report = json.loads((tmp_path / "r.json").read_text())
     assert [(c["triton"], c["triton_version"]) for c in report["cells"]] == [("current", version)]
+
+
+# The short-lived folders other than the run's: each is killed while it exists (the interpreter
+# probe of `targets` and of a multi-version `check`, export's one-row manifest, capture's hook and
+# records). SIGKILL leaves the tool no chance to clean up; the death watch removes the folder and
+# ends what the tool had started (the probe, the captured command) - before it, both stayed.
+SHORT_LIVED = {
+    "targets": ("triton-portcheck-targets-", lambda py, p: ["targets", "--python", py, "-t", "cuda:80"]),
+    "site": ("triton-portcheck-site-", lambda py, p: ["check", "--python", py, "--triton", "9.9.0"]),
+    "export": ("triton-portcheck-export-",
+               lambda py, p: ["export", "--python", py, "--kernel", f"{p / 'kernels.py'}:axpy",
+                              "--signature", '{ x_ptr = "*fp32:16", y_ptr = "*fp32:16", out_ptr = "*fp32:16", '
+                              'n = "i32", a = "fp32" }', "--constants", "{ BLOCK = 64 }", "-t", "cuda:80",
+                              "-o", p / "out"]),
+    "capture": ("portcheck-capture-",
+                lambda py, p: ["capture", "-o", p / "captured.toml", "--", py, "-c",
+                               "import time; time.sleep(30)"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHORT_LIVED))
+def test_sigkill_leaves_no_short_lived_folder(case, venv_python, tmp_path):
+    prefix, args = SHORT_LIVED[case]
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    project = tmp_path / "p"
+    write_manifest(project, axpy_manifest(["cuda:80"]))
+    env = tool_env(TMPDIR=tmpdir, TRITON_PORTCHECK_HOME=tmp_path / "home")
+    proc = popen_tool(args(venv_python, project), cwd=project, env=env)
+    try:
+        wait_for(lambda: any(p.name.startswith(prefix) for p in tmpdir.iterdir()), 120, prefix)
+        time.sleep(0.5)  # past the instant between the folder's creation and its watch
+        assert proc.poll() is None, proc.communicate()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+    assert_no_leftovers(env["PORTCHECK_ITEST_TAG"], grace_s=10)
+    wait_for(lambda: not any(tmpdir.iterdir()), 10, "the temporary folders to go")
