@@ -1,11 +1,10 @@
 #include "src/export/export.hpp"
 
-#include <regex>
-
 #include <fmt/format.h>
 
 #include "src/core/errors.hpp"
 #include "src/export/export_header.hpp"
+#include "util/ascii.hpp"
 #include "util/fs.hpp"
 
 namespace portcheck {
@@ -81,13 +80,35 @@ nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
   return descriptor;
 }
 
+namespace {
+
+std::size_t skip_blanks(std::string_view text, std::size_t i) {
+  while (i < text.size() && util::ascii::is_space(text[i])) ++i;
+  return i;
+}
+
+// The parameter list of the first `.entry <blanks> NAME <blanks> ( ... )` in the PTX. Scanned by
+// hand: std::regex recursed once per character of the list and crashed (SIGSEGV) on a long one.
+std::optional<std::string_view> entry_parameters(std::string_view ptx, std::string_view entry) {
+  constexpr std::string_view kEntry = ".entry";
+  for (auto at = ptx.find(kEntry); at != std::string_view::npos; at = ptx.find(kEntry, at + 1)) {
+    const auto name = skip_blanks(ptx, at + kEntry.size());
+    if (name == at + kEntry.size() || ptx.substr(name, entry.size()) != entry) continue;
+    const auto open = skip_blanks(ptx, name + entry.size());
+    if (open == ptx.size() || ptx[open] != '(') continue;
+    const auto close = ptx.find(')', open + 1);
+    if (close != std::string_view::npos) return ptx.substr(open + 1, close - open - 1);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::size_t> ptx_parameter_count(const std::string& ptx, const std::string& entry) {
-  const std::regex header(R"(\.entry\s+)" + entry + R"(\s*\(([^)]*)\))");
-  std::smatch m;
-  if (!std::regex_search(ptx, m, header)) return std::nullopt;
-  const std::string body = m[1];
+  const auto body = entry_parameters(ptx, entry);
+  if (!body) return std::nullopt;
   std::size_t count = 0;
-  for (std::size_t pos = 0; (pos = body.find(".param", pos)) != std::string::npos; pos += 6)
+  for (std::size_t pos = 0; (pos = body->find(".param", pos)) != std::string_view::npos; pos += 6)
     ++count;
   return count;
 }
