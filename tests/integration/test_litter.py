@@ -4,6 +4,8 @@
   Triton's NVIDIA backend writes for ptxas (tmpXXXX.ptx, .log, kept by NamedTemporaryFile(delete=
   False)): the workers' TMPDIR is the run's folder, which the death watch removes. ptxas is made
   slow (TRITON_PTXAS_PATH, a wrapper that waits) so the kill lands while those files exist.
+- The short-lived folders ($TMPDIR/triton-portcheck-targets-*, -site-*, -export-*,
+  portcheck-capture-*) go the same way, and the probe or captured command with them.
 - A killed `env add` takes venv/pip with it and leaves no .tmp-<version>-* folder; its lock file
   goes at the next command; a failed `env add` leaves no <version>.lock.
 - `env add X --with PKG` on an existing environment installs PKG into it.
