@@ -12,6 +12,7 @@
 #include "src/core/manifest.hpp"
 #include "util/ascii.hpp"
 #include "util/strings.hpp"
+#include "util/text_cursor.hpp"
 
 namespace portcheck {
 
@@ -181,52 +182,36 @@ std::vector<std::string> header_lines(const std::vector<std::string>& header) {
 // recursed once per character of a line and crashed (SIGSEGV) on a long comment or blank line.
 enum class Header { none, kernel, variant, other };
 
-// Reads a line left to right; blanks are C's isspace().
-class LineScanner {
- public:
-  explicit LineScanner(std::string_view line) : line_(line) {}
-  void skip_blanks() {
-    while (at_ < line_.size() && util::ascii::is_space(line_[at_])) ++at_;
-  }
-  bool take(std::string_view word) {
-    if (line_.substr(at_, word.size()) != word) return false;
-    at_ += word.size();
-    return true;
-  }
-  // A blank-separated run of words: `[[ kernel . variant ]]`.
-  bool take_words(std::initializer_list<std::string_view> words) {
-    for (const auto word : words) {
-      skip_blanks();
-      if (!take(word)) return false;
-    }
-    return true;
-  }
-  // The rest holds no line break: what std::regex's `.*` matched (it stops at '\r' too).
-  [[nodiscard]] bool rest_on_one_line() const {
-    return line_.find_first_of("\r\n", at_) == std::string_view::npos;
-  }
-  // Blanks, then the end of the line or a comment.
-  bool at_end_or_comment() {
-    skip_blanks();
-    return at_ == line_.size() || (line_[at_] == '#' && rest_on_one_line());
-  }
+// Blanks (C's isspace()) before each of `words`: `[[ kernel . variant ]]`.
+bool take_words(util::TextCursor& c, std::initializer_list<std::string_view> words) {
+  return std::all_of(words.begin(), words.end(), [&c](std::string_view word) {
+    c.take_blanks();
+    return c.take(word);
+  });
+}
 
- private:
-  std::string_view line_;
-  std::size_t at_ = 0;
-};
+// The rest holds no line break: what std::regex's `.*` matched (it stopped at '\r' too).
+bool rest_on_one_line(const util::TextCursor& c) {
+  return c.rest().find_first_of("\r\n") == std::string_view::npos;
+}
+
+// Blanks, then the end of the line or a comment.
+bool at_end_or_comment(util::TextCursor& c) {
+  c.take_blanks();
+  return c.done() || (c.rest().front() == '#' && rest_on_one_line(c));
+}
 
 // `[[kernel]]` and `[[kernel.variant]]` (blanks anywhere between the parts, a comment after), any
 // other line whose first non-blank is '[' is another header.
 Header header_of(std::string_view line) {
-  LineScanner kernel(line);
-  if (kernel.take_words({"[[", "kernel", "]]"}) && kernel.at_end_or_comment())
+  util::TextCursor kernel(line);
+  if (take_words(kernel, {"[[", "kernel", "]]"}) && at_end_or_comment(kernel))
     return Header::kernel;
-  LineScanner variant(line);
-  if (variant.take_words({"[[", "kernel", ".", "variant", "]]"}) && variant.at_end_or_comment())
+  util::TextCursor variant(line);
+  if (take_words(variant, {"[[", "kernel", ".", "variant", "]]"}) && at_end_or_comment(variant))
     return Header::variant;
-  LineScanner other(line);
-  return other.take_words({"["}) && other.rest_on_one_line() ? Header::other : Header::none;
+  util::TextCursor other(line);
+  return take_words(other, {"["}) && rest_on_one_line(other) ? Header::other : Header::none;
 }
 
 struct ExistingBlock {

@@ -4,8 +4,8 @@
 
 #include "src/core/errors.hpp"
 #include "src/export/export_header.hpp"
-#include "util/ascii.hpp"
 #include "util/fs.hpp"
+#include "util/text_cursor.hpp"
 
 namespace portcheck {
 
@@ -82,22 +82,18 @@ nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
 
 namespace {
 
-std::size_t skip_blanks(std::string_view text, std::size_t i) {
-  while (i < text.size() && util::ascii::is_space(text[i])) ++i;
-  return i;
-}
-
 // The parameter list of the first `.entry <blanks> NAME <blanks> ( ... )` in the PTX. Scanned by
 // hand: std::regex recursed once per character of the list and crashed (SIGSEGV) on a long one.
 std::optional<std::string_view> entry_parameters(std::string_view ptx, std::string_view entry) {
   constexpr std::string_view kEntry = ".entry";
   for (auto at = ptx.find(kEntry); at != std::string_view::npos; at = ptx.find(kEntry, at + 1)) {
-    const auto name = skip_blanks(ptx, at + kEntry.size());
-    if (name == at + kEntry.size() || ptx.substr(name, entry.size()) != entry) continue;
-    const auto open = skip_blanks(ptx, name + entry.size());
-    if (open == ptx.size() || ptx[open] != '(') continue;
-    const auto close = ptx.find(')', open + 1);
-    if (close != std::string_view::npos) return ptx.substr(open + 1, close - open - 1);
+    util::TextCursor c(ptx, at + kEntry.size());
+    if (!c.take_blanks() || !c.take(entry)) continue;
+    c.take_blanks();
+    if (!c.take("(")) continue;
+    const auto list = c.rest();
+    const auto close = list.find(')');
+    if (close != std::string_view::npos) return list.substr(0, close);
   }
   return std::nullopt;
 }

@@ -21,10 +21,10 @@
 #include "src/run/python_worker.hpp"
 #include "src/run/result_cache.hpp"
 #include "src/run/supervisor.hpp"
-#include "util/ascii.hpp"
 #include "util/fs.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
+#include "util/text_cursor.hpp"
 #include "util/unique_fd.hpp"
 #include "util/zip.hpp"
 
@@ -34,46 +34,13 @@ namespace portcheck {
 namespace fs = std::filesystem;
 namespace {
 
-// Reads text left to right for the scanners below, which replaced std::regex: libstdc++'s matcher
-// recurses once per character, and pip's lines (a version list, a repr) can be long.
-class Cursor {
- public:
-  explicit Cursor(std::string_view text, std::size_t at = 0) : text_(text), at_(at) {}
-  [[nodiscard]] bool done() const { return at_ == text_.size(); }
-  [[nodiscard]] std::size_t at() const { return at_; }
-  bool take(std::string_view word) {
-    if (text_.substr(at_, word.size()) != word) return false;
-    at_ += word.size();
-    return true;
-  }
-  // At least one character of which `keep` holds, and every one after it.
-  template <typename Keep>
-  bool take_run(Keep keep) {
-    const auto start = at_;
-    while (at_ < text_.size() && keep(text_[at_])) ++at_;
-    return at_ > start;
-  }
-  bool take_digits() { return take_run(util::ascii::is_digit); }
-  // `separator` and a number, or nothing taken.
-  bool take_number_after(char separator) {
-    if (at_ + 1 >= text_.size() || text_[at_] != separator ||
-        !util::ascii::is_digit(text_[at_ + 1]))
-      return false;
-    ++at_;
-    return take_digits();
-  }
-
- private:
-  std::string_view text_;
-  std::size_t at_;
-};
-
 // Canonical PEP 440 public versions only: one spelling per release, so one folder per release,
 // and no character that could make a path ('/', '.', '..' alone are rejected by the leading digit):
 // [N!]N(.N)*[{a|b|rc}N][.postN][.devN]
+// Scanned by hand like pip's lines below (util/text_cursor.hpp).
 bool is_version(const std::string& s) {
   if (s.empty() || s.size() > 64) return false;
-  Cursor c(s);
+  util::TextCursor c(s);
   if (!c.take_digits()) return false;
   if (c.take("!") && !c.take_digits()) return false;  // that was the epoch
   while (c.take_number_after('.')) {
@@ -302,12 +269,13 @@ constexpr Phrase kNetworkPhrases[] = {
 
 // The readable part of a pip retry warning, which holds the cause in the middle of a repr: the
 // first place a phrase starts, the earlier phrase of the table where two start at one place.
+// Scanned by hand: std::regex recursed once per character and crashed on a long line.
 std::optional<std::string> network_cause(std::string_view line) {
   const auto not_quote = [](char ch) { return ch != '\'' && ch != '"'; };
   const auto not_space = [](char ch) { return ch != ' '; };
   for (std::size_t at = 0; at < line.size(); ++at) {
     for (const auto& phrase : kNetworkPhrases) {
-      Cursor c(line, at);
+      util::TextCursor c(line, at);
       if (!c.take(phrase.text)) continue;
       if (phrase.tail == Tail::to_quote) c.take_run(not_quote);
       if (phrase.tail == Tail::host_timed_out && !(c.take_run(not_space) && c.take(" timed out")))
