@@ -228,6 +228,14 @@ StepResult run_step(const std::vector<std::string>& argv, const fs::path& logs,
   spec.argv = argv;
   spec.env = child_environment();
   spec.env.push_back(step_marker());
+  // venv's ensurepip and pip write temporary folders (wheels, unpacked packages) that a kill
+  // leaves behind: in `logs`, which the step's death watch removes however the tool ends.
+  std::error_code ec;
+  fs::create_directories(logs / "tmp", ec);
+  if (!ec) {
+    std::erase_if(spec.env, [](const std::string& e) { return e.starts_with("TMPDIR="); });
+    spec.env.push_back("TMPDIR=" + (logs / "tmp").string());
+  }
   spec.cwd = logs;
   spec.stdout_path = logs / (name + ".stdout");
   spec.stderr_path = logs / (name + ".stderr");
@@ -243,7 +251,6 @@ StepResult run_step(const std::vector<std::string>& argv, const fs::path& logs,
   return result;
 }
 
-// Why a step failed, in one line: pip's ERROR line (or the last line of stderr), a timeout, ...
 // The phrases that name the cause in pip's retry warnings, each with what follows it.
 enum class Tail {
   none,
@@ -286,6 +293,7 @@ std::optional<std::string> network_cause(std::string_view line) {
   return std::nullopt;
 }
 
+// Why a step failed, in one line: pip's ERROR line (or the last line of stderr), a timeout, ...
 std::string failure_reason(const StepResult& step, std::chrono::seconds timeout) {
   switch (step.outcome.how) {
     case Termination::spawn_failed:
