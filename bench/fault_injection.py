@@ -2,7 +2,7 @@
 """Fault-injection suite (issue 14): every fault repeated, everything checked after each run.
 
     bench/fault_injection.py [--binary build/triton-portcheck] [--python .venv/bin/python]
-                             [--runs 20] [--faults sigkill,sigint,...] [--quick] [--jobs 2]
+                             [--runs 20] [--faults sigkill,sigint:3,...] [--quick] [--jobs 2]
                              [--out RELIABILITY.md]
 
 Drives the real binary and real Triton compiles. Each repetition gets its own folder with its own
@@ -837,13 +837,23 @@ def main():
     parser.add_argument("--python", default=os.environ.get("PORTCHECK_PYTHON") or str(REPO / ".venv" / "bin" / "python"))
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="one run of each fault")
-    parser.add_argument("--faults", default=",".join(FAULTS), help="comma-separated, of: " + ", ".join(FAULTS))
+    parser.add_argument("--faults", default=",".join(FAULTS),
+                        help="comma-separated, each NAME or NAME:RUNS (its own count, --quick or not), of: "
+                             + ", ".join(FAULTS))
     parser.add_argument("--jobs", type=int, default=2, help="-j for the tool (default 2)")
     parser.add_argument("--out", default=str(REPO / "RELIABILITY.md"))
     parser.add_argument("--keep", action="store_true", help="keep every repetition's folder")
     args = parser.parse_args()
     runs = 1 if args.quick else args.runs
-    faults = [f.strip() for f in args.faults.split(",") if f.strip()]
+    # NAME:RUNS gives one fault its own count: the smoke test repeats a random signal a few times
+    # while every other fault runs once.
+    own_runs = {}
+    for entry in (f.strip() for f in args.faults.split(",") if f.strip()):
+        name, _, count = entry.partition(":")
+        if count and not (count.isdigit() and int(count) > 0):
+            parser.error(f"--faults {entry}: expected NAME or NAME:RUNS, RUNS a positive number")
+        own_runs[name] = int(count) if count else runs
+    faults = list(own_runs)
     unknown = [f for f in faults if f not in FAULTS]
     if unknown:
         parser.error(f"unknown faults {unknown}; known: {', '.join(FAULTS)}")
@@ -858,8 +868,8 @@ def main():
             print(f"{name}: skipped ({no_mount})", flush=True)
             continue
         print(f"{name}: {FAULTS[name][3]}", flush=True)
-        outcome, seconds = run_fault(suite, name, runs)
-        rows.append((name, runs, outcome, seconds, None))
+        outcome, seconds = run_fault(suite, name, own_runs[name])
+        rows.append((name, own_runs[name], outcome, seconds, None))
         write_markdown(args.out, args, rows, time.monotonic() - started, command)
     wall = time.monotonic() - started
     write_markdown(args.out, args, rows, wall, command)

@@ -18,6 +18,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/manifest.hpp"
 #include "src/run/python_worker.hpp"
+#include "src/run/scratch_dir.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 #include "util/unique_fd.hpp"
@@ -56,7 +57,7 @@ constexpr const char* kSiteCustomize =
 std::vector<std::string> capture_environment(const std::filesystem::path& hook_dir,
                                              const std::filesystem::path& launches_dir,
                                              const std::filesystem::path& worker_dir,
-                                             CaptureMode mode) {
+                                             CaptureMode mode, const std::string& marker) {
   std::vector<std::string> env;
   std::string pythonpath = hook_dir.string() + ":" + worker_dir.string();
   for (char** e = environ; *e != nullptr; ++e) {
@@ -77,6 +78,8 @@ std::vector<std::string> capture_environment(const std::filesystem::path& hook_d
   env.push_back(fmt::format("PORTCHECK_CAPTURE_MODE={}", mode_name(mode)));
   env.push_back("PORTCHECK_CAPTURE_HOOK_DIR=" + hook_dir.string());
   if (mode == CaptureMode::interpret) env.push_back("TRITON_INTERPRET=1");
+  // The command and what it starts end with the tool: a SIGKILLed capture leaves nothing running.
+  env.push_back(marker);
   return env;
 }
 
@@ -206,8 +209,8 @@ CommandOutcome run_with_hook(const CaptureOptions& options, const std::filesyste
   if (!options.quiet)
     std::cerr << fmt::format("triton-portcheck: capturing ({} mode): {}\n", mode_name(options.mode),
                              quoted_command(options.command));
-  return run_command(options.command,
-                     capture_environment(hook_dir, launches_dir, share.worker, options.mode));
+  return run_command(options.command, capture_environment(hook_dir, launches_dir, share.worker,
+                                                          options.mode, scratch_marker(scratch)));
 }
 
 void warn(const std::vector<std::string>& warnings) {
@@ -282,7 +285,7 @@ int status_after_writing(const CaptureOptions& options, const CommandOutcome& ou
 
 int run_capture(const CaptureOptions& options) {
   const bool exists = prepare_output(options);
-  util::TempDir scratch("portcheck-capture");
+  const ScratchDir scratch("portcheck-capture");
   const auto launches_dir = scratch.path() / "launches";
   const auto outcome = run_with_hook(options, scratch.path(), launches_dir);
   if (outcome.interrupted) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include <fmt/format.h>
@@ -11,15 +10,21 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/manifest.hpp"
+#include "util/ascii.hpp"
 #include "util/strings.hpp"
+#include "util/text_cursor.hpp"
 
 namespace portcheck {
 
 namespace {
 
+// A bare TOML key ([A-Za-z0-9_-]+) is written as it is, any other quoted.
 std::string toml_key(const std::string& key) {
-  static const std::regex bare(R"([A-Za-z0-9_\-]+)");
-  return std::regex_match(key, bare) ? key : toml_value(nlohmann::json(key));
+  const auto bare_char = [](char ch) {
+    return util::ascii::is_alnum(ch) || ch == '_' || ch == '-';
+  };
+  const bool bare = !key.empty() && std::all_of(key.begin(), key.end(), bare_char);
+  return bare ? key : toml_value(nlohmann::json(key));
 }
 
 std::string inline_table(const OrderedFields& fields) {
@@ -173,6 +178,42 @@ std::vector<std::string> header_lines(const std::vector<std::string>& header) {
   return out;
 }
 
+// The table headers find_blocks tells apart in a manifest's lines. Scanned by hand: std::regex
+// recursed once per character of a line and crashed (SIGSEGV) on a long comment or blank line.
+enum class Header { none, kernel, variant, other };
+
+// Blanks (C's isspace()) before each of `words`: `[[ kernel . variant ]]`.
+bool take_words(util::TextCursor& c, std::initializer_list<std::string_view> words) {
+  return std::all_of(words.begin(), words.end(), [&c](std::string_view word) {
+    c.take_blanks();
+    return c.take(word);
+  });
+}
+
+// The rest holds no line break: what std::regex's `.*` matched (it stopped at '\r' too).
+bool rest_on_one_line(const util::TextCursor& c) {
+  return c.rest().find_first_of("\r\n") == std::string_view::npos;
+}
+
+// Blanks, then the end of the line or a comment.
+bool at_end_or_comment(util::TextCursor& c) {
+  c.take_blanks();
+  return c.done() || (c.rest().front() == '#' && rest_on_one_line(c));
+}
+
+// `[[kernel]]` and `[[kernel.variant]]` (blanks anywhere between the parts, a comment after), any
+// other line whose first non-blank is '[' is another header.
+Header header_of(std::string_view line) {
+  util::TextCursor kernel(line);
+  if (take_words(kernel, {"[[", "kernel", "]]"}) && at_end_or_comment(kernel))
+    return Header::kernel;
+  util::TextCursor variant(line);
+  if (take_words(variant, {"[[", "kernel", ".", "variant", "]]"}) && at_end_or_comment(variant))
+    return Header::variant;
+  util::TextCursor other(line);
+  return take_words(other, {"["}) && rest_on_one_line(other) ? Header::other : Header::none;
+}
+
 struct ExistingBlock {
   std::size_t begin = 0, end = 0;  // line range [begin, end)
   std::string name;
@@ -184,17 +225,13 @@ struct ExistingBlock {
 // the next table header; the comments and blank lines just above that header belong to it.
 std::vector<ExistingBlock> find_blocks(const std::vector<std::string>& lines,
                                        const toml::table& root) {
-  static const std::regex kernel_header(R"(^\s*\[\[\s*kernel\s*\]\]\s*(#.*)?$)");
-  static const std::regex variant_header(R"(^\s*\[\[\s*kernel\s*\.\s*variant\s*\]\]\s*(#.*)?$)");
-  static const std::regex any_header(R"(^\s*\[.*)");
   std::vector<ExistingBlock> blocks;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (std::regex_match(lines[i], kernel_header)) {
+    const auto header = header_of(lines[i]);
+    if (header == Header::kernel) {
       if (!blocks.empty() && blocks.back().end == 0) blocks.back().end = i;
       blocks.push_back({i, 0, "", "", false});
-    } else if (!std::regex_match(lines[i], variant_header) &&
-               std::regex_match(lines[i], any_header) && !blocks.empty() &&
-               blocks.back().end == 0) {
+    } else if (header == Header::other && !blocks.empty() && blocks.back().end == 0) {
       blocks.back().end = i;
     }
   }

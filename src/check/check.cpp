@@ -16,9 +16,9 @@
 #include "src/core/manifest.hpp"
 #include "src/run/python_worker.hpp"
 #include "src/run/result_cache.hpp"
+#include "src/run/scratch_dir.hpp"
 #include "src/versions/environments.hpp"
 #include "util/fs.hpp"
-#include "util/proc.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -41,7 +41,7 @@ struct InvokingPython {
 };
 
 InvokingPython probe_invoking(const std::string& python, const ShareDirs& share) {
-  util::TempDir scratch("triton-portcheck-site");
+  const ScratchDir scratch("triton-portcheck-site");
   try {
     const auto probe =
         probe_environment(python, share, scratch.path(), nlohmann::json{{"keys", false}});
@@ -131,17 +131,13 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   settings.unsupported_targets_are_cells = targets != nullptr;
   settings.started = std::chrono::steady_clock::now();
   const auto started_wall = std::chrono::system_clock::now();
-  util::TempDir run_dir("triton-portcheck");
+  // Every process of this run carries the folder's marker (worker_environment adds it), so that
+  // if we are killed (SIGKILL, OOM killer) its watcher can still find and end them.
+  const ScratchDir run_dir("triton-portcheck");
   auto& env = settings.session.env;
   env = worker_environment(share, run_dir.path());
   if (!environment.inherit_site.empty())
     env.push_back("PORTCHECK_INHERIT_SITE=" + util::join(environment.inherit_site, ":"));
-  // Every process of this run carries the marker, so that if we are killed (SIGKILL, OOM killer)
-  // the watcher can still find and end them, and remove the run's folder.
-  const auto run_marker =
-      fmt::format("TRITON_PORTCHECK_RUN={}", run_dir.path().filename().string());
-  env.push_back(run_marker);
-  const util::DeathWatch death_watch(run_marker, {run_dir.path()});
   settings.session.run_dir = run_dir.path();
   const auto home = portcheck_home();
   ResultCache cache(home / "cache", options.cache_max_bytes);

@@ -3,7 +3,6 @@
 #include <array>
 #include <csignal>
 #include <cstring>
-#include <regex>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -336,6 +335,130 @@ Classification from_exit(const CellEvidence& evidence, const std::string& stage)
                             last.empty() ? "" : ": " + last));
 }
 
+// The rewrites that make a message's fingerprint stable across runs, targets and machines. They
+// were std::regex (each one's pattern is its comment) and must match exactly what it matched: a
+// different match is a different fingerprint, and users' baselines hold fingerprints. Each
+// matcher gives the length of its match at s[i], 0 for none (no pattern matches nothing).
+using Matcher = std::size_t (*)(std::string_view s, std::size_t i);
+struct Rewrite {
+  Matcher match;
+  std::string_view replacement;
+};
+
+// Every leftmost match, left to right, replaced: what std::regex_replace did.
+std::string replace_all(std::string_view s, const Rewrite& rewrite) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    if (const auto n = rewrite.match(s, i); n > 0) {
+      out += rewrite.replacement;
+      i += n;
+    } else {
+      out += s[i++];
+    }
+  }
+  return out;
+}
+
+// `\b` before a word character at s[i], and after one at s[i - 1].
+bool starts_word(std::string_view s, std::size_t i) { return i == 0 || !is_name_char(s[i - 1]); }
+bool ends_word(std::string_view s, std::size_t i) { return i == s.size() || !is_name_char(s[i]); }
+// The digits at s[i]: their end, or nullopt when there are none.
+std::optional<std::size_t> digits(std::string_view s, std::size_t i) {
+  const auto end = skip(s, i, is_digit);
+  return end > i ? std::optional(end) : std::nullopt;
+}
+constexpr bool is_lower_hex(char ch) { return is_digit(ch) || (ch >= 'a' && ch <= 'f'); }
+constexpr bool is_letter_or_underscore(char ch) { return util::ascii::is_alpha(ch) || ch == '_'; }
+
+// <\{[^{}]*\}>
+std::size_t layout_body(std::string_view s, std::size_t i) {
+  if (!expect(s, i, "<{")) return 0;
+  const auto close = s.find_first_of("{}", i + 2);
+  if (close == std::string_view::npos || s[close] != '}' || !expect(s, close + 1, ">")) return 0;
+  return close + 2 - i;
+}
+
+// `word` then digits, as the end of a match starting at i (0 when either is missing).
+std::size_t word_and_digits(std::string_view s, std::size_t i, std::string_view word) {
+  const auto after = expect(s, i, word);
+  const auto end = after ? digits(s, *after) : std::nullopt;
+  return end ? *end - i : 0;
+}
+
+constexpr Rewrite kRewrites[] = {
+    {// 0x[0-9a-fA-F]+
+     [](std::string_view s, std::size_t i) -> std::size_t {
+       const auto end = expect(s, i, "0x") ? skip(s, i + 2, util::ascii::is_hex) : i;
+       return end > i + 2 ? end - i : 0;
+     },
+     "0x?"},
+    {// %[A-Za-z_]*\d+(#\d+)?
+     [](std::string_view s, std::size_t i) -> std::size_t {
+       if (s[i] != '%') return 0;
+       const auto end = digits(s, skip(s, i + 1, is_letter_or_underscore));
+       if (!end) return 0;
+       const auto suffix = expect(s, *end, "#") ? digits(s, *end + 1) : std::nullopt;
+       return suffix.value_or(*end) - i;
+     },
+     "%N"},
+    {// #loc\d*
+     [](std::string_view s, std::size_t i) -> std::size_t {
+       return expect(s, i, "#loc") ? skip(s, i + 4, is_digit) - i : 0;
+     },
+     "#loc"},
+    {// loc\([^)]*\)
+     [](std::string_view s, std::size_t i) -> std::size_t {
+       const auto close = expect(s, i, "loc(") ? s.find(')', i + 4) : std::string_view::npos;
+       return close == std::string_view::npos ? 0 : close + 1 - i;
+     },
+     "loc(?)"},
+    {// :\d+:\d+
+     [](std::string_view s, std::size_t i) -> std::size_t {
+       const auto line = word_and_digits(s, i, ":");
+       const auto column = line > 0 ? word_and_digits(s, i + line, ":") : 0;
+       return column > 0 ? line + column : 0;
+     },
+     ":L:C"},
+    {// \bline \d+
+     [](std::string_view s, std::size_t i) -> std::size_t {
+       return starts_word(s, i) ? word_and_digits(s, i, "line ") : 0;
+     },
+     "line N"},
+    {// \bat \d+:\d+:
+     [](std::string_view s, std::size_t i) -> std::size_t {
+       const auto line = starts_word(s, i) ? word_and_digits(s, i, "at ") : 0;
+       const auto column = line > 0 ? word_and_digits(s, i + line, ":") : 0;
+       return column > 0 && expect(s, i + line + column, ":") ? line + column + 1 : 0;
+     },
+     "at L:C:"},
+    {// \bsm_\d+[af]?\b
+     [](std::string_view s, std::size_t i) -> std::size_t {
+       const auto n = starts_word(s, i) ? word_and_digits(s, i, "sm_") : 0;
+       if (n == 0) return 0;
+       if ((expect(s, i + n, "a") || expect(s, i + n, "f")) && ends_word(s, i + n + 1))
+         return n + 1;
+       return ends_word(s, i + n) ? n : 0;
+     },
+     "sm_N"},
+    {// \bgfx[0-9a-f]{3,4}\b: a run of 5 leaves no \b after its 3rd or 4th character
+     [](std::string_view s, std::size_t i) -> std::size_t {
+       if (!starts_word(s, i) || !expect(s, i, "gfx")) return 0;
+       const auto n = skip(s, i + 3, is_lower_hex) - (i + 3);
+       return (n == 3 || n == 4) && ends_word(s, i + 3 + n) ? 3 + n : 0;
+     },
+     "gfxN"},
+    {// \bcuda:\d+\b
+     [](std::string_view s, std::size_t i) -> std::size_t {
+       const auto n = starts_word(s, i) ? word_and_digits(s, i, "cuda:") : 0;
+       return n > 0 && ends_word(s, i + n) ? n : 0;
+     },
+     "cuda:N"},
+    {// \s+
+     [](std::string_view s, std::size_t i) -> std::size_t { return skip(s, i, is_blank) - i; },
+     " "},
+};
+
 }  // namespace
 
 std::string last_stage_from_progress(std::string_view progress_text) {
@@ -346,41 +469,20 @@ std::string last_stage_from_progress(std::string_view progress_text) {
 }
 
 std::string normalize_message(std::string_view message) {
-  struct Rule {
-    std::regex pattern;
-    const char* replacement;
-  };
-  static const std::vector<Rule> rules = [] {
-    std::vector<Rule> r;
-    const auto add = [&r](const char* p, const char* rep) { r.push_back({std::regex(p), rep}); };
-    add(R"(0x[0-9a-fA-F]+)", "0x?");
-    add(R"(%[A-Za-z_]*\d+(#\d+)?)", "%N");
-    add(R"(#loc\d*)", "#loc");
-    add(R"(loc\([^)]*\))", "loc(?)");
-    add(R"(:\d+:\d+)", ":L:C");
-    add(R"(\bline \d+)", "line N");
-    add(R"(\bat \d+:\d+:)", "at L:C:");
-    add(R"(\bsm_\d+[af]?\b)", "sm_N");
-    add(R"(\bgfx[0-9a-f]{3,4}\b)", "gfxN");
-    add(R"(\bcuda:\d+\b)", "cuda:N");
-    add(R"(\s+)", " ");
-    return r;
-  }();
-  // The rules below are std::regex, which recurses once per character matched: they see at most
-  // the first 4 KiB, far more than any compiler's decisive line and far below what overflows.
+  // The rewrites look at the first 4 KiB only: far more than any compiler's decisive line, and
+  // what fingerprints have always been made of (when the rules were regexes, to bound recursion).
   constexpr std::size_t kNormalizedLength = 4096;
   std::string out(message.substr(0, kNormalizedLength));
   // MLIR layout attributes (#ttg.blocked<{sizePerThread = ...}>) depend on num_warps and the
   // warp size, so the same failure would read differently on every target; keep only their names.
-  static const std::regex layout_body(R"(<\{[^{}]*\}>)");
   for (std::string previous; previous != out;) {
     previous = out;
-    out = std::regex_replace(out, layout_body, "<(layout)>");
+    out = replace_all(out, {layout_body, "<(layout)>"});
   }
   // Paths by the rule shared with `diff --ir` (core/ir_text.hpp), in its message syntax: the one
   // these fingerprints have always been made with.
   out = normalize_paths(out, PathSyntax::message);
-  for (const auto& rule : rules) out = std::regex_replace(out, rule.pattern, rule.replacement);
+  for (const auto& rewrite : kRewrites) out = replace_all(out, rewrite);
   return std::string(util::trim(out));
 }
 

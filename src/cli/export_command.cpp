@@ -12,6 +12,7 @@
 #include "src/core/errors.hpp"
 #include "src/export/export.hpp"
 #include "src/report/terminal.hpp"
+#include "src/run/scratch_dir.hpp"
 #include "util/fs.hpp"
 #include "util/term.hpp"
 #include "util/text_escape.hpp"
@@ -81,7 +82,7 @@ int run_export_command(const ExportFlags& f) {
   options.only_rows = f.rows;
   options.export_dir = f.dir;
   prepare_output_folder(*options.export_dir, "-o");
-  std::optional<util::TempDir> adhoc;
+  std::optional<ScratchDir> adhoc;
   if (!f.kernel.empty()) {
     adhoc.emplace("triton-portcheck-export");
     options.manifest = write_adhoc_manifest(f, adhoc->path());

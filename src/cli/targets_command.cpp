@@ -11,6 +11,7 @@
 #include "src/core/target.hpp"
 #include "src/core/tool_files.hpp"
 #include "src/run/python_worker.hpp"
+#include "src/run/scratch_dir.hpp"
 #include "util/fs.hpp"
 
 namespace portcheck::cli {
@@ -107,7 +108,7 @@ int run_targets(const TargetsFlags& f) {
   const auto request = targets_request(names);
   const auto share = ShareDirs::locate();
   const auto python = resolve_python(f.python);
-  util::TempDir scratch("triton-portcheck-targets");
+  const ScratchDir scratch("triton-portcheck-targets");
   const auto probe = probe_environment(python, share, scratch.path(), request);
   print_targets(probe);
   // The tables need a target Triton can compile for; a bad one is the user's to fix, exit 2.

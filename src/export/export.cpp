@@ -1,12 +1,11 @@
 #include "src/export/export.hpp"
 
-#include <regex>
-
 #include <fmt/format.h>
 
 #include "src/core/errors.hpp"
 #include "src/export/export_header.hpp"
 #include "util/fs.hpp"
+#include "util/text_cursor.hpp"
 
 namespace portcheck {
 
@@ -81,13 +80,31 @@ nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
   return descriptor;
 }
 
+namespace {
+
+// The parameter list of the first `.entry <blanks> NAME <blanks> ( ... )` in the PTX. Scanned by
+// hand: std::regex recursed once per character of the list and crashed (SIGSEGV) on a long one.
+std::optional<std::string_view> entry_parameters(std::string_view ptx, std::string_view entry) {
+  constexpr std::string_view kEntry = ".entry";
+  for (auto at = ptx.find(kEntry); at != std::string_view::npos; at = ptx.find(kEntry, at + 1)) {
+    util::TextCursor c(ptx, at + kEntry.size());
+    if (!c.take_blanks() || !c.take(entry)) continue;
+    c.take_blanks();
+    if (!c.take("(")) continue;
+    const auto list = c.rest();
+    const auto close = list.find(')');
+    if (close != std::string_view::npos) return list.substr(0, close);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::size_t> ptx_parameter_count(const std::string& ptx, const std::string& entry) {
-  const std::regex header(R"(\.entry\s+)" + entry + R"(\s*\(([^)]*)\))");
-  std::smatch m;
-  if (!std::regex_search(ptx, m, header)) return std::nullopt;
-  const std::string body = m[1];
+  const auto body = entry_parameters(ptx, entry);
+  if (!body) return std::nullopt;
   std::size_t count = 0;
-  for (std::size_t pos = 0; (pos = body.find(".param", pos)) != std::string::npos; pos += 6)
+  for (std::size_t pos = 0; (pos = body->find(".param", pos)) != std::string_view::npos; pos += 6)
     ++count;
   return count;
 }

@@ -8,6 +8,7 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/tool_files.hpp"
+#include "src/run/scratch_dir.hpp"
 #include "src/run/supervisor.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -117,6 +118,8 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
   if (own_tmp) env.push_back("TMPDIR=" + tmp.string());
   env.push_back("PYTHONUNBUFFERED=1");
   env.push_back("PYTHONDONTWRITEBYTECODE=1");
+  // What the folder's death watch (ScratchDir) kills should the tool die.
+  env.push_back(scratch_marker(scratch));
   return env;
 }
 

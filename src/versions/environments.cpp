@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <regex>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -25,6 +24,7 @@
 #include "util/fs.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
+#include "util/text_cursor.hpp"
 #include "util/unique_fd.hpp"
 #include "util/zip.hpp"
 
@@ -35,15 +35,20 @@ namespace fs = std::filesystem;
 namespace {
 
 // Canonical PEP 440 public versions only: one spelling per release, so one folder per release,
-// and no character that could make a path ('/', '.', '..' alone are rejected by the leading digit).
-const std::regex& version_pattern() {
-  static const std::regex re(
-      R"(^([0-9]+!)?[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$)");
-  return re;
-}
-
+// and no character that could make a path ('/', '.', '..' alone are rejected by the leading digit):
+// [N!]N(.N)*[{a|b|rc}N][.postN][.devN]
+// Scanned by hand like pip's lines below (util/text_cursor.hpp).
 bool is_version(const std::string& s) {
-  return !s.empty() && s.size() <= 64 && std::regex_match(s, version_pattern());
+  if (s.empty() || s.size() > 64) return false;
+  util::TextCursor c(s);
+  if (!c.take_digits()) return false;
+  if (c.take("!") && !c.take_digits()) return false;  // that was the epoch
+  while (c.take_number_after('.')) {
+  }
+  if ((c.take("a") || c.take("b") || c.take("rc")) && !c.take_digits()) return false;
+  if (c.take(".post") && !c.take_digits()) return false;
+  if (c.take(".dev") && !c.take_digits()) return false;
+  return c.done();
 }
 
 std::string now_iso8601() {
@@ -223,6 +228,14 @@ StepResult run_step(const std::vector<std::string>& argv, const fs::path& logs,
   spec.argv = argv;
   spec.env = child_environment();
   spec.env.push_back(step_marker());
+  // venv's ensurepip and pip write temporary folders (wheels, unpacked packages) that a kill
+  // leaves behind: in `logs`, which the step's death watch removes however the tool ends.
+  std::error_code ec;
+  fs::create_directories(logs / "tmp", ec);
+  if (!ec) {
+    std::erase_if(spec.env, [](const std::string& e) { return e.starts_with("TMPDIR="); });
+    spec.env.push_back("TMPDIR=" + (logs / "tmp").string());
+  }
   spec.cwd = logs;
   spec.stdout_path = logs / (name + ".stdout");
   spec.stderr_path = logs / (name + ".stderr");
@@ -236,6 +249,48 @@ StepResult run_step(const std::vector<std::string>& argv, const fs::path& logs,
   result.stdout_text = util::read_file_bounded(spec.stdout_path, 64000).value_or("");
   result.stderr_text = util::read_file_bounded(spec.stderr_path, 64000).value_or("");
   return result;
+}
+
+// The phrases that name the cause in pip's retry warnings, each with what follows it.
+enum class Tail {
+  none,
+  to_quote,        // the rest of the repr's string
+  host_timed_out,  // "Connection to HOST timed out"
+};
+struct Phrase {
+  std::string_view text;
+  Tail tail;
+};
+constexpr Phrase kNetworkPhrases[] = {
+    {"Failed to establish a new connection: ", Tail::to_quote},
+    {"Temporary failure in name resolution", Tail::none},
+    {"Name or service not known", Tail::none},
+    {"Network is unreachable", Tail::none},
+    {"Connection refused", Tail::none},
+    {"Read timed out", Tail::none},
+    {"read timed out", Tail::none},
+    {"Connection to ", Tail::host_timed_out},
+    {"ProxyError", Tail::to_quote},
+    {"SSLError", Tail::to_quote},
+};
+
+// The readable part of a pip retry warning, which holds the cause in the middle of a repr: the
+// first place a phrase starts, the earlier phrase of the table where two start at one place.
+// Scanned by hand: std::regex recursed once per character and crashed on a long line.
+std::optional<std::string> network_cause(std::string_view line) {
+  const auto not_quote = [](char ch) { return ch != '\'' && ch != '"'; };
+  const auto not_space = [](char ch) { return ch != ' '; };
+  for (std::size_t at = 0; at < line.size(); ++at) {
+    for (const auto& phrase : kNetworkPhrases) {
+      util::TextCursor c(line, at);
+      if (!c.take(phrase.text)) continue;
+      if (phrase.tail == Tail::to_quote) c.take_run(not_quote);
+      if (phrase.tail == Tail::host_timed_out && !(c.take_run(not_space) && c.take(" timed out")))
+        continue;
+      return std::string(line.substr(at, c.at() - at));
+    }
+  }
+  return std::nullopt;
 }
 
 // Why a step failed, in one line: pip's ERROR line (or the last line of stderr), a timeout, ...
@@ -273,14 +328,7 @@ std::string failure_reason(const StepResult& step, std::chrono::seconds timeout)
   }
   std::string reason = error_line.empty() ? last : error_line;
   if (!network_line.empty()) {
-    // pip's retry warnings hold the cause in the middle of a repr: keep the readable part.
-    static const std::regex cause(
-        R"((Failed to establish a new connection: [^'"]*|Temporary failure in name resolution|)"
-        R"(Name or service not known|Network is unreachable|Connection refused|[Rr]ead timed out|)"
-        R"(Connection to [^ ]+ timed out|ProxyError[^'"]*|SSLError[^'"]*))");
-    std::smatch m;
-    const std::string detail =
-        std::regex_search(network_line, m, cause) ? m[1].str() : network_line;
+    const std::string detail = network_cause(network_line).value_or(network_line);
     reason = fmt::format("cannot reach the package index ({}){}", detail,
                          reason.empty() ? "" : "; pip: " + reason);
   } else if (!warning_line.empty() && reason.find("(from versions: none)") != std::string::npos) {
@@ -292,11 +340,12 @@ std::string failure_reason(const StepResult& step, std::chrono::seconds timeout)
 
 // "(from versions: 2.0.0, 2.1.0, 3.8.0)" in pip's "Could not find a version" error.
 std::optional<std::vector<std::string>> offered_versions(const std::string& stderr_text) {
-  static const std::regex re(R"(\(from versions: ([^)]*)\))");
-  std::smatch m;
-  if (!std::regex_search(stderr_text, m, re)) return std::nullopt;
+  constexpr std::string_view kOpen = "(from versions: ";
+  const auto open = stderr_text.find(kOpen);
+  const auto close = open == std::string::npos ? open : stderr_text.find(')', open + kOpen.size());
+  if (close == std::string::npos) return std::nullopt;
   std::vector<std::string> versions;
-  const std::string list = m[1].str();
+  const std::string list = stderr_text.substr(open + kOpen.size(), close - open - kOpen.size());
   if (util::trim(list) == "none") return versions;
   for (const auto& v : util::split(list, ',')) {
     const auto t = std::string(util::trim(v));

@@ -4,6 +4,8 @@
   Triton's NVIDIA backend writes for ptxas (tmpXXXX.ptx, .log, kept by NamedTemporaryFile(delete=
   False)): the workers' TMPDIR is the run's folder, which the death watch removes. ptxas is made
   slow (TRITON_PTXAS_PATH, a wrapper that waits) so the kill lands while those files exist.
+- The short-lived folders ($TMPDIR/triton-portcheck-targets-*, -site-*, -export-*,
+  portcheck-capture-*) go the same way, and the probe or captured command with them.
 - A killed `env add` takes venv/pip with it and leaves no .tmp-<version>-* folder; its lock file
   goes at the next command; a failed `env add` leaves no <version>.lock.
 - `env add X --with PKG` on an existing environment installs PKG into it.
@@ -81,7 +83,9 @@ def test_killed_env_add_leaves_nothing(venv_python, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     envs = home / "envs"
-    env = tool_env(TRITON_PORTCHECK_HOME=home)
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = tool_env(TRITON_PORTCHECK_HOME=home, TMPDIR=tmpdir)
     # The first step (python -m venv) runs a few seconds before pip is asked anything.
     proc = popen_tool(["env", "add", "3.3.0", "--python", venv_python], cwd=home, env=env)
     try:
@@ -93,6 +97,7 @@ def test_killed_env_add_leaves_nothing(venv_python, tmp_path):
         proc.communicate()
     assert_no_leftovers(env["PORTCHECK_ITEST_TAG"], grace_s=10)  # venv and pip went with it
     wait_for(lambda: not [p for p in envs.iterdir() if p.name.startswith(".tmp-")], 10, "the staging folders")
+    assert everything_under(tmpdir) == []  # ensurepip's wheels were left there
     # The lock file of the killed add goes at the next command that looks at environments.
     listed = run_env(home, "list")
     assert listed.returncode == 0, listed.stderr
@@ -157,3 +162,48 @@ def test_the_triton_in_use_is_checked_as_current(venv_python, tmp_path):
     assert not (home / "envs" / version).exists()
     report = json.loads((tmp_path / "r.json").read_text())
     assert [(c["triton"], c["triton_version"]) for c in report["cells"]] == [("current", version)]
+
+
+# The short-lived folders other than the run's: each is killed while it exists (the interpreter
+# probe of `targets` and of a multi-version `check`, export's one-row manifest, capture's hook and
+# records). SIGKILL leaves the tool no chance to clean up; the death watch removes the folder and
+# ends what the tool had started (the probe, the captured command) - before it, both stayed. The
+# interpreter given is slow to answer the probe, so that the kill lands while the folder exists.
+SHORT_LIVED = {
+    "targets": ("triton-portcheck-targets-", lambda py, p: ["targets", "--python", py, "-t", "cuda:80"]),
+    "site": ("triton-portcheck-site-", lambda py, p: ["check", "--python", py, "--triton", "9.9.0"]),
+    "export": ("triton-portcheck-export-",
+               lambda py, p: ["export", "--python", py, "--kernel", f"{p / 'kernels.py'}:axpy",
+                              "--signature", '{ x_ptr = "*fp32:16", y_ptr = "*fp32:16", out_ptr = "*fp32:16", '
+                              'n = "i32", a = "fp32" }', "--constants", "{ BLOCK = 64 }", "-t", "cuda:80",
+                              "-o", p / "out"]),
+    "capture": ("portcheck-capture-",
+                lambda py, p: ["capture", "-o", p / "captured.toml", "--", py, "-c",
+                               "import time; time.sleep(30)"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHORT_LIVED))
+def test_sigkill_leaves_no_short_lived_folder(case, venv_python, tmp_path):
+    prefix, args = SHORT_LIVED[case]
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    project = tmp_path / "p"
+    write_manifest(project, axpy_manifest(["cuda:80"]))
+    env = tool_env(TMPDIR=tmpdir, TRITON_PORTCHECK_HOME=tmp_path / "home")
+    slow_probe = tmp_path / "slow-probe-python"
+    slow_probe.write_text(f'#!/bin/sh\ncase "$3" in probe) sleep 60;; esac\nexec {venv_python} "$@"\n')
+    slow_probe.chmod(0o755)
+    proc = popen_tool(args(slow_probe, project), cwd=project, env=env)
+    try:
+        wait_for(lambda: any(p.name.startswith(prefix) for p in tmpdir.iterdir()), 120, prefix)
+        time.sleep(0.5)  # past the instant between the folder's creation and its watch
+        assert proc.poll() is None, proc.communicate()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+    assert_no_leftovers(env["PORTCHECK_ITEST_TAG"], grace_s=10)
+    try:
+        wait_for(lambda: not any(tmpdir.iterdir()), 10, "the temporary folders to go")
+    except AssertionError:
+        raise AssertionError(f"left in $TMPDIR: {everything_under(tmpdir)}") from None

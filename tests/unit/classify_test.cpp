@@ -235,5 +235,20 @@ TEST(Classify, ExitWithoutResultInACompileStageIsACrashNotOurs) {
   }
 }
 
+// The fingerprint rules were std::regex; the scanners that replaced them must match what the
+// regexes matched, word boundaries and backtracking included (expected values: the regex version).
+TEST(Fingerprint, NormalizeMessageEdgesMatchTheFormerRegexes) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"sm_90a sm_90ab sm_80_ (sm_100f)", "sm_N sm_90ab sm_80_ (sm_N)"},
+      {"gfx90a gfx11001 gfx942A gfx1100", "gfxN gfx11001 gfx942A gfxN"},
+      {"cuda:80a cuda:90 xcuda:80", "cuda:80a cuda:N xcuda:80"},
+      {"%arg12#3 %12# %_ %x7", "%N %N# %_ %N"},
+      {"loc(a b) loc( #loc12 #locx", "loc(?) loc( #loc #locx"},
+      {"0xZ 0x1fG at 3:4: at 3:4 line 7 inline 7", "0xZ 0x?G at L:C: at 3:4 line N inline 7"},
+      {"<{a <{b}> c}> <{d}>x \t\n  end", "<(layout)> <(layout)>x end"},
+  };
+  for (const auto& [in, out] : cases) EXPECT_EQ(normalize_message(in), out) << in;
+}
+
 }  // namespace
 }  // namespace portcheck

@@ -202,6 +202,55 @@ TEST_F(EnvironmentsTest, AddRejectsBadArgumentsBeforeAnyWork) {
   EXPECT_TRUE(portcheck::list_environments().empty());
 }
 
+// A `python` whose venv's pip fails `download` with `stderr` (in a file: printf would choke on
+// 200,000 characters in an argument).
+std::string fake_python_whose_pip_says(const fs::path& folder, const std::string& stderr_text) {
+  write_plain(folder / "pip-stderr", stderr_text);
+  const auto python = folder / "python";
+  write_plain(python,
+              "#!/bin/sh\n"
+              "mkdir -p \"$3/bin\"\n"
+              "printf '#!/bin/sh\\ncat " +
+                  (folder / "pip-stderr").string() +
+                  " >&2\\nexit 1\\n' > \"$3/bin/python\"\n"
+                  "chmod +x \"$3/bin/python\"\n");
+  ::chmod(python.c_str(), 0755);
+  return python.string();
+}
+
+// pip's lines were read with std::regex, which recursed once per character: a long version list
+// or network error crashed the tool (SIGSEGV) instead of failing the add.
+TEST_F(EnvironmentsTest, LongPipLinesAreReadNotACrash) {
+  std::string versions;
+  for (int i = 0; i < 20000; ++i) versions += "1.0." + std::to_string(i) + ", ";
+  const auto offered = fake_python_whose_pip_says(
+      home_.path(),
+      "ERROR: Could not find a version that satisfies the requirement triton==3.8.0 "
+      "(from versions: " +
+          versions + "2.0.0)\n");
+  try {
+    portcheck::add_environment("3.8.0", {}, offered);
+    ADD_FAILURE() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("it offers: 1.0.0, 1.0.1, "), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(", 1.0.19999, 2.0.0"), std::string::npos);
+  }
+  const auto network = fake_python_whose_pip_says(
+      home_.path(),
+      "WARNING: Retrying after connection broken by 'ProxyError: " + std::string(200000, 'x') +
+          "': /simple/triton/\nERROR: No matching distribution\n");
+  try {
+    portcheck::add_environment("3.8.0", {}, network);
+    ADD_FAILURE() << "no EnvironmentError";
+  } catch (const portcheck::EnvironmentError& e) {
+    // stderr is read bounded (head and tail): the repr's middle is left out.
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cannot reach the package index (ProxyError: " + std::string(20000, 'x')),
+              std::string::npos);
+    EXPECT_NE(what.find("; pip: ERROR: No matching distribution"), std::string::npos);
+  }
+}
+
 TEST_F(EnvironmentsTest, ZipUncompressedBytesSumsTheCentralDirectory) {
   const auto zip = home_.path() / "fake.whl";
   write_plain(zip, fake_zip({{"triton/__init__.py", 100}, {"triton/_C/libtriton.so", 5000000}}));

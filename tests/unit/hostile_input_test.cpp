@@ -10,6 +10,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/ir_text.hpp"
 #include "src/core/manifest.hpp"
+#include "src/export/export.hpp"
 #include "src/report/baseline.hpp"
 #include "src/report/json.hpp"
 #include "tests/unit/report_fixtures.hpp"
@@ -265,6 +266,56 @@ TEST_F(HostileInput, CapturedSpecializationWithAControlCharacterLoadsBack) {
   const auto manifest = load_manifest(file);
   ASSERT_EQ(manifest.rows.size(), 1U);
   EXPECT_EQ(manifest.rows[0].specialization, row.specialization);
+}
+
+// std::regex recursed once per character on these (SIGSEGV past some 100,000): the key check of
+// the TOML writer, the table-header scan of `capture --update`/append over the user's manifest,
+// export's `.entry NAME (` scan of the PTX.
+constexpr std::size_t kLong = 200000;
+
+TEST_F(HostileInput, CapturedArgumentNameOf200000CharactersIsNotACrash) {
+  CapturedKernel kernel;
+  kernel.name = "k";
+  kernel.target = "kernels:f";
+  CapturedRow row;
+  row.signature = {{std::string(kLong, 'a'), "i32"}, {std::string(kLong, '.'), "i32"}};
+  kernel.rows.push_back(row);
+  const auto text = render_captured_manifest({kernel}, {}).text;
+  EXPECT_NE(text.find("{ " + std::string(kLong, 'a') + " = \"i32\", \"" + std::string(kLong, '.') +
+                      "\" = \"i32\" }"),
+            std::string::npos);
+}
+
+TEST_F(HostileInput, ManifestLinesOf200000CharactersAreNotACrashOnUpdate) {
+  const std::string comment = "# " + std::string(kLong, 'c');
+  const std::string original = std::string(kLong, ' ') + "\n[[kernel]]  " + comment +
+                               "\nname = \"old\"\ntarget = \"kernels:f\"\ncaptured = \"t\"\n"
+                               "[[ kernel . variant ]] " +
+                               comment + "\nname = \"v\"\n[defaults]  " + comment + "\n";
+  std::ofstream(dir.path() / "kernels.py") << "# kernels\n";
+  const auto file = write("portcheck.toml", original);
+  CapturedKernel kernel;
+  kernel.name = "new";
+  kernel.target = "kernels:g";
+  kernel.rows.emplace_back();
+  const auto result = merge_captured_manifest(file, original, {kernel}, MergeMode::update);
+  EXPECT_EQ(result.rows_written, 1);
+  // The [[kernel]] block ran to [defaults] (a variant header does not end it) and was kept:
+  // `update` replaces only the rows of kernels captured now.
+  EXPECT_EQ(result.rows_replaced, 0);
+  EXPECT_NE(result.text.find("[[ kernel . variant ]] " + comment + "\nname = \"v\"\n[defaults]"),
+            std::string::npos);
+}
+
+TEST(HostilePtx, EntryWithAParameterListOf200000CharactersIsNotACrash) {
+  std::string params;
+  for (int i = 0; i < 12000; ++i) params += ".param .u64 p" + std::to_string(i) + ",\n";
+  params.resize(params.size() - 2);
+  const std::string ptx = ".visible .entry k(\n" + params + "\n)\n{\n}\n";
+  ASSERT_GT(ptx.size(), kLong);
+  EXPECT_EQ(ptx_parameter_count(ptx, "k"), 12000U);
+  EXPECT_EQ(ptx_parameter_count(".entry k" + std::string(kLong, ' ') + "(.param .u32 a)", "k"), 1U);
+  EXPECT_EQ(ptx_parameter_count(".entry k(" + std::string(kLong, 'x'), "k"), std::nullopt);
 }
 
 }  // namespace

@@ -1,0 +1,13 @@
+#include "src/run/scratch_dir.hpp"
+
+namespace portcheck {
+
+std::string scratch_marker(const std::filesystem::path& folder) {
+  // The folder's name is unique in $TMPDIR (mkdtemp) and says which run a process belongs to.
+  return "TRITON_PORTCHECK_RUN=" + folder.filename().string();
+}
+
+ScratchDir::ScratchDir(std::string_view prefix)
+    : dir_(prefix), marker_(scratch_marker(dir_.path())), death_watch_(marker_, {dir_.path()}) {}
+
+}  // namespace portcheck
