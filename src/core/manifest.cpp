@@ -65,6 +65,23 @@ std::string shown(std::string_view text) {
   return text.size() <= kShown ? std::string(text) : std::string(text.substr(0, kShown)) + "...";
 }
 
+// Why a path named by the manifest cannot be used, or "" when it is there. The non-throwing
+// checks: a path built from the user's text may be too long (ENAMETOOLONG) or unreadable, and
+// that is the key's error, not an exception (the throwing std::filesystem calls ended the run).
+std::string path_problem(const std::filesystem::path& path, std::filesystem::file_type wanted) {
+  // Whole paths are what a user needs to see; one longer than PATH_MAX is noise past its start.
+  constexpr std::size_t kPathMax = 4096;
+  const auto name = path.string().size() <= kPathMax ? path.string() : shown(path.string());
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (error && error != std::errc::no_such_file_or_directory && error != std::errc::not_a_directory)
+    return fmt::format("{} cannot be used: {}", name, error.message());
+  if (!std::filesystem::exists(status)) return fmt::format("{} does not exist", name);
+  if (wanted == std::filesystem::file_type::directory && !std::filesystem::is_directory(status))
+    return fmt::format("{} is not a folder", name);
+  return "";
+}
+
 // Row and variant names become folder and file names (export, --save-ir): 255 bytes at most.
 constexpr std::size_t kMaxNameLength = 200;
 // Tables in signature/constants/options deeper than this are a mistake, and converting one
@@ -211,8 +228,9 @@ class Parser {
       const auto& item = *array->get(i);
       const auto item_key = fmt::format("{}[{}]", key, i);
       const auto folder = (base / need_string(item, item_key)).lexically_normal();
-      if (!std::filesystem::is_directory(folder))
-        fail(item, item_key, fmt::format("folder {} does not exist", folder.string()));
+      if (const auto problem = path_problem(folder, std::filesystem::file_type::directory);
+          !problem.empty())
+        fail(item, item_key, "folder " + problem);
       out.push_back(folder);
     }
     return out;
@@ -303,8 +321,9 @@ class Parser {
       fail(node, key, fmt::format("'{}' is not a Python function name", shown(ref.function)));
     if (where_from.ends_with(".py")) {
       ref.file = (ref.import_root / where_from).lexically_normal();
-      if (!std::filesystem::exists(ref.file))
-        fail(node, key, fmt::format("file {} does not exist", ref.file.string()));
+      if (const auto problem = path_problem(ref.file, std::filesystem::file_type::regular);
+          !problem.empty())
+        fail(node, key, "file " + problem);
     } else if (is_dotted_name(where_from)) {
       ref.module = where_from;
     } else {
@@ -529,7 +548,8 @@ bool is_valid_type_string(const std::string& type, std::string* why) {
 }
 
 Manifest load_manifest(const std::filesystem::path& file) {
-  if (!std::filesystem::exists(file))
+  std::error_code error;
+  if (!std::filesystem::exists(file, error))
     throw UsageError(
         fmt::format("{}: no such manifest (write a portcheck.toml, pass --manifest FILE, or "
                     "try --demo)",

@@ -188,6 +188,23 @@ TEST_F(ManifestTest, MissingKernelFile) {
   EXPECT_NE(e.find("does not exist"), std::string::npos) << e;
 }
 
+// A file name longer than the system allows (ENAMETOOLONG) is the key's error, not an escaped
+// std::filesystem exception (found by fuzz_manifest: it ended the run with std::terminate).
+TEST_F(ManifestTest, KernelFileNameTooLong) {
+  const std::string name(5000, 'a');
+  const auto e = error_for("[[kernel]]\nname = \"k\"\ntarget = \"" + name + ".py:k\"\n");
+  EXPECT_NE(e.find("portcheck.toml:3: kernel 'k'.target"), std::string::npos) << e;
+  EXPECT_NE(e.find("cannot be used: File name too long"), std::string::npos) << e;
+  EXPECT_LT(e.size(), 1000U) << "a path past PATH_MAX is shown by its start";
+}
+
+TEST_F(ManifestTest, PythonpathFolderNameTooLong) {
+  const auto e = error_for("[defaults]\npythonpath = [\"" + std::string(300, 'b') +
+                           "\"]\n[[kernel]]\nname = \"k\"\ntarget = \"kernels.py:k\"\n");
+  EXPECT_NE(e.find("pythonpath[0]"), std::string::npos) << e;
+  EXPECT_NE(e.find("cannot be used: File name too long"), std::string::npos) << e;
+}
+
 TEST_F(ManifestTest, MissingNameAndTarget) {
   EXPECT_NE(error_for("[[kernel]]\ntarget = \"kernels.py:k\"\n").find("missing key 'name'"),
             std::string::npos);
