@@ -1,5 +1,7 @@
 #include "util/json_reader.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace util {
@@ -97,6 +99,46 @@ bool JsonAt::boolean_or(std::string_view key, bool fallback) const {
 double JsonAt::number_or(std::string_view key, double fallback) const {
   const auto member = find(key);
   return member ? member->number() : fallback;
+}
+
+std::optional<std::int64_t> integer_in(const nlohmann::json& value, std::int64_t min,
+                                       std::int64_t max) {
+  if (value.is_number_unsigned()) {
+    const auto v = value.get<std::uint64_t>();
+    if (max < 0 || v > static_cast<std::uint64_t>(max)) return std::nullopt;
+    return static_cast<std::int64_t>(v);
+  }
+  if (!value.is_number_integer()) return std::nullopt;
+  const auto v = value.get<std::int64_t>();
+  if (v < min || v > max) return std::nullopt;
+  return v;
+}
+
+std::optional<double> finite_number(const nlohmann::json& value) {
+  if (!value.is_number()) return std::nullopt;
+  const auto v = value.get<double>();
+  if (!std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<std::int64_t> integer_member(const nlohmann::json& object, std::string_view key,
+                                           std::int64_t min, std::int64_t max) {
+  if (!object.is_object()) return std::nullopt;
+  const auto it = object.find(key);
+  return it == object.end() ? std::nullopt : integer_in(*it, min, max);
+}
+
+std::optional<double> number_member(const nlohmann::json& object, std::string_view key) {
+  if (!object.is_object()) return std::nullopt;
+  const auto it = object.find(key);
+  return it == object.end() ? std::nullopt : finite_number(*it);
+}
+
+std::string string_member(const nlohmann::json& object, std::string_view key,
+                          std::string_view fallback) {
+  if (!object.is_object()) return std::string(fallback);
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
 }
 
 }  // namespace util

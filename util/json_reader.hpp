@@ -54,4 +54,19 @@ class JsonAt {
   std::string path_;
 };
 
+// Lenient reads, for documents our own worker wrote that code running in the same process (the
+// user's) could have damaged: a value of the wrong type, out of range or not finite is nullopt,
+// never an exception or an out-of-range cast (undefined behaviour for doubles).
+[[nodiscard]] std::optional<std::int64_t> integer_in(const nlohmann::json& value, std::int64_t min,
+                                                     std::int64_t max);
+[[nodiscard]] std::optional<double> finite_number(const nlohmann::json& value);
+// A member of an object read as above; nullopt when `object` is not one or has no such member.
+[[nodiscard]] std::optional<std::int64_t> integer_member(const nlohmann::json& object,
+                                                         std::string_view key, std::int64_t min,
+                                                         std::int64_t max);
+[[nodiscard]] std::optional<double> number_member(const nlohmann::json& object,
+                                                  std::string_view key);
+[[nodiscard]] std::string string_member(const nlohmann::json& object, std::string_view key,
+                                        std::string_view fallback);
+
 }  // namespace util

@@ -1,6 +1,7 @@
 #include "src/check/classify.hpp"
 
 #include <array>
+#include <climits>
 #include <csignal>
 #include <cstring>
 #include <string_view>
@@ -9,6 +10,7 @@
 
 #include "src/core/ir_text.hpp"
 #include "util/ascii.hpp"
+#include "util/json_reader.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -210,7 +212,9 @@ Classification from_worker_error(const nlohmann::json& result, const std::string
   const auto type = string_field(error, "type");
   const auto text = string_field(error, "message");
   if (const auto& src = field(result, "error_source"); src.is_object())
-    c.error_source = SourceLocation{string_field(src, "file"), field(src, "line").get<int>()};
+    c.error_source =
+        SourceLocation{string_field(src, "file"),
+                       static_cast<int>(util::integer_member(src, "line", 0, INT_MAX).value_or(0))};
 
   if (c.stage == "import") {
     c.kind = FailureKind::import_error;

@@ -1,9 +1,11 @@
 #include "src/check/interpret.hpp"
 
 #include <algorithm>
+#include <climits>
 
 #include <fmt/format.h>
 
+#include "util/json_reader.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -32,20 +34,27 @@ void fail(CellResult& cell, FailureKind kind, std::string stage, std::string mes
 
 // What the worker measured of the compile, failed or not.
 void take_result(CellResult& cell, const nlohmann::json& r) {
-  if (r.contains("stages") && r["stages"].is_object()) cell.stages = r["stages"];
+  // The worker wrote `r`, but user code ran in its process: a value of the wrong type is dropped,
+  // never thrown on.
   double sum = 0;
-  for (const auto& [k, v] : cell.stages.items()) sum += v.get<double>();
-  cell.compile_s = r.contains("compile_s") ? r["compile_s"].get<double>() : sum;
+  if (const auto it = r.find("stages"); it != r.end() && it->is_object())
+    for (const auto& [stage, seconds] : it->items())
+      if (const auto s = util::finite_number(seconds)) {
+        cell.stages[stage] = *s;
+        sum += *s;
+      }
+  cell.compile_s = util::number_member(r, "compile_s").value_or(sum);
   if (r.contains("metadata")) cell.metadata = r["metadata"];
   if (r.contains("sizes")) cell.sizes = r["sizes"];
   if (r.contains("resources")) cell.resources = r["resources"];
   if (r.contains("export") && r["export"].is_object()) cell.exported = r["export"];
   if (const auto it = r.find("output_error"); it != r.end() && it->is_object())
-    cell.output_error = fmt::format("cannot write {}: {}", it->value("path", "?"),
-                                    it->value("error", "unknown error"));
-  if (r.contains("source") && r["source"].is_object())
+    cell.output_error = fmt::format("cannot write {}: {}", util::string_member(*it, "path", "?"),
+                                    util::string_member(*it, "error", "unknown error"));
+  if (const auto it = r.find("source"); it != r.end() && it->is_object())
     cell.kernel_source =
-        SourceLocation{r["source"].value("file", ""), r["source"].value("line", 0)};
+        SourceLocation{util::string_member(*it, "file", ""),
+                       static_cast<int>(util::integer_member(*it, "line", 0, INT_MAX).value_or(0))};
 }
 
 // The traceback and what was printed, the end kept when they are long.
@@ -100,7 +109,8 @@ CellResult interpret(const PlannedCell& plan, const CellInput& input, const Judg
     take_evidence(cell, *input.evidence);
     if (cell.kind == FailureKind::none) check_launch_limits(cell, plan.target, judgement);
   } else if (input.predicted.is_object()) {
-    fail(cell, FailureKind::predicted, "static", input.predicted.value("reason", ""));
+    fail(cell, FailureKind::predicted, "static",
+         util::string_member(input.predicted, "reason", ""));
   } else {
     cell.status = Status::unchecked;  // --static-only, and nothing predicted against it
     return cell;

@@ -1,10 +1,14 @@
 #include "src/check/launch_limits.hpp"
 
+#include <cstdint>
+#include <limits>
+
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "src/core/data_tables.hpp"
 #include "src/core/errors.hpp"
+#include "util/json_reader.hpp"
 
 namespace portcheck {
 namespace {
@@ -26,9 +30,11 @@ void merge(const toml::table& table, TargetLimits& limits) {
   if (auto s = table["source"].value<std::string>()) limits.source = *s;
 }
 
+// A count from the compiled metadata; one that is not a count (negative, fractional, damaged)
+// reads as `fallback` rather than as an out-of-range cast.
 std::uint64_t number(const nlohmann::json& j, const char* key, std::uint64_t fallback = 0) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<std::uint64_t>() : fallback;
+  const auto v = util::integer_member(j, key, 0, std::numeric_limits<std::int64_t>::max());
+  return v ? static_cast<std::uint64_t>(*v) : fallback;
 }
 
 }  // namespace
@@ -90,8 +96,8 @@ LaunchCheck check_launch(const CellResult& cell, const TargetLimits& limits) {
   if (limits.max_shared_bytes_per_block && shared > *limits.max_shared_bytes_per_block)
     check.problems.push_back(fmt::format("needs {} bytes of shared memory; {} allows {}", shared,
                                          target, *limits.max_shared_bytes_per_block));
-  if (cell.resources.contains("registers") && cell.resources["registers"].is_number()) {
-    const auto regs = cell.resources["registers"].get<std::uint64_t>();
+  if (const auto registers = util::integer_member(cell.resources, "registers", 0, 1 << 20)) {
+    const auto regs = static_cast<std::uint64_t>(*registers);
     const auto unit = limits.register_allocation_unit;
     // Registers are allocated per warp, rounded up to the allocation unit.
     const auto per_warp = (regs * warp_size + unit - 1) / unit * unit;

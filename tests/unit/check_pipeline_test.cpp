@@ -573,6 +573,29 @@ TEST_F(CheckPipeline, ModuleThatCrashesAtImportFailsOnlyItsOwnCells) {
   EXPECT_EQ(cell(out, "add", "cuda:90").status, Status::ok);
 }
 
+// The worker's result file shares a process with user code: a field of the wrong type is read
+// as absent (found by fuzz_classify: a null error_source line ended the run with exit 4).
+TEST_F(CheckPipeline, ResultFieldsOfTheWrongTypeAreReadAsAbsent) {
+  auto damaged = frontend_error("NameError: name 'tl.foo' is not defined");
+  (*damaged.result)["error_source"] = {{"file", "k.py"}, {"line", nullptr}};
+  (*damaged.result)["stages"] = {{"ttir", "fast"}, {"frontend", 0.5}};
+  (*damaged.result)["compile_s"] = nullptr;
+  (*damaged.result)["source"] = {{"file", 7}, {"line", "nine"}};
+  (*damaged.result)["output_error"] = {{"path", 1}};
+  compiles["mul|cuda:90"] = damaged;
+  auto huge = passes();
+  (*huge.result)["metadata"]["num_warps"] = -1.5e300;
+  (*huge.result)["resources"] = {{"registers", 1e300}};
+  compiles["add|cuda:90"] = huge;
+  const auto out = run();
+  const auto& bad = cell(out, "mul", "cuda:90");
+  EXPECT_EQ(bad.kind, FailureKind::frontend_error);
+  EXPECT_EQ(bad.message, "NameError: name 'tl.foo' is not defined");
+  EXPECT_EQ(bad.compile_s, 0.5) << "the stages that are numbers, summed";
+  EXPECT_EQ(bad.output_error, "cannot write ?: unknown error");
+  EXPECT_EQ(cell(out, "add", "cuda:90").status, Status::ok);
+}
+
 TEST_F(CheckPipeline, InterruptedCellsAreNotResultsNorCached) {
   options.jobs = 1;
   on_compile = [this](FakeRunner& r, Id id) {
