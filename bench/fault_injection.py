@@ -709,7 +709,9 @@ FAULTS = {
 class Suite:
     def __init__(self, args):
         self.binary = Path(args.binary).resolve()
-        self.python = Path(args.python)
+        # Runs start in their own folders: a relative interpreter path is made absolute here
+        # (not resolved: a venv's python is a symlink that must stay one).
+        self.python = Path(args.python).absolute() if "/" in args.python else Path(args.python)
         self.jobs = args.jobs
         self.workdir = Path(tempfile.mkdtemp(prefix="portcheck-faults-"))
         self.references = {}
