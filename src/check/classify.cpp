@@ -22,8 +22,7 @@ const nlohmann::json& field(const nlohmann::json& j, const char* key) {
 }
 
 std::string string_field(const nlohmann::json& j, const char* key) {
-  const auto& v = field(j, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
+  return util::string_member(j, key, "");
 }
 
 // The signals a compiler dies of, by name; any other by number.
