@@ -3,9 +3,9 @@
 The user's code may kill its parent (`os.kill(os.getppid(), 9)`). Its parent is therefore never
 triton-portcheck itself: with `--isolation fork` it is the fork server (server.py), with
 `--isolation process` the cell's worker process, which forks this child and waits
-(`run_forked`). And the child never outlives that parent: it dies with it (PR_SET_PDEATHSIG), so
-it is never re-parented to triton-portcheck (a subreaper) where its next `kill(getppid())` would
-end the run.
+(`run_forked`). The child dies with that parent (PR_SET_PDEATHSIG), but the kernel re-parents it
+to triton-portcheck (a subreaper) before sending that signal; its seccomp filter (signal_guard)
+keeps a `kill(getppid())` in that window from reaching the tool.
 
 `run_forked` leaves two marks in the progress file around the child's life, so the supervisor can
 tell a worker killed by its own child (forked, never saw the child end) from a child that died of
@@ -18,7 +18,7 @@ import signal
 import sys
 import traceback
 
-from . import handlers, protocol
+from . import handlers, protocol, signal_guard
 
 _PR_SET_PDEATHSIG = 1
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, before any fork
@@ -61,6 +61,9 @@ def compile_and_exit(request_path, result_path, progress_path, failure_code, par
         die_with_parent(parent)
         if lead_group:
             os.setpgid(0, 0)
+        # Before any user code: nothing it runs may signal the tool (see signal_guard). Where
+        # the guard cannot be installed the probe has already warned; the cell runs regardless.
+        signal_guard.install()
         handlers.run_cell_files(request_path, result_path, progress_path)
         code = 0
     except SystemExit as stop:

@@ -5,7 +5,7 @@ one module's inspection). Both entry points use them: `python -m portcheck_worke
 import os
 import sys
 
-from . import PROTOCOL_VERSION, protocol
+from . import PROTOCOL_VERSION, protocol, signal_guard
 
 
 def import_triton():
@@ -45,6 +45,8 @@ def probe(request):
         "targets": [tables.describe_target(t) for t in request.get("targets", [])],
         # The tables the static pre-checks use, read from Triton alone (`targets` shows them).
         "static": {"tables": static.tables(request.get("targets", []))} if request.get("predict") else None,
+        # None when cells' code cannot signal the tool (signal_guard), else why it can.
+        "signal_guard_off": signal_guard.check(),
     }
 
 

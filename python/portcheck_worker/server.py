@@ -177,8 +177,8 @@ def warm_up(targets):
 
 def run_child(command, server):
     """In the forked child: become a session leader, take the cell's files, compile, exit; die
-    with the server (cell_child.compile_and_exit), so a cell whose code killed the server is
-    never re-parented to triton-portcheck, where its next kill(getppid()) would end the run."""
+    with the server (cell_child.compile_and_exit); a cell whose code killed the server cannot
+    signal triton-portcheck, to which it is re-parented until then (signal_guard)."""
     try:
         os.setsid()
         signal.set_wakeup_fd(-1)

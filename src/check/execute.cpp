@@ -14,6 +14,7 @@
 #include "src/check/triton_validation.hpp"
 #include "src/run/scheduler.hpp"
 #include "util/fs.hpp"
+#include "util/json_reader.hpp"
 
 namespace portcheck {
 namespace {
@@ -202,6 +203,11 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
   out.probe = session->probe(
       {{"tool_version", PORTCHECK_VERSION}, {"targets", targets_json(matrix.columns)}});
   out.triton_version = out.probe.at("triton").at("version").get<std::string>();
+  if (const auto why_not = util::string_member(out.probe, "signal_guard_off", ""); !why_not.empty())
+    std::fprintf(stderr,
+                 "triton-portcheck: warning: the cells' code can signal triton-portcheck here (no "
+                 "seccomp guard: %s); a kernel that kills its parent may end the run\n",
+                 why_not.c_str());
   const auto& probed_targets = out.probe.value("targets", nlohmann::json::array());
   if (!settings.unsupported_targets_are_cells)
     validate_targets(manifest, matrix, probed_targets, out.triton_version);

@@ -120,6 +120,10 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
   env.push_back("PYTHONDONTWRITEBYTECODE=1");
   // What the folder's death watch (ScratchDir) kills should the tool die.
   env.push_back(scratch_marker(scratch));
+  // The process the cells' seccomp guard protects, with its ancestors
+  // (python/portcheck_worker/signal_guard.py): the tool is a subreaper, so a cell's process whose
+  // parent died is re-parented here, and its next kill(getppid()) must not end the run.
+  env.push_back(fmt::format("TRITON_PORTCHECK_TOOL_PID={}", ::getpid()));
   return env;
 }
 

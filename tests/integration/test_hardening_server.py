@@ -4,12 +4,15 @@ a folder or report that cannot be written is exit 3 naming the path, with the ma
 import json
 import os
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from conftest import AXPY_SIGNATURE, KERNELS_PY, assert_no_leftovers, cells_by_position, run_tool, write_manifest
 
 pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[2]
 
 # A compile-time helper (constexpr_function) that SIGKILLs its parent: the fork server that forked the cell.
 KILLER_PY = KERNELS_PY.replace("@triton.jit", '''@triton.constexpr_function
@@ -59,19 +62,13 @@ def pick_block(n):
 IMPORT_KILLER_PY = KILL_PARENT_REPEATEDLY + KERNELS_PY
 
 
-# Known hole, open in issue 14: a killer that outlives its first parent is re-parented to the tool
-# (the subreaper) and its next kill(getppid()) can end the run (exit -9: --isolation fork 6 of 6
-# runs alone on 2026-12-01, --isolation process 1 of 3 in the suite). docs/how-it-works.md says so; the fix (a PID namespace or a sacrificial
-# reaper between the tool and the cells) is the next step.
-KNOWN_HOLE = pytest.mark.xfail(reason="a re-parented killer can still reach the tool", strict=False)
-
-
-@KNOWN_HOLE
 @pytest.mark.parametrize("isolation", ["fork", "process"])
 def test_code_that_keeps_killing_its_parent_never_reaches_the_tool(venv_python, tmp_path, isolation):
     """With --isolation process the user's code ran in the tool's own child (one kill ended the
-    run, exit 137); in either mode a process whose parent it killed was re-parented to the tool,
-    so the next kill(getppid()) ended the run. Now each killer is its own red cell."""
+    run, exit 137); in either mode a process whose parent it killed was re-parented to the tool
+    (a subreaper) before PR_SET_PDEATHSIG ended it, so its next kill(getppid()) could end the run
+    (exit -9: 6 of 6 runs alone with --isolation fork). The seccomp guard (signal_guard.py) now
+    refuses any signal aimed at the tool, so each killer is its own red cell."""
     assert "pick_block(BLOCK)" in REPEATED_KILLER_PY
     (tmp_path / "compile_killer.py").write_text(REPEATED_KILLER_PY)
     (tmp_path / "import_killer.py").write_text(IMPORT_KILLER_PY)
@@ -85,6 +82,7 @@ def test_code_that_keeps_killing_its_parent_never_reaches_the_tool(venv_python, 
                     "-j", "2", "--isolation", isolation], cwd=tmp_path, timeout=180)
     assert run.returncode == 1, f"exit {run.returncode}\n" + run.stdout + run.stderr
     assert "internal-error" not in run.stdout + run.stderr
+    assert "no seccomp guard" not in run.stderr, run.stderr
     cells = cells_by_position(json.loads(json_path.read_text()))
     assert cells[("kernels", "cuda:80")]["status"] == "ok", cells[("kernels", "cuda:80")]["message"]
     for name, stage in (("compile_killer", "frontend"), ("import_killer", "import")):
@@ -93,6 +91,59 @@ def test_code_that_keeps_killing_its_parent_never_reaches_the_tool(venv_python, 
         assert "killed its parent process" in killer["message"], killer["message"]
         assert f"in stage {stage}" in killer["message"], killer["message"]
     assert_no_leftovers(run.tag)
+
+
+# Signal 0 only checks permission: were the guard missing, these would reach no process.
+SIGNAL_PROBES_PY = """import os as _os
+_refused = []
+for _what, _pid in (("tool", int(_os.environ["TRITON_PORTCHECK_TOOL_PID"])), ("every process", -1),
+                    ("the tool's group", -_os.getpgid(int(_os.environ["TRITON_PORTCHECK_TOOL_PID"])))):
+    try:
+        _os.kill(_pid, 0)
+    except PermissionError:
+        _refused.append(_what)
+_os.kill(_os.getpid(), 0)  # its own process, and
+_os.kill(_os.getppid(), 0)  # its parent (the worker or the fork server) stay reachable
+raise RuntimeError("refused: " + ", ".join(_refused))
+"""
+
+
+@pytest.mark.parametrize("isolation", ["fork", "process"])
+def test_user_code_cannot_signal_the_tool_its_group_or_every_process(venv_python, tmp_path, isolation):
+    (tmp_path / "probes.py").write_text(SIGNAL_PROBES_PY + KERNELS_PY)
+    body = ('[defaults]\ntargets = ["cuda:80"]\n\n[[kernel]]\nname = "probes"\ntarget = "probes.py:axpy"\n'
+            f"signature = {AXPY_SIGNATURE}\nconstants = {{ BLOCK = 1024 }}\n")
+    manifest = write_manifest(tmp_path, body)
+    json_path = tmp_path / "out.json"
+    run = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--json", json_path, "--no-cache",
+                    "--isolation", isolation], cwd=tmp_path, timeout=120)
+    assert run.returncode == 1, f"exit {run.returncode}\n" + run.stdout + run.stderr
+    cell = cells_by_position(json.loads(json_path.read_text()))[("probes", "cuda:80")]
+    assert "refused: tool, every process, the tool's group" in cell["message"], cell
+
+
+def test_the_guard_leaves_the_rest_of_the_system_alone(tmp_path):
+    """The filter alone, in a child of this test that installs it against this test's process:
+    the protected pids are refused, its own children and subprocesses work as before."""
+    script = tmp_path / "guarded.py"
+    script.write_text("""import os, subprocess, sys
+from portcheck_worker import signal_guard
+assert signal_guard.check() is None, signal_guard.check()
+assert signal_guard.install() is None
+child = subprocess.run([sys.executable, "-c", "import os; os.kill(os.getpid(), 0); print('child ok')"],
+                       capture_output=True, text=True)
+print(child.stdout.strip())
+for pid in (int(os.environ[signal_guard.ENV_TOOL_PID]), -1):
+    try:
+        os.kill(pid, 0)
+        print("reached", pid)
+    except PermissionError:
+        print("refused")
+""")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), TRITON_PORTCHECK_TOOL_PID=str(os.getpid()))
+    run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["child", "ok", "refused", "refused"], run.stdout
 
 
 @pytest.fixture
