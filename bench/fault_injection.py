@@ -62,6 +62,10 @@ IMPORT_FAULTS = {
     "import-hang": ("while True:\n    pass\n", ("timeout", "time limit")),
     "import-bomb": ("_ballast = bytearray(3 << 30)\nfor _i in range(0, len(_ballast), 4096):\n    _ballast[_i] = 1\n",
                     ("oom", "memory limit")),
+    # Once its parent (the worker or fork server) is dead, the next kill(getppid()) would name the
+    # tool, to which the process is re-parented: the cells' seccomp guard must refuse it.
+    "kill-parent": ("import os as _os\nfor _ in range(100000):\n    _os.kill(_os.getppid(), 9)\n",
+                    ("crash", "killed its parent")),
 }
 IMPORT_LIMITS = 'timeout = 5\nmax_rss = "512MiB"\n'
 
@@ -691,6 +695,8 @@ FAULTS = {
     "import-crash": ("import-crash", fault_module("import-crash"), False, "segfault at import (ctypes)"),
     "import-hang": ("import-hang", fault_module("import-hang"), False, "`while True` at import, timeout 5 s"),
     "import-bomb": ("import-bomb", fault_module("import-bomb"), False, "3 GiB at import, max_rss 512MiB"),
+    "kill-parent": ("kill-parent", fault_module("kill-parent"), False,
+                    "`kill(getppid(), SIGKILL)` in a loop at import"),
     "daemon-import": ("daemon-import", fault_module("daemon-import"), False,
                       "fork; setsid; fork; exec sleep at import"),
     "daemon-compile": ("daemon-compile", fault_module("daemon-compile"), False,
