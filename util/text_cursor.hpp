@@ -1,6 +1,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <string_view>
 
 #include "util/ascii.hpp"
@@ -43,5 +44,19 @@ class TextCursor {
   std::string_view text_;
   std::size_t at_;
 };
+
+// The end of the run of characters from s[i] for which `keep` holds (i itself when there is none).
+template <typename Keep>
+[[nodiscard]] std::size_t skip_while(std::string_view s, std::size_t i, Keep keep) {
+  while (i < s.size() && keep(s[i])) ++i;
+  return i;
+}
+
+// Past `word` at s[i], or nullopt when it is not there.
+[[nodiscard]] inline std::optional<std::size_t> expect_at(std::string_view s, std::size_t i,
+                                                          std::string_view word) {
+  if (i > s.size() || s.compare(i, word.size(), word) != 0) return std::nullopt;
+  return i + word.size();
+}
 
 }  // namespace util

@@ -8,10 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "src/check/compiler_messages.hpp"
 #include "src/core/ir_text.hpp"
 #include "util/ascii.hpp"
 #include "util/json_reader.hpp"
 #include "util/strings.hpp"
+#include "util/text_cursor.hpp"
 
 namespace portcheck {
 namespace {
@@ -42,167 +44,10 @@ std::string signal_name(int sig) {
   return fmt::format("signal {}", sig);
 }
 
-// The classifiers below scan by hand rather than with std::regex: libstdc++'s matcher recurses
-// once per character it matches, and a stderr line of 20,000+ characters (a kernel's own
-// exception text, say) overflowed the stack (issue 14).
 using util::ascii::is_digit;
-constexpr auto is_blank = util::ascii::is_space;
 constexpr auto is_name_char = util::ascii::is_word;
-std::size_t skip(std::string_view s, std::size_t i, bool (*what)(char)) {
-  while (i < s.size() && what(s[i])) ++i;
-  return i;
-}
-// Past `word` at s[i] (nullopt when it is not there).
-std::optional<std::size_t> expect(std::string_view s, std::size_t i, std::string_view word) {
-  if (s.compare(i, word.size(), word) != 0) return std::nullopt;
-  return i + word.size();
-}
-
-// `AttributeError("module ... 'tgamma'")` -> `AttributeError: module ... 'tgamma'`
-std::string unwrap_exception_repr(const std::string& line) {
-  const auto open = line.find('(');
-  if (open == std::string::npos || open == 0 || is_digit(line[0]) || line[0] == '.' ||
-      line.size() < open + 4)
-    return line;
-  const std::string_view name(line.data(), open);
-  if (!std::all_of(name.begin(), name.end(), [](char ch) { return is_name_char(ch) || ch == '.'; }))
-    return line;
-  const char quote = line[open + 1];
-  if ((quote != '"' && quote != '\'') || line[line.size() - 2] != quote || line.back() != ')')
-    return line;
-  const std::string_view body(line.data() + open + 2, line.size() - open - 4);
-  std::string out;
-  for (std::size_t i = 0; i < body.size(); ++i) {
-    if (body[i] == '\\' && i + 1 < body.size() &&
-        (body[i + 1] == '"' || body[i + 1] == '\'' || body[i + 1] == '\\'))
-      ++i;
-    out += body[i];
-  }
-  return std::string(name) + ": " + out;
-}
-
-std::string last_nonempty_line(const std::string& text) {
-  const auto lines = util::split_lines(text);
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it)
-    if (!util::trim(*it).empty()) return std::string(util::trim(*it));
-  return {};
-}
-
-// "path/kernels.py:93:9: error: 'arith.extf' op ..." -> message, location
-struct Diagnostic {
-  std::string message;
-  std::optional<SourceLocation> where;
-};
-
-// "FILE:12:9: error: MESSAGE" with the shortest FILE that fits.
-std::optional<Diagnostic> located_error(std::string_view line) {
-  for (auto colon = line.find(':'); colon != std::string_view::npos;
-       colon = line.find(':', colon + 1)) {
-    const auto row_end = skip(line, colon + 1, is_digit);
-    if (row_end == colon + 1 || row_end >= line.size() || line[row_end] != ':') continue;
-    const auto column_end = skip(line, row_end + 1, is_digit);
-    if (column_end == row_end + 1) continue;
-    const auto message = expect(line, column_end, ": error: ");
-    if (!message) continue;
-    const auto row = line.substr(colon + 1, row_end - colon - 1);
-    Diagnostic d{std::string(line.substr(*message)),
-                 SourceLocation{std::string(line.substr(0, colon)),
-                                row.size() > 9 ? 0 : std::stoi(std::string(row))}};
-    if (d.where->file.empty() || d.where->file == "-" || d.where->file.starts_with("<"))
-      d.where.reset();
-    return d;
-  }
-  return std::nullopt;
-}
-
-// "error: MESSAGE" or "loc(...): error: MESSAGE".
-std::optional<Diagnostic> bare_error(std::string_view line) {
-  if (line.starts_with("error: ")) return Diagnostic{std::string(line.substr(7)), std::nullopt};
-  const auto at = line.rfind("): error: ");
-  if (line.starts_with("loc(") && at != std::string_view::npos && at >= 4)
-    return Diagnostic{std::string(line.substr(at + 10)), std::nullopt};
-  return std::nullopt;
-}
-
-std::optional<Diagnostic> first_mlir_error(const std::string& stderr_text) {
-  for (const auto& line : util::split_lines(stderr_text)) {
-    if (line.find("Failures have been detected while processing an MLIR pass pipeline") !=
-        std::string::npos)
-      continue;
-    if (auto d = located_error(line)) return d;
-    if (auto d = bare_error(line)) return d;
-  }
-  return std::nullopt;
-}
-
-// "Pipeline failed while executing [`PASS`" -> PASS.
-std::string failing_pass(const std::string& stderr_text) {
-  static constexpr std::string_view kLead = "Pipeline failed while executing [`";
-  for (auto at = stderr_text.find(kLead); at != std::string::npos;
-       at = stderr_text.find(kLead, at + 1)) {
-    const auto begin = at + kLead.size();
-    const auto end = stderr_text.find('`', begin);
-    if (end == std::string::npos) return {};
-    if (end > begin) return stderr_text.substr(begin, end - begin);
-  }
-  return {};
-}
-
-// The first line holding any of `needles`, trimmed.
-std::string first_line_with(const std::string& text,
-                            std::initializer_list<std::string_view> needles) {
-  for (const auto& line : util::split_lines(text))
-    for (const auto needle : needles)
-      if (line.find(needle) != std::string::npos) return std::string(util::trim(line));
-  return {};
-}
-
-// "line 289; error   : TEXT" at s[i]: past "error".
-std::optional<std::size_t> line_and_error(std::string_view s, std::size_t i) {
-  auto at = expect(s, skip(s, i, is_blank), "line");
-  if (!at) return std::nullopt;
-  const auto number = skip(s, *at, is_blank);
-  const auto digits = skip(s, number, is_digit);
-  if (number == *at || digits == number) return std::nullopt;
-  at = expect(s, digits, ";");
-  if (!at) return std::nullopt;
-  return expect(s, skip(s, *at, is_blank), "error");
-}
-
-// What follows a ptxas token at s[i]: "FILE, line 289; error   : TEXT" or "fatal   : TEXT"; the
-// start of TEXT.
-std::optional<std::size_t> ptxas_text(std::string_view s, std::size_t i) {
-  auto at = expect(s, i, "fatal");
-  const auto file_end = std::min(s.find_first_of(" \t\n\v\f\r", i), s.size());
-  for (auto comma = s.find(',', i + 1); !at && comma < file_end; comma = s.find(',', comma + 1))
-    at = line_and_error(s, comma + 1);
-  if (!at) return std::nullopt;
-  const auto colon = expect(s, skip(s, *at, is_blank), ":");
-  if (!colon) return std::nullopt;
-  return skip(s, *colon, is_blank);
-}
-
-// "ptxas-blackwell /tmp/tmpab.ptx, line 289; error   : Feature ..." -> "ptxas-blackwell: Feature
-// ..."
-std::string ptxas_message(const std::string& text) {
-  for (const auto& line : util::split_lines(text)) {
-    for (auto at = line.find("ptxas"); at != std::string::npos; at = line.find("ptxas", at + 1)) {
-      std::size_t begin = at;
-      while (begin > 0 && !is_blank(line[begin - 1])) --begin;
-      const auto end = line.find_first_of(" \t\n\v\f\r", at);
-      if (end == std::string::npos) break;
-      const auto message = ptxas_text(line, skip(line, end, is_blank));
-      if (!message) continue;
-      const auto tool = std::filesystem::path(line.substr(begin, end - begin)).filename().string();
-      return fmt::format("{}: {}", tool, util::trim(std::string_view(line).substr(*message)));
-    }
-  }
-  return {};
-}
-
-std::string llvm_message(const std::string& stderr_text) {
-  return first_line_with(stderr_text, {"LLVM ERROR: "});
-}
+using util::expect_at;
+using util::skip_while;
 
 Classification from_worker_error(const nlohmann::json& result, const std::string& stderr_text) {
   Classification c;
@@ -228,7 +73,10 @@ Classification from_worker_error(const nlohmann::json& result, const std::string
     c.kind = FailureKind::assembler_error;
     c.message = ptxas_message(text);
     if (c.message.empty()) c.message = ptxas_message(stderr_text);
-    if (c.message.empty()) c.message = last_nonempty_line(llvm_message(stderr_text) + "\n" + text);
+    // The assembler's own error line, not the wrapper Triton raises after it ("LLD failed to
+    // link hsaco source ... because", "AMD assembler rejected generated AMDGCN").
+    if (c.message.empty()) c.message = first_backend_error(stderr_text).value_or("");
+    if (c.message.empty()) c.message = last_nonempty_line(text);
   } else if (text.find("PassManager::run failed") != std::string::npos) {
     c.kind = FailureKind::mlir_error;
     c.pass = failing_pass(stderr_text);
@@ -244,7 +92,7 @@ Classification from_worker_error(const nlohmann::json& result, const std::string
     c.message = unwrap_exception_repr(last_nonempty_line(text));
   } else {
     c.kind = FailureKind::llvm_error;  // llir, ptx, amdgcn: LLVM lowering and code generation
-    c.message = llvm_message(stderr_text);
+    c.message = first_backend_error(stderr_text).value_or("");
     if (c.message.empty()) c.message = unwrap_exception_repr(last_nonempty_line(text));
   }
   if (c.message.empty()) c.message = type.empty() ? "the compiler failed without a message" : type;
@@ -368,7 +216,7 @@ bool starts_word(std::string_view s, std::size_t i) { return i == 0 || !is_name_
 bool ends_word(std::string_view s, std::size_t i) { return i == s.size() || !is_name_char(s[i]); }
 // The digits at s[i]: their end, or nullopt when there are none.
 std::optional<std::size_t> digits(std::string_view s, std::size_t i) {
-  const auto end = skip(s, i, is_digit);
+  const auto end = skip_while(s, i, is_digit);
   return end > i ? std::optional(end) : std::nullopt;
 }
 constexpr bool is_lower_hex(char ch) { return is_digit(ch) || (ch >= 'a' && ch <= 'f'); }
@@ -376,15 +224,15 @@ constexpr bool is_letter_or_underscore(char ch) { return util::ascii::is_alpha(c
 
 // <\{[^{}]*\}>
 std::size_t layout_body(std::string_view s, std::size_t i) {
-  if (!expect(s, i, "<{")) return 0;
+  if (!expect_at(s, i, "<{")) return 0;
   const auto close = s.find_first_of("{}", i + 2);
-  if (close == std::string_view::npos || s[close] != '}' || !expect(s, close + 1, ">")) return 0;
+  if (close == std::string_view::npos || s[close] != '}' || !expect_at(s, close + 1, ">")) return 0;
   return close + 2 - i;
 }
 
 // `word` then digits, as the end of a match starting at i (0 when either is missing).
 std::size_t word_and_digits(std::string_view s, std::size_t i, std::string_view word) {
-  const auto after = expect(s, i, word);
+  const auto after = expect_at(s, i, word);
   const auto end = after ? digits(s, *after) : std::nullopt;
   return end ? *end - i : 0;
 }
@@ -392,27 +240,27 @@ std::size_t word_and_digits(std::string_view s, std::size_t i, std::string_view 
 constexpr Rewrite kRewrites[] = {
     {// 0x[0-9a-fA-F]+
      [](std::string_view s, std::size_t i) -> std::size_t {
-       const auto end = expect(s, i, "0x") ? skip(s, i + 2, util::ascii::is_hex) : i;
+       const auto end = expect_at(s, i, "0x") ? skip_while(s, i + 2, util::ascii::is_hex) : i;
        return end > i + 2 ? end - i : 0;
      },
      "0x?"},
     {// %[A-Za-z_]*\d+(#\d+)?
      [](std::string_view s, std::size_t i) -> std::size_t {
        if (s[i] != '%') return 0;
-       const auto end = digits(s, skip(s, i + 1, is_letter_or_underscore));
+       const auto end = digits(s, skip_while(s, i + 1, is_letter_or_underscore));
        if (!end) return 0;
-       const auto suffix = expect(s, *end, "#") ? digits(s, *end + 1) : std::nullopt;
+       const auto suffix = expect_at(s, *end, "#") ? digits(s, *end + 1) : std::nullopt;
        return suffix.value_or(*end) - i;
      },
      "%N"},
     {// #loc\d*
      [](std::string_view s, std::size_t i) -> std::size_t {
-       return expect(s, i, "#loc") ? skip(s, i + 4, is_digit) - i : 0;
+       return expect_at(s, i, "#loc") ? skip_while(s, i + 4, is_digit) - i : 0;
      },
      "#loc"},
     {// loc\([^)]*\)
      [](std::string_view s, std::size_t i) -> std::size_t {
-       const auto close = expect(s, i, "loc(") ? s.find(')', i + 4) : std::string_view::npos;
+       const auto close = expect_at(s, i, "loc(") ? s.find(')', i + 4) : std::string_view::npos;
        return close == std::string_view::npos ? 0 : close + 1 - i;
      },
      "loc(?)"},
@@ -432,22 +280,22 @@ constexpr Rewrite kRewrites[] = {
      [](std::string_view s, std::size_t i) -> std::size_t {
        const auto line = starts_word(s, i) ? word_and_digits(s, i, "at ") : 0;
        const auto column = line > 0 ? word_and_digits(s, i + line, ":") : 0;
-       return column > 0 && expect(s, i + line + column, ":") ? line + column + 1 : 0;
+       return column > 0 && expect_at(s, i + line + column, ":") ? line + column + 1 : 0;
      },
      "at L:C:"},
     {// \bsm_\d+[af]?\b
      [](std::string_view s, std::size_t i) -> std::size_t {
        const auto n = starts_word(s, i) ? word_and_digits(s, i, "sm_") : 0;
        if (n == 0) return 0;
-       if ((expect(s, i + n, "a") || expect(s, i + n, "f")) && ends_word(s, i + n + 1))
+       if ((expect_at(s, i + n, "a") || expect_at(s, i + n, "f")) && ends_word(s, i + n + 1))
          return n + 1;
        return ends_word(s, i + n) ? n : 0;
      },
      "sm_N"},
     {// \bgfx[0-9a-f]{3,4}\b: a run of 5 leaves no \b after its 3rd or 4th character
      [](std::string_view s, std::size_t i) -> std::size_t {
-       if (!starts_word(s, i) || !expect(s, i, "gfx")) return 0;
-       const auto n = skip(s, i + 3, is_lower_hex) - (i + 3);
+       if (!starts_word(s, i) || !expect_at(s, i, "gfx")) return 0;
+       const auto n = skip_while(s, i + 3, is_lower_hex) - (i + 3);
        return (n == 3 || n == 4) && ends_word(s, i + 3 + n) ? 3 + n : 0;
      },
      "gfxN"},
@@ -458,7 +306,9 @@ constexpr Rewrite kRewrites[] = {
      },
      "cuda:N"},
     {// \s+
-     [](std::string_view s, std::size_t i) -> std::size_t { return skip(s, i, is_blank) - i; },
+     [](std::string_view s, std::size_t i) -> std::size_t {
+       return skip_while(s, i, util::ascii::is_space) - i;
+     },
      " "},
 };
 

@@ -1,6 +1,8 @@
-// Classification and fingerprints, on messages captured from real Triton 3.9.0 compiles
-// (tests/unit/data/*.result.json and *.stderr, written by the worker for demo cells).
+// Classification and fingerprints, on messages captured from real Triton compiles
+// (tests/unit/data/*.result.json and *.stderr, written by the worker: Triton 3.9.0 for demo cells,
+// 3.6.0 where a name ends in _t360).
 #include "src/check/classify.hpp"
+#include "src/check/compiler_messages.hpp"
 
 #include <csignal>
 #include <regex>
@@ -60,6 +62,40 @@ TEST(Classify, PtxasErrorIsAssemblerError) {
   EXPECT_EQ(c.stage, "cubin");
   EXPECT_EQ(c.message,
             "ptxas-blackwell: Feature '.tile::scatter4' not supported on .target 'sm_90a'");
+}
+
+// Triton 3.6.0, hip:gfx1250, a kernel of 16 pointers (wide_args): the exception is LLD's wrapper
+// ("... because " and nothing), the cause is the assembler's line before the linker's.
+TEST(Classify, AssemblerCauseNotTheLinkersWrapper) {
+  const auto c = classify(captured("wide_args_gfx1250_t360"));
+  EXPECT_EQ(c.kind, FailureKind::assembler_error);
+  EXPECT_EQ(c.stage, "hsaco");
+  EXPECT_EQ(c.message, "amdgpu_user_sgpr_count smaller than than implied by enabled user SGPRs");
+  EXPECT_EQ(c.fingerprint, classify(moved(captured("wide_args_gfx1250_t360"))).fingerprint);
+}
+
+// Triton 3.9.0, hip:gfx942, inline asm the AMD assembler rejects: the exception says only
+// "AMD assembler rejected generated AMDGCN"; the assembler's line says what.
+TEST(Classify, AmdAssemblerLineNotTritonsSummary) {
+  const auto c = classify(captured("inline_asm_gfx942"));
+  EXPECT_EQ(c.kind, FailureKind::assembler_error);
+  EXPECT_EQ(c.stage, "hsaco");
+  EXPECT_EQ(c.message, "triton-amdgpu-assembler: invalid instruction");
+  EXPECT_FALSE(c.error_source && c.error_source->file == "triton-amdgpu-assembler");
+}
+
+// Every form of backend error line, and the first one wins: the cause is printed before what it
+// caused.
+TEST(CompilerMessages, FirstBackendErrorInPrintedOrder) {
+  EXPECT_EQ(first_backend_error("note: x\nerror: A\nld.lld: error: B\n"), "A");
+  EXPECT_EQ(first_backend_error("ld.lld: error: target emulation unknown\n"),
+            "ld.lld: target emulation unknown");
+  EXPECT_EQ(first_backend_error("LLVM ERROR: Cannot select: t1\nerror: later\n"),
+            "LLVM ERROR: Cannot select: t1");
+  EXPECT_EQ(first_backend_error("<inline asm>:1:2: error: bad operand\n"), "bad operand");
+  EXPECT_EQ(first_backend_error("/tmp/x/buf.s:9:1: error: too many\n"), "buf.s: too many");
+  EXPECT_EQ(first_backend_error("a user print: error: looks like one\n"), std::nullopt);
+  EXPECT_EQ(first_backend_error("warning: only a warning\n"), std::nullopt);
 }
 
 TEST(Classify, MlirPassFailureNamesThePassAndTheLine) {
