@@ -24,6 +24,9 @@ void add_output_flags(CLI::App* command, OutputFlags& flags) {
       "--baseline", flags.baseline,
       "Only failures absent from FILE (a --write-baseline file or any JSON report) are new");
   command->add_option("--write-baseline", flags.outputs.write_baseline, files.back().help);
+  command->add_flag("--expand", flags.expand,
+                    "Show every row in the terminal matrix: a kernel of more than 4 rows is "
+                    "otherwise one line of per-target summaries with its failing rows under it");
 }
 
 std::vector<BaselineEntry> baseline_entries(const OutputFlags& flags) {
@@ -49,7 +52,8 @@ bool print_output_errors(const Report& report) {
 int finish(Report report, const OutputFlags& flags, const std::vector<BaselineEntry>& baseline) {
   if (flags.baseline) apply_baseline(report, baseline, flags.baseline->string());
   FILE* matrix = writes_to_stdout(flags.outputs) ? stderr : stdout;  // the report owns stdout
-  std::fputs(render_terminal(report, TerminalStyle{util::use_colour(matrix)}).c_str(), matrix);
+  const TerminalStyle style{util::use_colour(matrix), flags.expand};
+  std::fputs(render_terminal(report, style).c_str(), matrix);
   std::fflush(matrix);
   int code = print_output_errors(report) ? exit_code::environment : exit_code_for(report);
   for (const auto& error : write_reports(report, flags.outputs)) {

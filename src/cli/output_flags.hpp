@@ -16,6 +16,7 @@ namespace portcheck::cli {
 struct OutputFlags {
   ReportOutputs outputs;
   std::optional<std::filesystem::path> baseline;
+  bool expand = false;  // the terminal matrix with every row (no kernel rolled up)
 };
 
 void add_output_flags(CLI::App* command, OutputFlags& flags);

@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "src/report/grouping.hpp"
+#include "src/report/kernel_rollup.hpp"
+#include "src/report/terminal_matrix.hpp"
 #include "src/report/terminal_text.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -15,30 +19,6 @@
 
 namespace portcheck {
 namespace {
-
-const char* kReset = "\033[0m";
-
-const char* colour_for(Status status) {
-  switch (status) {
-    case Status::ok:
-      return "\033[32m";
-    case Status::failed:
-      return "\033[31m";
-    case Status::xfail:
-      return "\033[33m";
-    case Status::xpass:
-      return "\033[35m";
-    case Status::launch:
-      return "\033[31m";
-    case Status::unchecked:
-      return "\033[2m";
-  }
-  return "";
-}
-
-std::string paint(const std::string& text, const char* colour, const TerminalStyle& style) {
-  return style.colour ? fmt::format("{}{}{}", colour, text, kReset) : text;
-}
 
 // "!" marks a cell the static pre-checks predicted to fail, whatever then happened to it.
 std::string label_of(const CellResult& cell, const std::map<std::string, std::string>& letters) {
@@ -52,8 +32,21 @@ std::string label_of(const CellResult& cell, const std::map<std::string, std::st
   return (cell.status == Status::xfail ? "x" + label : label) + mark;
 }
 
+// At most this many cells named in one list (predicted but compiled, launch warnings) unless the
+// reader asked for every row: at library size such a list would otherwise run to thousands.
+constexpr std::size_t kListedAtMost = 10;
+
+// `items`, or its first kListedAtMost and how many more.
+std::vector<std::string> shortened(std::vector<std::string> items, bool expand) {
+  if (expand || items.size() <= kListedAtMost) return items;
+  const auto more = items.size() - kListedAtMost;
+  items.resize(kListedAtMost);
+  items.push_back(fmt::format("... and {} more (--expand lists them)", more));
+  return items;
+}
+
 // The static pre-checks against what really happened, and launch-limit warnings.
-std::string prediction_lines(const Report& report) {
+std::string prediction_lines(const Report& report, bool expand) {
   std::size_t predicted = 0, did_fail = 0, unchecked = 0;
   std::vector<std::string> compiled_anyway, launch_warnings;
   for (const auto& c : report.cells) {
@@ -83,10 +76,11 @@ std::string prediction_lines(const Report& report) {
       out += fmt::format("; {} not compiled (--static)", predicted - compiled);
     out += " (! marks them)\n";
     if (!compiled_anyway.empty())
-      out +=
-          fmt::format("    predicted but compiled anyway: {}\n", util::join(compiled_anyway, ", "));
+      out += fmt::format("    predicted but compiled anyway: {}\n",
+                         util::join(shortened(compiled_anyway, expand), ", "));
   }
-  for (const auto& w : launch_warnings) out += fmt::format("launch-limit warning: {}\n", w);
+  for (const auto& w : shortened(launch_warnings, expand))
+    out += fmt::format("launch-limit warning: {}\n", w);
   return out;
 }
 
@@ -139,114 +133,43 @@ std::string title_line(const Report& report) {
                      report.tool_version, triton, python);
 }
 
-// The matrix: one block per Triton environment when a run checked several, in the order they
-// ran; rows by targets, each label padded to its column.
-class MatrixWriter {
- public:
-  MatrixWriter(const Report& report, const std::map<std::string, std::string>& letters,
-               const TerminalStyle& style)
-      : report_(report), letters_(letters), style_(style) {
-    for (const auto& cell : report.cells)
-      if (std::find(blocks_.begin(), blocks_.end(), cell.triton) == blocks_.end())
-        blocks_.push_back(cell.triton);
-    if (blocks_.empty()) blocks_.push_back("");
-    for (const auto& cell : report.cells)
-      cells_at_[{cell.triton, cell.kernel, cell.target}] = &cell;
+// The footnote's "ROW on TARGETS" lines; a kernel with more rows in the group than
+// kRollupAbove is one line, "KERNEL: N rows on TARGETS", unless `expand`.
+std::string footnote_rows(const FailureGroup& g, bool several_tritons, bool expand) {
+  std::map<std::string, std::vector<std::string>> targets_by_row;
+  std::map<std::string, std::set<std::string>> rows_by_kernel;
+  std::map<std::string, std::string> kernel_of;
+  std::vector<std::string> row_order;
+  for (const auto* c : g.cells) {
+    if (kernel_of.emplace(c->kernel, c->base_kernel).second) row_order.push_back(c->kernel);
+    targets_by_row[c->kernel].push_back(
+        several_tritons ? fmt::format("{} ({})", c->target, c->triton_version) : c->target);
+    rows_by_kernel[c->base_kernel].insert(c->kernel);
   }
-
-  // The Triton labels, one block each ("" for a report without cells).
-  [[nodiscard]] const std::vector<std::string>& blocks() const { return blocks_; }
-
-  [[nodiscard]] std::string block(const std::string& triton) const {
-    Positions at;
-    for (const auto& [key, cell] : cells_at_)
-      if (std::get<0>(key) == triton || blocks_.size() == 1)
-        at[{std::get<1>(key), std::get<2>(key)}] = cell;
-    std::string out;
-    if (blocks_.size() > 1) {
-      std::string version;
-      for (const auto& [key, cell] : cells_at_)
-        if (std::get<0>(key) == triton) version = cell->triton_version;
-      out += fmt::format("triton {}{}:\n", version, triton == "current" ? " (current)" : "");
+  std::string out;
+  std::set<std::string> kernels_done;
+  for (const auto& row : row_order) {
+    const auto& kernel = kernel_of[row];
+    const auto& rows = rows_by_kernel[kernel];
+    if (expand || rows.size() <= kRollupAbove) {
+      out += fmt::format("    {} on {}\n", row, util::join(targets_by_row[row], ", "));
+      continue;
     }
-    const auto widths = column_widths(at);
-    out += fmt::format("{:<{}}", "kernel", name_width());
-    for (std::size_t i = 0; i < report_.targets.size(); ++i)
-      out += fmt::format("{:<{}}", report_.targets[i],
-                         i + 1 == report_.targets.size() ? 0 : widths[i]);
-    out += "\n";
-    for (const auto& row : report_.rows) out += row_line(row, at, widths);
-    return out;
+    if (!kernels_done.insert(kernel).second) continue;
+    std::vector<std::string> targets;
+    for (const auto& r : rows)
+      for (const auto& t : targets_by_row[r])
+        if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
+    out += fmt::format("    {}: {} rows on {}\n", kernel, rows.size(), util::join(targets, ", "));
   }
+  return out;
+}
 
- private:
-  using Positions = std::map<std::pair<std::string, std::string>, const CellResult*>;
-
-  [[nodiscard]] std::size_t name_width() const {
-    std::size_t width = std::string("kernel").size();
-    for (const auto& row : report_.rows) width = std::max(width, row.size());
-    return width + 2;
-  }
-
-  [[nodiscard]] std::vector<std::size_t> column_widths(const Positions& at) const {
-    std::vector<std::size_t> widths;
-    for (const auto& target : report_.targets) {
-      std::size_t w = target.size();
-      for (const auto& row : report_.rows)
-        if (const auto it = at.find({row, target}); it != at.end())
-          w = std::max(w, label_of(*it->second, letters_).size());
-      widths.push_back(w + 2);
-    }
-    return widths;
-  }
-
-  [[nodiscard]] std::string row_line(const std::string& row, const Positions& at,
-                                     const std::vector<std::size_t>& widths) const {
-    std::string line = fmt::format("{:<{}}", row, name_width());
-    for (std::size_t i = 0; i < report_.targets.size(); ++i) {
-      const bool last = i + 1 == report_.targets.size();
-      const auto it = at.find({row, report_.targets[i]});
-      std::string label =
-          it == at.end() ? (report_.interrupted ? "?" : "-") : label_of(*it->second, letters_);
-      const std::string padded = last ? label : fmt::format("{:<{}}", label, widths[i]);
-      if (it == at.end()) {
-        line += padded;
-      } else {
-        // Pad first, then colour, so escape codes do not break the columns.
-        const auto trimmed = label.size();
-        line += paint(padded.substr(0, trimmed), colour_for(it->second->status), style_) +
-                padded.substr(trimmed);
-      }
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    return line + "\n";
-  }
-
-  const Report& report_;
-  const std::map<std::string, std::string>& letters_;
-  const TerminalStyle& style_;
-  std::vector<std::string> blocks_;
-  std::map<std::tuple<std::string, std::string, std::string>, const CellResult*> cells_at_;
-};
-
-// A failure group's footnote: "[A] kind in stage S: message", the cells it covers, where, why.
-// With several Triton environments a target is named with its version: hip:gfx942 (3.8.0).
-std::string footnote(const FailureGroup& g, bool several_tritons) {
+std::string footnote(const FailureGroup& g, bool several_tritons, bool expand) {
   const auto& first = *g.cells.front();
   std::string out = fmt::format("[{}] {} {}: {}\n", g.letter, to_string(first.kind),
                                 where_failed(first), first.message);
-  std::map<std::string, std::vector<std::string>> targets_by_kernel;
-  std::vector<std::string> kernel_order;
-  for (const auto* c : g.cells) {
-    if (!targets_by_kernel.count(c->kernel)) kernel_order.push_back(c->kernel);
-    targets_by_kernel[c->kernel].push_back(
-        several_tritons ? fmt::format("{} ({})", c->target, c->triton_version) : c->target);
-  }
-  for (const auto& k : kernel_order) {
-    std::string targets;
-    for (const auto& t : targets_by_kernel[k]) targets += (targets.empty() ? "" : ", ") + t;
-    out += fmt::format("    {} on {}\n", k, targets);
-  }
+  out += footnote_rows(g, several_tritons, expand);
   if (first.error_source && !first.error_source->file.empty())
     out += fmt::format("    at {}:{}\n", display_path(first.error_source->file),
                        first.error_source->line);
@@ -328,13 +251,12 @@ std::string render_terminal(const Report& input, const TerminalStyle& style) {
   const auto groups = group_failures(report);
   std::map<std::string, std::string> letters;
   for (const auto& g : groups) letters[g.fingerprint] = g.letter;
-  const MatrixWriter matrix(report, letters, style);
-
+  bool several_tritons = false;
   std::string out = title_line(report);
-  for (const auto& block : matrix.blocks()) out += matrix.block(block);
-  for (const auto& g : groups) out += footnote(g, matrix.blocks().size() > 1);
+  out += render_matrix(report, letters, style, &several_tritons);
+  for (const auto& g : groups) out += footnote(g, several_tritons, style.expand);
   out += baseline_lines(report);
-  out += prediction_lines(report);
+  out += prediction_lines(report, style.expand);
   const std::string summary = summary_line(report);
   out += summary + "\n";
   out += kCompileOnlyDisclaimer;

@@ -8,6 +8,7 @@ namespace portcheck {
 
 struct TerminalStyle {
   bool colour = false;
+  bool expand = false;  // every row of every kernel, none rolled up (kernel_rollup.hpp)
 };
 
 // A cell as the matrix shows it: "ok", "xpass", "front:A", "xmlir:B" (letters by fingerprint).

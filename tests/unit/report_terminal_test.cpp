@@ -1,9 +1,11 @@
 #include "src/report/grouping.hpp"
+#include "src/report/kernel_rollup.hpp"
 #include "src/report/terminal.hpp"
 
 #include <fstream>
 #include <regex>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "tests/unit/report_fixtures.hpp"
@@ -52,6 +54,78 @@ TEST(TerminalReport, InterruptedRunShowsUnfinishedCells) {
   const auto text = render_terminal(r, TerminalStyle{false});
   EXPECT_NE(text.find("INTERRUPTED"), std::string::npos);
   EXPECT_NE(text.find("?"), std::string::npos);
+}
+
+// A kernel of six rows on two targets, one row failing on hip:gfx942: a library's report.
+Report many_rows_report() {
+  Report r;
+  r.tool_version = "0.2.0";
+  r.targets = {"cuda:80", "hip:gfx942"};
+  for (int i = 0; i < 6; ++i) {
+    const auto row = fmt::format("softmax[B{}]", 32 << i);
+    r.rows.push_back(row);
+    for (const auto& target : r.targets) {
+      const bool fails = i == 3 && target == "hip:gfx942";
+      auto c = test_support::cell(
+          row, target, fails ? FailureKind::frontend_error : FailureKind::none,
+          fails ? "cccccccccccc" : "", fails ? "too big" : "", fails ? "frontend" : "");
+      c.base_kernel = "softmax";
+      c.variant = fmt::format("B{}", 32 << i);
+      r.cells.push_back(c);
+    }
+  }
+  r.rows.push_back("axpy");
+  for (const auto& target : r.targets) r.cells.push_back(test_support::cell("axpy", target));
+  return r;
+}
+
+TEST(TerminalReport, AKernelOfManyRowsIsOneLineWithItsFailingRowsUnderIt) {
+  const auto text = render_terminal(many_rows_report(), TerminalStyle{false});
+  EXPECT_NE(text.find("\nsoftmax (6 rows)  ok 6/6   ok 5/6 A\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n  softmax[B256]   ok       front:A\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("  softmax[B32] "), std::string::npos) << text;  // passing rows: summed up
+  EXPECT_NE(text.find("\naxpy              ok       ok\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    softmax[B256] on hip:gfx942\n"), std::string::npos) << text;
+}
+
+TEST(TerminalReport, ExpandShowsEveryRow) {
+  const auto text = render_terminal(many_rows_report(), TerminalStyle{false, true});
+  EXPECT_EQ(text.find("(6 rows)"), std::string::npos) << text;
+  for (int i = 0; i < 6; ++i)
+    EXPECT_NE(text.find(fmt::format("\nsoftmax[B{}] ", 32 << i)), std::string::npos) << text;
+}
+
+TEST(TerminalReport, AGroupOverManyRowsOfAKernelIsOneFootnoteLine) {
+  auto r = many_rows_report();
+  for (auto& c : r.cells)
+    if (c.base_kernel == "softmax" && c.target == "hip:gfx942") {
+      c.kind = FailureKind::frontend_error;
+      c.status = Status::failed;
+      c.fingerprint = "cccccccccccc";
+      c.message = "too big";
+    }
+  const auto text = render_terminal(r, TerminalStyle{false});
+  EXPECT_NE(text.find("\nsoftmax (6 rows)  ok 6/6   front:A\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("    softmax: 6 rows on hip:gfx942\n"), std::string::npos) << text;
+  const auto expanded = render_terminal(r, TerminalStyle{false, true});
+  EXPECT_NE(expanded.find("    softmax[B1024] on hip:gfx942\n"), std::string::npos) << expanded;
+}
+
+TEST(KernelRollup, LabelsCountOkRowsAndNameFailingGroups) {
+  const std::map<std::string, std::string> letters{{"f1", "A"}, {"f2", "B"}};
+  auto ok = test_support::cell("k[a]", "cuda:80");
+  auto a = test_support::cell("k[b]", "cuda:80", FailureKind::mlir_error, "f1", "m", "ttgir");
+  auto b =
+      test_support::cell("k[c]", "cuda:80", FailureKind::frontend_error, "f2", "m", "frontend");
+  auto unchecked = ok;
+  unchecked.status = Status::unchecked;
+  EXPECT_EQ(rollup_label({&ok, &ok}, letters), "ok 2/2");
+  EXPECT_EQ(rollup_label({&ok, &a, &b}, letters), "ok 1/3 A,B");
+  EXPECT_EQ(rollup_label({&a, &a}, letters), "mlir:A");
+  EXPECT_EQ(rollup_label({&a, &b}, letters), "A,B");
+  EXPECT_EQ(rollup_label({&unchecked}, letters), "·");
+  EXPECT_EQ(rollup_label({}, letters), "-");
+  EXPECT_EQ(rollup_status({&ok, &a}), Status::failed);
 }
 
 }  // namespace
