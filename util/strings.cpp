@@ -121,6 +121,13 @@ std::string format_bytes(std::uint64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
+std::string format_duration(double seconds) {
+  const auto total = static_cast<long long>(std::max(0.0, seconds) + 0.5);
+  if (total < 60) return fmt::format("{} s", total);
+  if (total < 3600) return fmt::format("{} min {:02} s", total / 60, total % 60);
+  return fmt::format("{} h {:02} min", total / 3600, total % 3600 / 60);
+}
+
 std::u32string utf8_codepoints(std::string_view text) {
   std::u32string out;
   out.reserve(text.size());

@@ -20,6 +20,8 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 // "8GiB", "512MiB", "2G", "1000000" -> bytes; nullopt when malformed.
 std::optional<std::uint64_t> parse_byte_size(std::string_view text);
 std::string format_bytes(std::uint64_t bytes);
+// A duration as a person reads it at a glance: "8 s", "3 min 05 s", "2 h 07 min".
+std::string format_duration(double seconds);
 
 // The code points of UTF-8 `text`. Each byte that does not start a well-formed sequence (a stray
 // continuation byte, a truncated sequence, an overlong encoding, a surrogate, a code point above

@@ -15,6 +15,7 @@
 #include "src/run/scheduler.hpp"
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
+#include "util/strings.hpp"
 
 namespace portcheck {
 namespace {
@@ -58,7 +59,7 @@ class CellRun {
     std::vector<Task> tasks;
     for (std::size_t id = 0; id < cells_.size(); ++id) {
       if (auto input = without_compile(id))
-        results_[id] = interpret(cells_[id], *input, judgement_);
+        keep(id, interpret(cells_[id], *input, judgement_));
       else
         tasks.push_back(task_for(id));
     }
@@ -105,9 +106,11 @@ class CellRun {
     return settings_.session.run_dir / fmt::format("cell-{}", cells_[id].index);
   }
 
+  [[nodiscard]] std::string target_key(const PlannedCell& cell) const {
+    return fmt::format("{}|{}", cell.target.name(), judgement_.triton_version);
+  }
   [[nodiscard]] std::string timing_key(const PlannedCell& cell) const {
-    return fmt::format("{}|{}|{}", cell.row->display_name(), cell.target.name(),
-                       judgement_.triton_version);
+    return fmt::format("{}|{}", cell.row->display_name(), target_key(cell));
   }
 
   // Not compiled: a target this Triton cannot compile for, predicted to fail (--static skip),
@@ -140,7 +143,11 @@ class CellRun {
     util::atomic_write_file(dir / "request.json", cell.request.dump());
     Task task;
     task.id = id;
-    task.expected_seconds = settings_.timings->get(timing_key(cell)).value_or(cell.expected_s);
+    // This row's own history, else every row's on this target, else the manifest's estimate.
+    const auto& timings = *settings_.timings;
+    auto expected = timings.get(timing_key(cell));
+    if (!expected) expected = timings.mean_of_suffix(target_key(cell));
+    task.expected_seconds = expected.value_or(cell.expected_s);
     task.spec = worker_cell_spec(worker_argv(settings_), settings_.session.env, dir,
                                  cell.row->ref.import_root);
     task.spec.timeout = std::chrono::milliseconds(static_cast<long long>(cell.timeout_s * 1000));
@@ -152,7 +159,7 @@ class CellRun {
     if (outcome.how == Termination::cancelled) return;  // never finished: not a result
     const auto& cell = cells_[id];
     CellInput input{evidence_from_files(dir_of(id), outcome), prediction_for(id), false, {}};
-    results_[id] = interpret(cell, input, judgement_);
+    keep(id, interpret(cell, input, judgement_));
     settings_.timings->set(timing_key(cell), outcome.wall_seconds);
     const auto key = key_for(id);
     if (settings_.cache != nullptr && !key.empty() && cacheable(*input.evidence, *results_[id])) {
@@ -161,14 +168,23 @@ class CellRun {
     }
   }
 
+  void keep(std::size_t id, CellResult result) {
+    failed_ += result.failed_outcome() ? 1 : 0;
+    results_[id] = std::move(result);
+  }
+
   [[nodiscard]] Scheduler::OnProgress progress_line() const {
     if (!settings_.progress) return {};
     return [this](const Progress& p) {
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - settings_.started)
               .count();
-      std::fprintf(stderr, "\r\033[K[%zu/%zu] %zu running · %.1f s", p.done + from_cache_,
-                   cells_.size(), p.running, elapsed);
+      const auto served = cells_.size() - p.total;  // from the cache, or needing no compile
+      std::string line =
+          fmt::format("[{}/{}] {} failed · {} running · {}", p.done + served, cells_.size(),
+                      failed_, p.running, util::format_duration(elapsed));
+      if (p.eta_s) line += " · ETA " + util::format_duration(*p.eta_s);
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
       std::fflush(stderr);
     };
   }
@@ -181,6 +197,7 @@ class CellRun {
   std::vector<std::optional<CellResult>> results_;
   std::size_t from_cache_ = 0;
   std::size_t stored_ = 0;
+  std::size_t failed_ = 0;  // so far, for the progress line
 };
 
 Judgement judgement_for(const ExecuteSettings& settings, std::string triton_version) {

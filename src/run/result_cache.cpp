@@ -195,7 +195,24 @@ std::size_t ResultCache::clean() {
 }
 
 CellTimings::CellTimings(std::filesystem::path file)
-    : file_(std::move(file)), known_(read_timings(file_)) {}
+    : file_(std::move(file)), known_(read_timings(file_)) {
+  // Keys are "row|target|version"; a row's name may itself hold "|", so split from the end.
+  for (const auto& [key, seconds] : known_) {
+    const auto last = key.rfind('|');
+    const auto before =
+        last == std::string::npos || last == 0 ? std::string::npos : key.rfind('|', last - 1);
+    if (before == std::string::npos) continue;
+    auto& [sum, count] = suffix_sums_[key.substr(before + 1)];
+    sum += seconds;
+    ++count;
+  }
+}
+
+std::optional<double> CellTimings::mean_of_suffix(const std::string& suffix) const {
+  const auto it = suffix_sums_.find(suffix);
+  if (it == suffix_sums_.end() || it->second.second == 0) return std::nullopt;
+  return it->second.first / static_cast<double>(it->second.second);
+}
 
 std::optional<double> CellTimings::get(const std::string& key) const {
   if (const auto it = known_.find(key); it != known_.end()) return it->second;

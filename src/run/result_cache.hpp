@@ -56,12 +56,16 @@ class CellTimings {
  public:
   explicit CellTimings(std::filesystem::path file);
   [[nodiscard]] std::optional<double> get(const std::string& key) const;
+  // The mean of the known times whose key ends in "|" + `suffix` ("cuda:90|3.9.0": every row
+  // on that target and release), for a cell with no history of its own.
+  [[nodiscard]] std::optional<double> mean_of_suffix(const std::string& suffix) const;
   void set(const std::string& key, double seconds) { updates_[key] = seconds; }
   void save();  // merges with what other runs wrote meanwhile
 
  private:
   std::filesystem::path file_;
   std::map<std::string, double> known_;
+  std::map<std::string, std::pair<double, std::size_t>> suffix_sums_;  // sum, count
   std::map<std::string, double> updates_;
 };
 

@@ -1,6 +1,7 @@
 #pragma once
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "src/run/process_runner.hpp"
@@ -17,6 +18,7 @@ struct Progress {
   std::size_t done = 0;
   std::size_t running = 0;
   std::size_t total = 0;
+  std::optional<double> eta_s;  // until every task should have ended (EtaEstimator)
 };
 
 // Keeps up to `jobs` processes running until every task has ended or `interrupted` becomes true.

@@ -110,3 +110,21 @@ TEST(CachedVerdict, StandsOnlyWithinThisRunsLimits) {
 
 }  // namespace
 }  // namespace portcheck
+
+namespace portcheck {
+namespace {
+
+TEST(CellTimings, MeanOfEveryRowOnATargetForACellWithNoHistory) {
+  const util::TempDir dir("portcheck-timings-test");
+  const auto file = dir.path() / "timings.json";
+  util::atomic_write_file(file, R"({"axpy|cuda:90|3.9.0": 1.0, "dot|a|b|cuda:90|3.9.0": 3.0,
+                                    "axpy|hip:gfx942|3.9.0": 5.0, "no-bars": 9.0})");
+  const CellTimings timings(file);
+  EXPECT_EQ(timings.get("axpy|cuda:90|3.9.0"), 1.0);
+  EXPECT_EQ(timings.mean_of_suffix("cuda:90|3.9.0"), 2.0);  // a row name may hold "|"
+  EXPECT_EQ(timings.mean_of_suffix("hip:gfx942|3.9.0"), 5.0);
+  EXPECT_EQ(timings.mean_of_suffix("cuda:80|3.9.0"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace portcheck

@@ -1,5 +1,6 @@
 // Tests of the Scheduler against a scripted fake ProcessRunner: no processes are started.
 #include "src/run/scheduler.hpp"
+#include "src/run/eta.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -275,6 +276,59 @@ TEST(Scheduler, EmptyTaskListSucceedsWithoutWaiting) {
   EXPECT_TRUE(rec.ended.empty());
   ASSERT_FALSE(rec.progress.empty());
   EXPECT_EQ(rec.progress.back().total, 0u);
+}
+
+}  // namespace
+
+namespace {
+
+using portcheck::EtaEstimator;
+using std::chrono::seconds;
+
+TEST(Eta, WorkOverJobsBeforeAnythingRan) {
+  EtaEstimator eta(2);
+  for (int i = 0; i < 4; ++i) eta.queued(2.0);
+  EXPECT_DOUBLE_EQ(*eta.remaining_s(EtaEstimator::Clock::now()), 4.0);
+}
+
+TEST(Eta, TheLongestCellBoundsItFromBelow) {
+  EtaEstimator eta(16);
+  eta.queued(80.0);  // one slow hip:gfx1250 cell among quick ones
+  for (int i = 0; i < 32; ++i) eta.queued(1.0);
+  EXPECT_DOUBLE_EQ(*eta.remaining_s(EtaEstimator::Clock::now()), 80.0);
+}
+
+TEST(Eta, RunningCellsCountWhatIsLeftOfThem) {
+  EtaEstimator eta(2);
+  const auto t0 = EtaEstimator::Clock::now();
+  for (int i = 0; i < 4; ++i) eta.queued(2.0);
+  eta.started(0, 2.0, t0);
+  eta.started(1, 2.0, t0);
+  // 2 queued x 2 s, and 1 s left of each running one, over 2 jobs.
+  EXPECT_DOUBLE_EQ(*eta.remaining_s(t0 + seconds(1)), 3.0);
+  // Past their expectation they count as about to end, never negative.
+  EXPECT_DOUBLE_EQ(*eta.remaining_s(t0 + seconds(5)), 2.0);
+}
+
+TEST(Eta, ScalesExpectationsByWhatCellsReallyTook) {
+  EtaEstimator eta(1);
+  const auto t0 = EtaEstimator::Clock::now();
+  for (int i = 0; i < 3; ++i) eta.queued(1.0);
+  eta.started(0, 1.0, t0);
+  eta.ended(0, 3.0);  // this machine is 3x slower than the estimates
+  EXPECT_DOUBLE_EQ(*eta.remaining_s(t0), 6.0);
+  eta.started(1, 1.0, t0);
+  eta.ended(1, 0.0);  // a cell that took no time says nothing about speed
+  EXPECT_DOUBLE_EQ(*eta.remaining_s(t0), 3.0);
+}
+
+TEST(Eta, NothingLeftIsNoEstimate) {
+  EtaEstimator eta(2);
+  EXPECT_FALSE(eta.remaining_s(EtaEstimator::Clock::now()));
+  eta.queued(1.0);
+  eta.started(7, 1.0, EtaEstimator::Clock::now());
+  eta.ended(7, 1.0);
+  EXPECT_FALSE(eta.remaining_s(EtaEstimator::Clock::now()));
 }
 
 }  // namespace

@@ -87,6 +87,15 @@ TEST(ParseByteSize, RejectsValuesThatDoNotFitIn64Bits) {
             std::optional<std::uint64_t>(17179869183ULL << 30));
 }
 
+TEST(FormatDuration, SecondsMinutesHours) {
+  EXPECT_EQ(util::format_duration(0), "0 s");
+  EXPECT_EQ(util::format_duration(-3), "0 s");
+  EXPECT_EQ(util::format_duration(59.4), "59 s");
+  EXPECT_EQ(util::format_duration(59.6), "1 min 00 s");
+  EXPECT_EQ(util::format_duration(185), "3 min 05 s");
+  EXPECT_EQ(util::format_duration(7620), "2 h 07 min");
+}
+
 TEST(FormatBytes, PicksTheLargestFittingUnit) {
   EXPECT_EQ(util::format_bytes(0), "0 B");
   EXPECT_EQ(util::format_bytes(1023), "1023 B");
