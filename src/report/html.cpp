@@ -290,6 +290,24 @@ constexpr std::string_view kScript = R"JS(
   const statusCount = {};
   for (const c of cells) statusCount[c.status] = (statusCount[c.status] || 0) + 1;
   const statusBoxes = checkboxGroup('Status', 'f-status', STATUSES, s => s + ' (' + (statusCount[s] || 0) + ')');
+  // A failure group (the footnotes' letters): only its cells, and the rows that have one.
+  const groupList = Array.isArray(view.groups) ? view.groups : [];
+  const groupOf = new Map();  // cell index -> letter
+  for (const g of groupList) for (const i of (Array.isArray(g.cells) ? g.cells : [])) groupOf.set(i, str(g.letter));
+  const groupSelect = (() => {
+    const fs = add(filters, el('fieldset'));
+    add(fs, el('legend', null, 'Failure group'));
+    const select = add(fs, el('select'));
+    select.id = 'f-group';
+    select.setAttribute('aria-label', 'filter by failure group');
+    add(select, el('option', null, 'any')).value = '';
+    for (const g of groupList) {
+      const first = cells[(Array.isArray(g.cells) ? g.cells : [])[0]];
+      const text = first ? str(first.kind) + ': ' + str(first.message).slice(0, 80) : '';
+      add(select, el('option', null, '[' + str(g.letter) + '] ' + text)).value = str(g.letter);
+    }
+    return select;
+  })();
   const shown = add(filters, el('span', 'muted'));
   shown.id = 'f-shown';
 
@@ -346,6 +364,7 @@ constexpr std::string_view kScript = R"JS(
     const statusOn = {};
     let allStatuses = true;
     for (const s of STATUSES) { statusOn[s] = statusBoxes[s].checked; allStatuses = allStatuses && statusOn[s]; }
+    const group = groupSelect.value;
     columnHeads.forEach((th, t) => th.classList.toggle('col-off', !columnOn[t]));
     let visibleRows = 0;
     rows.forEach((name, r) => {
@@ -353,11 +372,13 @@ constexpr std::string_view kScript = R"JS(
       cellEls[r].forEach((td, t) => {
         td.classList.toggle('col-off', !columnOn[t]);
         const status = td.getAttribute('data-status');
-        const on = status === 'missing' ? allStatuses : statusOn[status];
+        let on = status === 'missing' ? allStatuses : statusOn[status];
+        if (group && groupOf.get(Number(td.getAttribute('data-idx'))) !== group) on = false;
         td.classList.toggle('off', !on);
         if (on && columnOn[t]) any = true;
       });
-      const visible = (query === '' || name.toLowerCase().indexOf(query) >= 0) && (any || (allStatuses && columnOn.some(x => x)));
+      const everything = allStatuses && !group && columnOn.some(x => x);
+      const visible = (query === '' || name.toLowerCase().indexOf(query) >= 0) && (any || everything);
       rowEls[r].classList.toggle('row-off', !visible);
       if (visible) ++visibleRows;
     });

@@ -292,6 +292,27 @@ def test_filters_hide_rows_columns_and_cells(browser, demo_html, demo_run):
 
 @needs_browser
 @pytest.mark.slow
+def test_failure_group_filter_shows_only_that_groups_cells(browser, demo_html, demo_run):
+    from selenium.webdriver.support.ui import Select
+    report = demo_run.report
+    open_page(browser, demo_html)
+    options = [o.get_attribute("value") for o in css(browser, "#f-group option")]
+    letters = sorted({c["group"] for c in report["cells"] if c.get("group")})
+    assert options == [""] + letters
+    for letter in letters:
+        Select(css(browser, "#f-group")[0]).select_by_value(letter)
+        members = [c for c in report["cells"] if c.get("group") == letter]
+        assert visible_rows(browser) == [r for r in report["rows"] if any(c["row"] == r for c in members)]
+        shown = [(td.get_attribute("data-target"), td.find_element("xpath", "..").get_attribute("data-row"))
+                 for td in css(browser, "#matrix tbody td.cell") if td.is_displayed()]
+        assert sorted(shown) == sorted((c["target"], c["row"]) for c in members)
+    Select(css(browser, "#f-group")[0]).select_by_value("")
+    assert visible_rows(browser) == report["rows"]
+    assert not browser_errors(browser)
+
+
+@needs_browser
+@pytest.mark.slow
 def test_screenshot(browser, demo_html, tmp_path):
     open_page(browser, demo_html)
     td(browser, "dot_small[int8]", "cuda:75").click()
