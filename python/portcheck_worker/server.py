@@ -157,6 +157,8 @@ def warm_up(targets):
 
     started = time.perf_counter()
     errors = []
+    if any(spec["backend"] == "cuda" for spec in targets):
+        _resolve_nvidia_tools()
     seen = set()
     for spec in targets:
         if spec["backend"] in seen:
@@ -173,6 +175,19 @@ def warm_up(targets):
             driver.uninstall()
     return {"seconds": time.perf_counter() - started, "errors": errors,
             "threads": threading.active_count()}
+
+
+def _resolve_nvidia_tools():
+    """Triton finds each NVIDIA tool by running `TOOL --version` the first time it is asked for it,
+    and remembers the answer per process (NvidiaTool.from_path is lru_cached). Asked here, once,
+    every forked child inherits the answers: otherwise each CUDA cell ran `cuobjdump --version`
+    (and `ptxas --version` for the ptxas the warm-up did not use) before its real work."""
+    from triton import knobs
+    for name in ("ptxas", "ptxas_blackwell", "cuobjdump", "nvdisasm"):
+        try:
+            getattr(knobs.nvidia, name)
+        except Exception:  # a tool this Triton lacks fails in the cell that needs it, as before
+            pass
 
 
 def run_child(command, server):
