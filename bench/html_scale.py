@@ -7,8 +7,8 @@ screenshot.
 
     bench/html_scale.py --report demo.json [--cells 20000] [--screenshot out.png]
 
-The cells are the report's own (messages, logs, stage times, metadata), each row copied under new
-names ("axpy#17"), so the page holds what a real run of that size would.
+The cells are the report's own (messages, logs, stage times, metadata), each row copied as more
+variants of its kernel ("axpy[v#17]"), so the page holds what a real run of that size would.
 """
 import argparse
 import copy
@@ -26,13 +26,21 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
 def scaled_report(report, cells_wanted):
+    """Each row copied as more variants of its own kernel ("axpy[v#17]"), a kernel's rows
+    together, as a captured library's manifest has them."""
     copies = max(1, -(-cells_wanted // max(1, len(report["cells"]))))
     out = copy.deepcopy(report)
     out["cells"], out["rows"] = [], []
-    for k in range(copies):
-        out["rows"] += [f"{row}#{k}" for row in report["rows"]]
-        for c in report["cells"]:
-            out["cells"].append(dict(c, row=f"{c['row']}#{k}", kernel=f"{c['kernel']}#{k}"))
+    cells_of = {}
+    for c in report["cells"]:
+        cells_of.setdefault(c["row"], []).append(c)
+    for row in report["rows"]:
+        for k in range(copies):
+            for c in cells_of.get(row, []):
+                variant = f"{c.get('variant') or 'v'}#{k}"
+                out["cells"].append(dict(c, variant=variant, row=f"{c['kernel']}[{variant}]"))
+            first = cells_of.get(row, [{"kernel": row}])[0]
+            out["rows"].append(f"{first['kernel']}[{first.get('variant') or 'v'}#{k}]")
     return out
 
 
@@ -78,7 +86,7 @@ def measure_html(html_path, screenshot):
         load = time.perf_counter() - started
         # What the page itself measured from navigation start to the end of its drawing.
         drawn_ms = driver.execute_script("return performance.now()")
-        search = timed_filter(driver, "const k = document.getElementById('f-kernel'); k.value = 'dot_small#1';"
+        search = timed_filter(driver, "const k = document.getElementById('f-kernel'); k.value = 'dot_small[int8#1]';"
                                       "k.dispatchEvent(new Event('input'))")
         clear = timed_filter(driver, "const k = document.getElementById('f-kernel'); k.value = '';"
                                      "k.dispatchEvent(new Event('input'))")
