@@ -48,6 +48,7 @@ Task inspection_task(std::size_t index, const ModuleToInspect& module,
   task.id = index;
   task.expected_seconds = static_cast<double>(module.cells.size());
   task.spec = worker_cell_spec(settings.python_argv, settings.env, dir, module.cwd);
+  task.spec.compiles = false;  // imports the module: no warm backend needed
   task.spec.timeout = module.timeout;
   task.spec.max_rss_bytes = module.max_rss_bytes;
   return task;

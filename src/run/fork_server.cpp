@@ -352,7 +352,7 @@ nlohmann::json ForkServerRunner::probe(const nlohmann::json& request,
 
 void ForkServerRunner::start(Id id, const ProcessSpec& spec) {
   if (server_.pid <= 0) start_server();
-  ensure_warm();
+  if (spec.compiles) ensure_warm();
   InFlight cell;
   cell.spec = spec;
   cell.requested = Clock::now();

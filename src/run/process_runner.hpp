@@ -22,6 +22,9 @@ struct ProcessSpec {
   std::filesystem::path request_path;
   std::filesystem::path result_path;
   std::filesystem::path progress_path;
+  // It compiles a kernel. A fork server warms its backends (about half a second) before the
+  // first such cell only: a run whose cells all come from the cache imports modules, nothing more.
+  bool compiles = true;
 };
 
 enum class Termination {
