@@ -1,6 +1,7 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -122,7 +123,7 @@ std::string format_bytes(std::uint64_t bytes) {
 }
 
 std::string format_duration(double seconds) {
-  const auto total = static_cast<long long>(std::max(0.0, seconds) + 0.5);
+  const auto total = std::llround(std::max(0.0, seconds));
   if (total < 60) return fmt::format("{} s", total);
   if (total < 3600) return fmt::format("{} min {:02} s", total / 60, total % 60);
   return fmt::format("{} h {:02} min", total / 3600, total % 3600 / 60);
