@@ -114,6 +114,7 @@ ExecuteSettings execute_settings(const CheckOptions& options, const ShareDirs& s
   settings.session.share = share;
   settings.jobs = options.jobs ? options.jobs : std::max(1U, std::thread::hardware_concurrency());
   settings.static_mode = options.static_mode;
+  settings.reduce = options.reduce;
   settings.launch_limits_warn = options.launch_limits_warn;
   settings.progress = options.progress;
   settings.data = share.data;

@@ -48,6 +48,7 @@ struct CheckOptions {
   bool inherit_site = true;         // version environments see the invoking site-packages
   std::optional<std::filesystem::path> save_ir_dir;  // --save-ir: every stage's IR, for diff --ir
   bool launch_limits_warn = false;  // --launch-limits warn: report, but do not fail
+  bool reduce = false;  // --reduce: one row of each group compiled for all (check/reduce.hpp)
 };
 
 }  // namespace portcheck

@@ -11,6 +11,7 @@
 
 #include "src/check/cell_cache.hpp"
 #include "src/check/module_inspection.hpp"
+#include "src/check/reduce.hpp"
 #include "src/check/triton_validation.hpp"
 #include "src/run/scheduler.hpp"
 #include "util/fs.hpp"
@@ -52,16 +53,24 @@ class CellRun {
         settings_(settings),
         judgement_(judgement),
         unsupported_(std::move(unsupported)),
-        results_(cells.size()) {}
+        results_(cells.size()),
+        representative_(settings.reduce ? representatives(cells) : identity(cells.size())) {
+    for (std::size_t id = 0; id < cells.size(); ++id)
+      if (representative_[id] != id) stands_for_others_.insert(representative_[id]);
+  }
 
   // Serves every cell it can without compiling; returns the tasks of the others.
   std::vector<Task> serve() {
     std::vector<Task> tasks;
     for (std::size_t id = 0; id < cells_.size(); ++id) {
-      if (auto input = without_compile(id))
+      if (auto input = without_compile(id)) {
+        remember_evidence(id, input->evidence);
         keep(id, interpret(cells_[id], *input, judgement_));
-      else
+      } else if (representative_[id] != id) {
+        represented_.push_back(id);  // its representative's verdict, once that is known
+      } else {
         tasks.push_back(task_for(id));
+      }
     }
     return tasks;
   }
@@ -77,6 +86,7 @@ class CellRun {
       std::fprintf(stderr, "\r\033[K");
       std::fflush(stderr);
     }
+    represent();
     return completed;
   }
 
@@ -159,12 +169,41 @@ class CellRun {
     if (outcome.how == Termination::cancelled) return;  // never finished: not a result
     const auto& cell = cells_[id];
     CellInput input{evidence_from_files(dir_of(id), outcome), prediction_for(id), false, {}};
+    remember_evidence(id, input.evidence);
     keep(id, interpret(cell, input, judgement_));
     settings_.timings->set(timing_key(cell), outcome.wall_seconds);
     const auto key = key_for(id);
     if (settings_.cache != nullptr && !key.empty() && cacheable(*input.evidence, *results_[id])) {
       settings_.cache->store(key, cache_entry(key, *input.evidence, cell.row->ref.import_root));
       ++stored_;
+    }
+  }
+
+  static std::vector<std::size_t> identity(std::size_t n) {
+    std::vector<std::size_t> out(n);
+    for (std::size_t i = 0; i < n; ++i) out[i] = i;
+    return out;
+  }
+
+  void remember_evidence(std::size_t id, const std::optional<CellEvidence>& evidence) {
+    if (evidence && stands_for_others_.count(id) != 0) evidence_.emplace(id, *evidence);
+  }
+
+  // --reduce: each represented cell takes its representative's evidence, judged as its own row
+  // (its xfail list, its launch limits); one whose representative never ended (an interrupted
+  // run) stays unfinished.
+  void represent() {
+    for (const auto id : represented_) {
+      const auto rep = representative_[id];
+      const auto evidence = evidence_.find(rep);
+      if (evidence == evidence_.end()) continue;
+      auto result = interpret(
+          cells_[id], CellInput{evidence->second, prediction_for(id), false, {}}, judgement_);
+      result.represented_by = cells_[rep].row->display_name();
+      result.compile_s = 0;  // nothing was compiled for it: the floor and slowest cell say so
+      result.wall_s = 0;
+      result.stages = nlohmann::json::object();
+      keep(id, std::move(result));
     }
   }
 
@@ -198,6 +237,12 @@ class CellRun {
   std::size_t from_cache_ = 0;
   std::size_t stored_ = 0;
   std::size_t failed_ = 0;  // so far, for the progress line
+  // --reduce: the cell that stands for each (itself when none other does), the cells that do,
+  // their evidence, and the cells waiting for it.
+  std::vector<std::size_t> representative_;
+  std::set<std::size_t> stands_for_others_;
+  std::map<std::size_t, CellEvidence> evidence_;
+  std::vector<std::size_t> represented_;
 };
 
 Judgement judgement_for(const ExecuteSettings& settings, std::string triton_version) {

@@ -28,6 +28,7 @@ struct ExecuteSettings {
   std::size_t jobs = 1;
   StaticMode static_mode = StaticMode::compile;
   bool launch_limits_warn = false;
+  bool reduce = false;                            // --reduce (check/reduce.hpp)
   bool progress = false;                          // a live progress line on stderr
   std::chrono::steady_clock::time_point started;  // of the run, for the progress line
   ResultCache* cache = nullptr;                   // nullptr: --no-cache

@@ -79,6 +79,9 @@ void add_mode_options(CLI::App* check, CheckFlags& f) {
   check->add_option("--shard", f.shard_text,
                     "Compile only part K of N of the matrix (K/N), balanced by expected cost");
   check->add_flag("-q,--quiet", f.quiet, "No live progress line");
+  check->add_flag("--reduce", f.options.reduce,
+                  "Compile one row of each group of rows that differ only in an argument's "
+                  "divisibility (:16), reporting the others with its verdict");
   check
       ->add_option("--isolation", f.isolation,
                    "fork: one warm worker forks a child per cell (default); process: a fresh "

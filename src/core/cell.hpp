@@ -110,7 +110,10 @@ struct CellResult {
   std::string log;
   std::optional<SourceLocation> kernel_source;  // the def
   std::optional<SourceLocation> error_source;   // the failing line, when the compiler said it
-  bool cached = false;       // served from the result cache, not compiled in this run
+  bool cached = false;  // served from the result cache, not compiled in this run
+  // --reduce: not compiled; the verdict of this row, which differs only in facets the reduction
+  // groups away (check/reduce.hpp). Empty for a compiled (or cached) cell.
+  std::string represented_by;
   nlohmann::json predicted;  // null, or the static pre-checks' {reason, stage, what, name}
   nlohmann::json launch;     // null, or {needs, limits, problems} for compiled cells
   // null, or what the worker exported: {directory, binary, assembly, params, folded}

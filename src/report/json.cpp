@@ -47,6 +47,7 @@ nlohmann::json cell_json(const CellResult& c, const std::map<std::string, std::s
       {"new", c.is_new},
       {"in_baseline", c.in_baseline},
       {"cached", c.cached},
+      {"represented_by", or_null(c.represented_by)},
       {"predicted", c.predicted},
       {"launch", c.launch},
       {"why", or_null(c.why)},

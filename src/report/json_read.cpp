@@ -90,6 +90,7 @@ void outcome_from(const JsonAt& c, CellResult& cell) {
   cell.expected_failure = cell.status == Status::xfail || cell.status == Status::xpass;
   cell.log = c.string_or("log");
   cell.why = c.string_or("why");
+  cell.represented_by = c.string_or("represented_by");
   cell.link = c.string_or("link");
   cell.error_source = location_from(c, "error_source");
 }

@@ -214,7 +214,8 @@ std::string cell_label(const CellResult& cell, const std::map<std::string, std::
 }
 
 std::string summary_line(const Report& report) {
-  std::size_t ok = 0, failed = 0, fresh = 0, xfail = 0, xpass = 0, cached = 0, unchecked = 0;
+  std::size_t ok = 0, failed = 0, fresh = 0, xfail = 0, xpass = 0, cached = 0, unchecked = 0,
+              represented = 0;
   const CellResult* slowest = nullptr;
   for (const auto& c : report.cells) {
     ok += c.status == Status::ok ? 1 : 0;
@@ -224,6 +225,7 @@ std::string summary_line(const Report& report) {
     xpass += c.status == Status::xpass ? 1 : 0;
     fresh += c.is_new ? 1 : 0;
     cached += c.cached ? 1 : 0;
+    represented += c.represented_by.empty() ? 0 : 1;
     if (c.compile_s > 0 && (slowest == nullptr || c.compile_s > slowest->compile_s)) slowest = &c;
   }
   std::string summary = fmt::format("{} cells{}: {} ok, {} failed ({} new)", report.cells.size(),
@@ -232,6 +234,11 @@ std::string summary_line(const Report& report) {
   if (xfail) summary += fmt::format(", {} expected to fail", xfail);
   if (xpass) summary += fmt::format(", {} expected to fail but passed", xpass);
   if (unchecked) summary += fmt::format(", {} not compiled (static pre-checks only)", unchecked);
+  if (represented)
+    summary += fmt::format(
+        ", {} not compiled (--reduce: each has the verdict of a row that "
+        "differs only in divisibility)",
+        represented);
   if (slowest != nullptr)
     summary += fmt::format(" · slowest compile {:.1f} s ({} on {})", slowest->compile_s,
                            slowest->kernel, slowest->target);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <csignal>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "src/check/classify.hpp"
 #include "src/check/execute.hpp"
 #include "src/check/plan.hpp"
+#include "src/check/reduce.hpp"
 #include "src/core/errors.hpp"
 #include "src/run/result_cache.hpp"
 #include "tests/unit/fake_runner.hpp"
@@ -118,6 +120,7 @@ class CheckPipeline : public ::testing::Test {
     settings.jobs = options.jobs == 0 ? 2 : options.jobs;
     settings.static_mode = options.static_mode;
     settings.launch_limits_warn = options.launch_limits_warn;
+    settings.reduce = options.reduce;
     settings.data = tmp.path() / "data";
     settings.unsupported_targets_are_cells = several_releases;
     ResultCache cache(tmp.path() / "cache", 64ULL << 20);
@@ -693,6 +696,64 @@ TEST_F(CheckPipeline, TargetThisReleaseCannotCompileForIsItsCellsVerdictAmongSev
       EXPECT_EQ(target_name(c.at("request").at("target")), "cuda:90");
   ASSERT_EQ(out.unsupported_targets.size(), 1u);
   EXPECT_TRUE(out.unsupported_targets.contains("hip:gfx942"));
+}
+
+// --- --reduce -------------------------------------------------------------------------------
+
+TEST(Reduce, OnlyDivisibilityIsGroupedAway) {
+  KernelRow a = make_row("add", "kernels", "/src");
+  KernelRow b = a;
+  a.signature["x"] = "*fp32:16";
+  a.signature["n"] = "i32:16";
+  b.variant = "plain";
+  EXPECT_EQ(reduction_key(a), reduction_key(b));
+  for (auto change : std::vector<std::function<void(KernelRow&)>>{
+           [](KernelRow& r) { r.signature["x"] = "*fp16:16"; },
+           [](KernelRow& r) { r.signature["n"] = "i64"; },
+           [](KernelRow& r) { r.constants["BLOCK"] = 256; },
+           [](KernelRow& r) { r.options["num_warps"] = 8; },
+           [](KernelRow& r) { r.options["num_stages"] = 2; },
+           [](KernelRow& r) { r.ref.function = "sub"; }}) {
+    KernelRow c = b;
+    change(c);
+    EXPECT_NE(reduction_key(c), reduction_key(b));
+  }
+}
+
+TEST_F(CheckPipeline, ReduceCompilesOneRowPerGroupAndJudgesEachRowAsItself) {
+  KernelRow divisible = make_row("add", "kernels", tmp.path());
+  divisible.variant = "x16";
+  divisible.signature["x"] = "*fp32:16";
+  KernelRow plain = make_row("add", "kernels", tmp.path());
+  plain.variant = "x1";
+  plain.xfail = {"hip:gfx942"};
+  KernelRow wide = plain;
+  wide.variant = "w8";
+  wide.options["num_warps"] = 8;
+  manifest.rows = {divisible, plain, wide};
+  compiles["add[x16]|hip:gfx942"] = frontend_error("boom");
+  compiles["add[w8]|hip:gfx942"] = frontend_error("boom");
+  options.reduce = true;
+  const auto out = run();
+  EXPECT_TRUE(was_compiled("add[x16]", "cuda:90"));
+  EXPECT_TRUE(was_compiled("add[x16]", "hip:gfx942"));
+  EXPECT_TRUE(was_compiled("add[w8]", "hip:gfx942"));  // num_warps decides: its own group
+  EXPECT_EQ(std::count_if(compiled.begin(), compiled.end(),
+                          [](const auto& c) { return c.starts_with("add[x1]"); }),
+            0);
+  const auto& ok = cell(out, "add[x1]", "cuda:90");
+  EXPECT_EQ(ok.status, Status::ok);
+  EXPECT_EQ(ok.represented_by, "add[x16]");
+  EXPECT_EQ(ok.compile_s, 0);
+  const auto& expected = cell(out, "add[x1]", "hip:gfx942");
+  EXPECT_EQ(expected.status, Status::xfail);  // its own xfail list, not its representative's
+  EXPECT_EQ(expected.fingerprint, cell(out, "add[x16]", "hip:gfx942").fingerprint);
+  EXPECT_EQ(cell(out, "add[x16]", "hip:gfx942").status, Status::failed);
+  EXPECT_TRUE(cell(out, "add[x16]", "cuda:90").represented_by.empty());
+
+  options.reduce = false;
+  run();
+  EXPECT_TRUE(was_compiled("add[x1]", "cuda:90"));
 }
 
 // --- option names ---------------------------------------------------------------------------
