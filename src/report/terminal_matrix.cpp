@@ -77,7 +77,7 @@ class MatrixWriter {
       for (const auto& row : kernel.rows)
         if (any_failed(row, at)) lines.push_back(row_line("  " + row, row, at));
     }
-    return render(lines);
+    return out + render(lines);
   }
 
  private:

@@ -111,6 +111,22 @@ TEST(TerminalReport, AGroupOverManyRowsOfAKernelIsOneFootnoteLine) {
   EXPECT_NE(expanded.find("    softmax[B1024] on hip:gfx942\n"), std::string::npos) << expanded;
 }
 
+TEST(TerminalReport, SeveralTritonReleasesAreOneMatrixEachUnderItsVersion) {
+  auto r = many_rows_report();
+  const auto first = r.cells;
+  for (auto c : first) {
+    c.triton = "3.8.0";
+    c.triton_version = "3.8.0";
+    r.cells.push_back(c);
+  }
+  const auto text = render_terminal(r, TerminalStyle{false});
+  const auto current = text.find("\ntriton 3.9.0 (current):\nkernel ");
+  const auto older = text.find("\ntriton 3.8.0:\nkernel ");
+  ASSERT_NE(current, std::string::npos) << text;
+  ASSERT_NE(older, std::string::npos) << text;
+  EXPECT_LT(current, older);
+}
+
 TEST(KernelRollup, LabelsCountOkRowsAndNameFailingGroups) {
   const std::map<std::string, std::string> letters{{"f1", "A"}, {"f2", "B"}};
   auto ok = test_support::cell("k[a]", "cuda:80");
