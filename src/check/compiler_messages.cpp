@@ -16,8 +16,8 @@ namespace {
 using util::expect_at;
 using util::skip_while;
 using util::ascii::is_digit;
-constexpr auto is_blank = util::ascii::is_space;
-constexpr auto is_name_char = util::ascii::is_word;
+using util::ascii::is_space;
+using util::ascii::is_word;
 
 // "FILE:12:9: error: MESSAGE" with the shortest FILE that fits.
 std::optional<Diagnostic> located_error(std::string_view line) {
@@ -51,14 +51,14 @@ std::optional<Diagnostic> bare_error(std::string_view line) {
 
 // "line 289; error   : TEXT" at s[i]: past "error".
 std::optional<std::size_t> line_and_error(std::string_view s, std::size_t i) {
-  auto at = expect_at(s, skip_while(s, i, is_blank), "line");
+  auto at = expect_at(s, skip_while(s, i, is_space), "line");
   if (!at) return std::nullopt;
-  const auto number = skip_while(s, *at, is_blank);
+  const auto number = skip_while(s, *at, is_space);
   const auto digits = skip_while(s, number, is_digit);
   if (number == *at || digits == number) return std::nullopt;
   at = expect_at(s, digits, ";");
   if (!at) return std::nullopt;
-  return expect_at(s, skip_while(s, *at, is_blank), "error");
+  return expect_at(s, skip_while(s, *at, is_space), "error");
 }
 
 // What follows a ptxas token at s[i]: "FILE, line 289; error   : TEXT" or "fatal   : TEXT"; the
@@ -69,9 +69,9 @@ std::optional<std::size_t> ptxas_text(std::string_view s, std::size_t i) {
   for (auto comma = s.find(',', i + 1); !at && comma < file_end; comma = s.find(',', comma + 1))
     at = line_and_error(s, comma + 1);
   if (!at) return std::nullopt;
-  const auto colon = expect_at(s, skip_while(s, *at, is_blank), ":");
+  const auto colon = expect_at(s, skip_while(s, *at, is_space), ":");
   if (!colon) return std::nullopt;
-  return skip_while(s, *colon, is_blank);
+  return skip_while(s, *colon, is_space);
 }
 
 // "TOOL: error: MESSAGE" with TOOL one word of a program's name ("ld.lld"): "TOOL: MESSAGE".
@@ -80,7 +80,7 @@ std::optional<std::string> tool_error(std::string_view line) {
   const auto at = line.find(kMark);
   if (at == std::string_view::npos || at == 0) return std::nullopt;
   const auto tool = line.substr(0, at);
-  const auto is_tool_char = [](char ch) { return is_name_char(ch) || ch == '.' || ch == '-'; };
+  const auto is_tool_char = [](char ch) { return is_word(ch) || ch == '.' || ch == '-'; };
   if (!std::all_of(tool.begin(), tool.end(), is_tool_char)) return std::nullopt;
   return fmt::format("{}: {}", tool, util::trim(line.substr(at + kMark.size())));
 }
@@ -109,7 +109,7 @@ std::string unwrap_exception_repr(const std::string& line) {
       line.size() < open + 4)
     return line;
   const std::string_view name(line.data(), open);
-  if (!std::all_of(name.begin(), name.end(), [](char ch) { return is_name_char(ch) || ch == '.'; }))
+  if (!std::all_of(name.begin(), name.end(), [](char ch) { return is_word(ch) || ch == '.'; }))
     return line;
   const char quote = line[open + 1];
   if ((quote != '"' && quote != '\'') || line[line.size() - 2] != quote || line.back() != ')')
@@ -162,10 +162,10 @@ std::string ptxas_message(const std::string& text) {
   for (const auto& line : util::split_lines(text)) {
     for (auto at = line.find("ptxas"); at != std::string::npos; at = line.find("ptxas", at + 1)) {
       std::size_t begin = at;
-      while (begin > 0 && !is_blank(line[begin - 1])) --begin;
+      while (begin > 0 && !is_space(line[begin - 1])) --begin;
       const auto end = line.find_first_of(" \t\n\v\f\r", at);
       if (end == std::string::npos) break;
-      const auto message = ptxas_text(line, skip_while(line, end, is_blank));
+      const auto message = ptxas_text(line, skip_while(line, end, is_space));
       if (!message) continue;
       const auto tool = std::filesystem::path(line.substr(begin, end - begin)).filename().string();
       return fmt::format("{}: {}", tool, util::trim(std::string_view(line).substr(*message)));
