@@ -1,10 +1,10 @@
 #include "util/strings.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
