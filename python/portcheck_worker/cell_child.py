@@ -21,14 +21,13 @@ import traceback
 from . import handlers, protocol, signal_guard
 
 _PR_SET_PDEATHSIG = 1
-_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, before any fork
 
 
 def die_with_parent(parent):
     """In a forked child: SIGKILL as soon as `parent` dies. The kernel sends it when the parent
     exits, the moment this process would be re-parented; a parent that died before prctl() took
     effect is caught by the getppid() check that follows."""
-    if _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+    if signal_guard.LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
         error = ctypes.get_errno()
         raise OSError(error, f"prctl(PR_SET_PDEATHSIG): {os.strerror(error)}")
     if os.getppid() != parent:

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from . import cell_child, faults, handlers, protocol
+from . import cell_child, faults, handlers, protocol, signal_guard
 
 COMMAND_FD = 3
 EVENT_FD = 4
@@ -159,6 +159,7 @@ def warm_up(targets):
     errors = []
     if any(spec["backend"] == "cuda" for spec in targets):
         _resolve_nvidia_tools()
+    signal_guard.prepare()
     seen = set()
     for spec in targets:
         if spec["backend"] in seen:

@@ -16,11 +16,13 @@ architecture other than x86-64 and AArch64, where `install` does nothing.
 """
 import ctypes
 import errno
+import functools
 import os
 import platform
 import struct
 
 ENV_TOOL_PID = "TRITON_PORTCHECK_TOOL_PID"
+LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, before any fork (cell_child uses it too)
 
 # <linux/audit.h>, <linux/seccomp.h>, <linux/filter.h>, <linux/prctl.h>
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
@@ -145,19 +147,39 @@ def install():
     if arch not in _AUDIT_ARCH:
         return f"no filter for architecture {arch}"
     try:
-        protected = protected_pids(int(tool_pid))
-        if -os.getpgrp() & 0xFFFFFFFF in protected:
-            protected.append(0)  # kill(0) would signal this process's group, the tool's own
-        return _load(build_filter(arch, protected))
+        # kill(0) signals the caller's own group: refused too when that is one of the tool's.
+        refuse_own_group = -os.getpgrp() & 0xFFFFFFFF in _protected(int(tool_pid))
+        return _load(program_for(int(tool_pid), arch, refuse_own_group))
     except (OSError, ValueError, AttributeError) as e:
         return f"{type(e).__name__}: {e}"
+
+
+# Cached per process: the fork server fills both in its warm-up (prepare), so its forked cells
+# inherit them instead of walking /proc and assembling the program again, once per cell.
+_protected = functools.lru_cache(maxsize=4)(lambda tool_pid: tuple(protected_pids(tool_pid)))
+
+
+@functools.lru_cache(maxsize=8)
+def program_for(tool_pid, arch, refuse_own_group):
+    protected = list(_protected(tool_pid)) + ([0] if refuse_own_group else [])
+    return build_filter(arch, protected)
+
+
+def prepare():
+    """In the fork server: the filter its forked cells will install (each leads its own process
+    group, never the tool's), computed once so that they inherit it."""
+    tool_pid = os.environ.get(ENV_TOOL_PID, "")
+    if tool_pid.isdigit() and platform.machine() in _AUDIT_ARCH:
+        try:
+            program_for(int(tool_pid), platform.machine(), False)
+        except (OSError, ValueError):
+            pass  # each cell tries again, and the probe has said why it cannot
 
 
 def _load(program):
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.prctl(
+    if LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or LIBC.prctl(
             _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
         return f"seccomp: {os.strerror(ctypes.get_errno())}"
     return None
