@@ -12,7 +12,7 @@ import time
 import traceback
 import warnings
 
-from . import driver, faults, loader, protocol
+from . import cubin, driver, faults, loader, protocol
 
 # Options whose values the backend derives from the target; a specialisation serialised for one
 # target carries them, and they must not leak into a compile for another.
@@ -361,10 +361,14 @@ def _source_location(fn):
 
 
 def _resources(compiled, target):
-    """Registers and spills: cuobjdump on the cubin (NVIDIA), the kernel descriptor (AMD)."""
+    """Registers and spills: the cubin's ELF tables (NVIDIA; cuobjdump where they cannot be
+    read), the kernel descriptor (AMD)."""
     try:
         if target.backend == "cuda":
-            return _cuda_resources(compiled.asm["cubin"])
+            try:
+                return cubin.resources(compiled.asm["cubin"], compiled.metadata.name)
+            except cubin.Unreadable:
+                return _cuda_resources(compiled.asm["cubin"])
         return _amd_resources(compiled.asm.get("amdgcn", ""))
     except Exception as e:  # resource counts are extra information; never fail a cell on them
         return {"error": f"{type(e).__name__}: {e}"}
