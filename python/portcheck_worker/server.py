@@ -11,11 +11,15 @@ so that whatever Triton or a user's module prints on stdout cannot corrupt the c
                                                             "code": c, "signal": s}
   {"op": "quit"} or end of input             -> the server exits
 
+A cell whose package a zygote has imported is forked from that zygote instead (zygote.py): the
+package is imported once per target, not once per cell.
+
 Each child starts its own session (so the supervisor can find and kill its whole tree, ptxas
 included), points fds 0-2 at the cell's files, and compiles exactly as a fresh worker process
 would. The C++ side enforces time and memory limits on that session; this process only forks and
 reaps. It must stay single-threaded: fork() copies only the calling thread.
 """
+import gc
 import json
 import os
 import select
@@ -24,10 +28,12 @@ import sys
 import threading
 import time
 
-from . import cell_child, faults, handlers, protocol, signal_guard
+from . import cell_child, faults, handlers, protocol, signal_guard, zygote
 
 COMMAND_FD = 3
 EVENT_FD = 4
+# "0" turns zygotes off: every cell imports its module itself, as before they existed.
+ZYGOTES_ENV = "TRITON_PORTCHECK_ZYGOTES"
 
 
 class Server:
@@ -43,6 +49,8 @@ class Server:
         os.set_blocking(wake_write, False)
         signal.set_wakeup_fd(wake_write)
         signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.zygotes = zygote.Zygotes(os.getpid(), self.fork_plain, self.send) \
+            if os.environ.get(ZYGOTES_ENV, "1") != "0" else None
 
     def send(self, event):
         data = (json.dumps(event, default=protocol._jsonable) + "\n").encode()
@@ -53,9 +61,14 @@ class Server:
     def commands(self):
         """Complete command lines available now; None at end of input. Raw reads, because a
         buffered reader would hide lines it has read ahead from select()."""
-        readable, _, _ = select.select([COMMAND_FD, self._wake_read], [], [], 0.5)
+        zygote_fds = self.zygotes.event_fds() if self.zygotes else []
+        readable, _, _ = select.select([COMMAND_FD, self._wake_read, *zygote_fds], [], [],
+                                       self._select_timeout())
         if self._wake_read in readable:
             os.read(self._wake_read, 4096)
+        for fd in zygote_fds:
+            if fd in readable:
+                self.zygotes.on_readable(fd)
         if COMMAND_FD not in readable:
             return []
         chunk = os.read(COMMAND_FD, 1 << 16)
@@ -64,6 +77,12 @@ class Server:
         self._pending += chunk
         *lines, self._pending = self._pending.split(b"\n")
         return [json.loads(line) for line in lines if line.strip()]
+
+    def _select_timeout(self):
+        deadline = self.zygotes.next_deadline() if self.zygotes else None
+        if deadline is None:
+            return 0.5
+        return min(0.5, max(0.0, deadline - time.monotonic()))
 
     def run(self):
         """Until "quit" or the end of input. A probe from a tool of another protocol ends the
@@ -78,7 +97,12 @@ class Server:
                     if not self.handle(command):
                         running = False
                         break
+                if self.zygotes:
+                    self.zygotes.expire()
                 self.reap()
+        except zygote.ZygoteLost as lost:
+            # A cell killed the zygote that forked it: as if it had killed this server.
+            sys.stderr.write(f"portcheck-worker: {lost}\n")
         finally:
             self.shutdown()
 
@@ -99,19 +123,25 @@ class Server:
     def fork(self, command):
         self.forks_received += 1
         faults.maybe_inject_server(self.forks_received)
+        if self.zygotes and self.zygotes.fork(command["id"], command, _read_request(command)):
+            return
+        self.fork_plain(command["id"], command)
+
+    def fork_plain(self, cell_id, command):
         if threading.active_count() > 1:
             # Nothing we import starts threads (the warm-up reports the count); say so loudly if
             # a user's module does, since only the forking thread survives in the child.
             sys.stderr.write(f"portcheck-worker: forking with {threading.active_count()} threads\n")
         server = os.getpid()
+        freeze_heap()
         pid = os.fork()
         if pid == 0:
             run_child(command, server)  # never returns
-        self.children[pid] = command["id"]
-        self.send({"event": "forked", "id": command["id"], "pid": pid})
+        self.children[pid] = cell_id
+        self.send({"event": "forked", "id": cell_id, "pid": pid})
 
     def reap(self):
-        while self.children:
+        while self.children or (self.zygotes and self.zygotes.any()):
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -120,6 +150,8 @@ class Server:
                 return
             cell = self.children.pop(pid, None)
             if cell is None:
+                if self.zygotes:
+                    self.zygotes.on_exit(pid)  # a zygote, or something a cell left
                 continue
             event = {"event": "exited", "id": cell, "pid": pid, "code": None, "signal": None}
             if os.WIFEXITED(status):
@@ -129,6 +161,8 @@ class Server:
             self.send(event)
 
     def shutdown(self):
+        if self.zygotes:
+            self.zygotes.shutdown()
         for pid in list(self.children):
             try:
                 os.killpg(pid, signal.SIGKILL)
@@ -191,7 +225,23 @@ def _resolve_nvidia_tools():
             pass
 
 
-def run_child(command, server):
+def freeze_heap():
+    """Before a fork: the objects alive now are left out of the garbage collector's passes, in
+    this process and in the child. A collection in the child otherwise writes to every object's
+    header, copying the whole inherited heap page by page: 16 ms of a cell's life with Triton
+    loaded, far more with torch (gc.freeze exists for this)."""
+    gc.freeze()
+
+
+def _read_request(command):
+    """The cell's request, for its zygote's key; {} if unreadable (the cell reports that)."""
+    try:
+        return protocol.read_request(command["request"])
+    except Exception:
+        return {}
+
+
+def run_child(command, server, inherited=(COMMAND_FD, EVENT_FD)):
     """In the forked child: become a session leader, take the cell's files, compile, exit; die
     with the server (cell_child.compile_and_exit); a cell whose code killed the server cannot
     signal triton-portcheck, to which it is re-parented until then (signal_guard)."""
@@ -206,7 +256,7 @@ def run_child(command, server):
         os.dup2(null, 0)
         os.dup2(out, 1)
         os.dup2(err, 2)
-        for fd in (null, out, err, COMMAND_FD, EVENT_FD):
+        for fd in (null, out, err, *inherited):
             try:
                 os.close(fd)
             except OSError:

@@ -136,10 +136,12 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def install():
+def install(also=()):
     """In the process about to run a cell's user code: install the filter for the tool named in
     the environment. Returns None when installed, else why not (no tool pid, another
-    architecture, or a kernel or sandbox that refuses seccomp); the cell runs either way."""
+    architecture, or a kernel or sandbox that refuses seccomp); the cell runs either way.
+    `also`: more processes to protect (a zygote protects the fork server, its parent), with
+    their process groups."""
     tool_pid = os.environ.get(ENV_TOOL_PID, "")
     arch = platform.machine()
     if not tool_pid.isdigit():
@@ -149,7 +151,8 @@ def install():
     try:
         # kill(0) signals the caller's own group: refused too when that is one of the tool's.
         refuse_own_group = -os.getpgrp() & 0xFFFFFFFF in _protected(int(tool_pid))
-        return _load(program_for(int(tool_pid), arch, refuse_own_group))
+        extra = tuple(sorted({v & 0xFFFFFFFF for pid in also for v in (pid, -os.getpgid(pid))}))
+        return _load(program_for(int(tool_pid), arch, refuse_own_group, extra))
     except (OSError, ValueError, AttributeError) as e:
         return f"{type(e).__name__}: {e}"
 
@@ -160,8 +163,8 @@ _protected = functools.lru_cache(maxsize=4)(lambda tool_pid: tuple(protected_pid
 
 
 @functools.lru_cache(maxsize=8)
-def program_for(tool_pid, arch, refuse_own_group):
-    protected = list(_protected(tool_pid)) + ([0] if refuse_own_group else [])
+def program_for(tool_pid, arch, refuse_own_group, extra=()):
+    protected = sorted(set(_protected(tool_pid)) | set(extra) | ({0} if refuse_own_group else set()))
     return build_filter(arch, protected)
 
 

@@ -61,6 +61,8 @@ void ForkServerRunner::start_server() {
   spec.argv = config_.argv;
   spec.env = config_.env;
   spec.env.push_back(fmt::format("PORTCHECK_SERVER_GENERATION={}", generation_));
+  // Its zygotes keep within a share of it (zygote.py), so that they never get it replaced.
+  spec.env.push_back(fmt::format("PORTCHECK_SERVER_MAX_RSS={}", config_.max_server_rss_bytes));
   spec.cwd = config_.cwd;
   spec.stdout_path = config_.log_dir / fmt::format("server-{}.stdout", generation_);
   spec.stderr_path = config_.log_dir / fmt::format("server-{}.stderr", generation_);
@@ -118,7 +120,10 @@ void ForkServerRunner::send_fork(Id id, const InFlight& cell) {
         {"result", cell.spec.result_path.string()},
         {"progress", cell.spec.progress_path.string()},
         {"stdout", cell.spec.stdout_path.string()},
-        {"stderr", cell.spec.stderr_path.string()}});
+        {"stderr", cell.spec.stderr_path.string()},
+        // A zygote importing the cell's package gives up within a share of these (zygote.py).
+        {"timeout_ms", cell.spec.timeout.count()},
+        {"max_rss_bytes", cell.spec.max_rss_bytes}});
 }
 
 std::vector<nlohmann::json> ForkServerRunner::pump(

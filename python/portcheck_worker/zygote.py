@@ -1,0 +1,406 @@
+"""Zygotes: children of the fork server that import a user's package once and fork its cells.
+
+Importing a real library (flag_gems brings torch) costs seconds, and every cell forked from the
+bare server paid it again: 6.5 s of a cell that compiles in 0.1 s. A zygote is forked from the
+server, imports what a cell of its key would import - under the same stand-in driver, from the
+same folders - and then forks that key's cells, which find their module already loaded.
+
+The key: the target (a module may choose code by vendor at import: it must see the cell's driver),
+the import folders, and the top-level package (or the file) of the kernel. Cells of other modules
+of the same package import their own module in the child, over the package already loaded, as
+they would in the user's program.
+
+A zygote is only a speed-up, never a verdict. An import that raises, hangs past its deadline,
+outgrows its data limit or leaves Python threads behind (fork() copies one thread) makes the
+zygote unusable; the cells it held are forked from the bare server, and each meets the fault in
+its own cell, as without zygotes. A zygote that dies while cells it forked run (a cell killed its
+parent) ends the server, so that the supervisor's retry-and-blame of a lost server applies as it
+does when a cell kills the server itself.
+
+Protocol on two pipes, JSON lines:
+  server -> zygote  {"id": N, "command": {fork command}}; end of input: exit once idle
+  zygote -> server  {"event": "ready"} | {"event": "unusable", "why": "..."}
+                    {"event": "forked", "id": N, "pid": P}
+                    {"event": "exited", "pid": P, "code": c, "signal": s}
+"""
+import json
+import os
+import resource
+import select
+import signal
+import sys
+import threading
+import time
+
+from . import protocol
+
+# How long an import may take before its zygote is given up: a share of the cells' own time
+# limit, since the cells queued behind it wait that long before they are forked from the server.
+_IMPORT_SHARE_OF_TIMEOUT = 0.25
+_IMPORT_DEADLINE_S = 120.0
+# How much of the server's memory allowance (its session is replaced beyond it) zygotes may hold.
+_SHARE_OF_SERVER_RSS = 0.5
+_MAX_ZYGOTES = 16
+
+
+def key_for(request):
+    """The zygote a cell request can be forked from; None for a request no zygote serves."""
+    if "inspect" in request:
+        kernels = request["inspect"].get("kernels") or []
+        ref, target = (kernels[0].get("kernel") if kernels else None), None
+    else:
+        ref, target = request.get("kernel"), request.get("target")
+    if not isinstance(ref, dict):
+        return None
+    unit = ref.get("file") or (ref.get("module") or "").split(".")[0]
+    if not unit:
+        return None
+    return json.dumps([target, ref.get("import_root"), ref.get("pythonpath") or [],
+                       "file" if ref.get("file") else "package", unit], sort_keys=True)
+
+
+def _send(fd, event):
+    data = (json.dumps(event, default=protocol._jsonable) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+class Zygote:
+    """The server's handle on one zygote."""
+
+    def __init__(self, key, pid, commands, events, deadline):
+        self.key = key
+        self.pid = pid
+        self.commands = commands  # write end; closed to retire it
+        self.events = events  # read end
+        self.deadline = deadline  # for the import; None once it is ready
+        self.ready = False
+        self.queued = []  # (id, command) waiting for the import to finish
+        self.unforked = {}  # id -> command sent, no "forked" yet
+        self.cells = set()  # pids forked and not yet exited
+        self.last_used = time.monotonic()
+        self.buffer = b""
+        self.ended = False  # its events pipe reached its end: it is exiting
+
+    def busy(self):
+        return bool(self.cells or self.unforked or self.queued)
+
+    def submit(self, cell_id, command):
+        self.last_used = time.monotonic()
+        if not self.ready:
+            self.queued.append((cell_id, command))
+            return
+        self.unforked[cell_id] = command
+        if self.commands is not None:
+            _send(self.commands, {"id": cell_id, "command": command})
+
+    def retire(self):
+        """No more cells: it exits once the ones it forked have ended."""
+        if self.commands is not None:
+            os.close(self.commands)
+            self.commands = None
+
+    def rss(self):
+        try:
+            with open(f"/proc/{self.pid}/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def read_events(self):
+        """The complete event lines available now; [] at end of input."""
+        try:
+            chunk = os.read(self.events, 1 << 16)
+        except BlockingIOError:
+            return []
+        self.ended = self.ended or not chunk
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+class ZygoteLost(Exception):
+    """A zygote died holding cells: the server ends, and the supervisor retries and blames."""
+
+
+class Zygotes:
+    """The server's zygotes, by key. `fork_plain(id, command)` is the server's own fork."""
+
+    def __init__(self, server_pid, fork_plain, send_event):
+        self.server_pid = server_pid
+        self.fork_plain = fork_plain
+        self.send_event = send_event
+        self.by_key = {}
+        self.unusable = set()  # keys whose zygote failed: their cells fork from the server
+        self.cell_ids = {}  # pid of a cell forked by a zygote -> cell id
+        self.retired = []  # no more cells; exit once theirs have ended
+        budget = int(os.environ.get("PORTCHECK_SERVER_MAX_RSS", 4 << 30))
+        self.rss_budget = int(budget * _SHARE_OF_SERVER_RSS)
+
+    def fork(self, cell_id, command, request):
+        """Hands the cell to its zygote (starting one); False: fork it from the server."""
+        key = key_for(request)
+        if key is None or key in self.unusable:
+            return False
+        zygote = self.by_key.get(key)
+        if zygote is None:
+            self._make_room()
+            zygote = self._start(key, request, command)
+            if zygote is None:
+                return False
+        zygote.submit(cell_id, command)
+        return True
+
+    def event_fds(self):
+        return [z.events for z in self._all() if not z.ended]
+
+    def any(self):
+        return bool(self.by_key or self.retired)
+
+    def _start(self, key, request, command):
+        commands_read, commands_write = os.pipe()
+        events_read, events_write = os.pipe()
+        timeout_s = (command.get("timeout_ms") or 0) / 1000.0
+        deadline_s = min(_IMPORT_DEADLINE_S, timeout_s * _IMPORT_SHARE_OF_TIMEOUT) \
+            if timeout_s > 0 else _IMPORT_DEADLINE_S
+        data_limit = self.rss_budget
+        if command.get("max_rss_bytes"):
+            data_limit = min(data_limit, int(command["max_rss_bytes"]))
+        from .server import freeze_heap
+        freeze_heap()
+        pid = os.fork()
+        if pid == 0:
+            os.close(commands_write)
+            os.close(events_read)
+            _zygote_main(request, commands_read, events_write, self.server_pid, data_limit)
+        os.close(commands_read)
+        os.close(events_write)
+        os.set_blocking(events_read, False)
+        zygote = Zygote(key, pid, commands_write, events_read, time.monotonic() + deadline_s)
+        self.by_key[key] = zygote
+        return zygote
+
+    def _make_room(self):
+        """Retires idle zygotes, least recently used first, while they hold more than their
+        share of the server's memory allowance or are too many."""
+        live = sorted(self.by_key.values(), key=lambda z: z.last_used)
+        total = sum(z.rss() for z in live)
+        largest = max((z.rss() for z in live), default=0)
+        for zygote in live:
+            if total + largest <= self.rss_budget and len(self.by_key) < _MAX_ZYGOTES:
+                break
+            total -= zygote.rss()
+            self._retire(zygote)
+
+    def _retire(self, zygote):
+        del self.by_key[zygote.key]
+        zygote.retire()
+        self.retired.append(zygote)
+
+    def _all(self):
+        return list(self.by_key.values()) + self.retired
+
+    def on_readable(self, fd):
+        for zygote in self._all():
+            if zygote.events == fd:
+                for event in zygote.read_events():
+                    self._on_event(zygote, event)
+                return
+
+    def _on_event(self, zygote, event):
+        kind = event.get("event")
+        if kind == "ready":
+            zygote.ready, zygote.deadline = True, None
+            queued, zygote.queued = zygote.queued, []
+            for cell_id, command in queued:
+                zygote.submit(cell_id, command)
+        elif kind == "unusable":
+            sys.stderr.write(f"portcheck-worker: no zygote for {zygote.key}: {event.get('why')}\n")
+            self._give_up(zygote)
+        elif kind == "forked":
+            zygote.unforked.pop(event["id"], None)
+            zygote.cells.add(event["pid"])
+            self.cell_ids[event["pid"]] = event["id"]
+            self.send_event({"event": "forked", "id": event["id"], "pid": event["pid"]})
+        elif kind == "exited":
+            zygote.cells.discard(event["pid"])
+            cell_id = self.cell_ids.pop(event["pid"], None)
+            if cell_id is not None:
+                self.send_event({**event, "id": cell_id})
+
+    def _give_up(self, zygote):
+        """Its cells not yet forked are forked from the server; its key stays without a zygote."""
+        self.unusable.add(zygote.key)
+        if self.by_key.get(zygote.key) is zygote:
+            self._retire(zygote)
+        waiting = zygote.queued + list(zygote.unforked.items())
+        zygote.queued, zygote.unforked = [], {}
+        for cell_id, command in waiting:
+            self.fork_plain(cell_id, command)
+
+    def expire(self):
+        """Gives up the zygotes whose import has outlived its deadline."""
+        now = time.monotonic()
+        for zygote in list(self.by_key.values()):
+            if zygote.deadline is not None and now > zygote.deadline:
+                _kill_group(zygote.pid)
+                self._give_up(zygote)
+
+    def on_exit(self, pid):
+        """True if `pid` was a zygote. Raises ZygoteLost if it died holding cells."""
+        for zygote in self._all():
+            if zygote.pid != pid:
+                continue
+            for event in zygote.read_events():  # what it said before dying
+                self._on_event(zygote, event)
+            _kill_group(pid)  # what its import left in its group
+            os.close(zygote.events)
+            if zygote in self.retired:
+                self.retired.remove(zygote)
+            if zygote.cells or zygote.unforked:
+                raise ZygoteLost(f"zygote {pid} died with cells {sorted(zygote.cells)}")
+            self._give_up(zygote)
+            if zygote.commands is not None:
+                os.close(zygote.commands)
+                zygote.commands = None
+            return True
+        return False
+
+    def next_deadline(self):
+        deadlines = [z.deadline for z in self.by_key.values() if z.deadline is not None]
+        return min(deadlines) if deadlines else None
+
+    def shutdown(self):
+        for zygote in self._all():
+            _kill_group(zygote.pid)
+        for pid in list(self.cell_ids):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+# --- in the zygote ---------------------------------------------------------------------------
+
+def _zygote_main(request, commands, events, server_pid, data_limit):
+    """Never returns: imports, says whether it can serve, then forks cells until its input ends
+    and its cells have ended."""
+    try:
+        _become_zygote(server_pid)
+        why = _import_for(request, data_limit)
+        if why is None and threading.active_count() > 1:
+            why = f"the import left {threading.active_count()} Python threads; fork copies one"
+        if why is not None:
+            _send(events, {"event": "unusable", "why": why})
+            os._exit(0)
+        _send(events, {"event": "ready"})
+        _serve(commands, events, server_pid)
+    except BaseException:  # never unwind into the server's code
+        pass
+    os._exit(0)
+
+
+def _become_zygote(server_pid):
+    from . import cell_child, signal_guard
+    from .server import COMMAND_FD, EVENT_FD
+    cell_child.die_with_parent(server_pid)
+    os.setpgid(0, 0)  # its own group in the server's session: killed with what its import left
+    signal.set_wakeup_fd(-1)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    for fd in (null, COMMAND_FD, EVENT_FD):
+        os.close(fd)
+    # Before any user code, as in a cell; and its import cannot signal the server either: a
+    # module that kills its parent does so in each of its cells, each its own red cell, while
+    # here it would take every cell of the server with it.
+    signal_guard.install(also=(server_pid, ))
+
+
+def _import_for(request, data_limit):
+    """Imports what a cell of this request imports, as it would (handlers.cell); None when done,
+    else why not. The data limit holds only for the import: the cells have their own limits."""
+    from . import driver, loader
+    from .stages import make_target
+    old = resource.getrlimit(resource.RLIMIT_DATA)
+    try:
+        if data_limit > 0 and (old[1] == resource.RLIM_INFINITY or data_limit < old[1]):
+            resource.setrlimit(resource.RLIMIT_DATA, (data_limit, old[1]))
+        if "inspect" in request:
+            ref = request["inspect"]["kernels"][0]["kernel"]
+        else:
+            ref = request["kernel"]
+            driver.install(make_target(request["target"]))
+        loader.load_kernel(ref)
+        return None
+    except BaseException as e:
+        return f"{type(e).__name__}: {e}"
+    finally:
+        resource.setrlimit(resource.RLIMIT_DATA, old)
+
+
+def _serve(commands, events, server_pid):
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    children, pending, open_input = set(), b"", True
+    while open_input or children:
+        readable, _, _ = select.select([commands, wake_read] if open_input else [wake_read],
+                                       [], [], 0.5)
+        if wake_read in readable:
+            os.read(wake_read, 4096)
+        if commands in readable:
+            chunk = os.read(commands, 1 << 16)
+            open_input = bool(chunk)
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in filter(bytes.strip, lines):
+                message = json.loads(line)
+                pid = _fork_cell(message["command"], (commands, events, wake_read, wake_write))
+                children.add(pid)
+                _send(events, {"event": "forked", "id": message["id"], "pid": pid})
+        _reap(children, events)
+
+
+def _fork_cell(command, own_fds):
+    from . import server
+    zygote = os.getpid()
+    server.freeze_heap()
+    pid = os.fork()
+    if pid == 0:
+        for fd in own_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        server.run_child(command, zygote, inherited=())  # never returns
+    return pid
+
+
+def _reap(children, events):
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        if pid not in children:
+            continue  # a process its import left, ended
+        children.discard(pid)
+        event = {"event": "exited", "pid": pid, "code": None, "signal": None}
+        if os.WIFEXITED(status):
+            event["code"] = os.WEXITSTATUS(status)
+        elif os.WIFSIGNALED(status):
+            event["signal"] = os.WTERMSIG(status)
+        _send(events, event)
