@@ -111,6 +111,8 @@ class Server:
         if op == "probe":
             self.send({"event": "probe", "result": handlers.probe(command["request"])})
         elif op == "warm":
+            if self.zygotes:  # first: they warm up while this process does
+                self.zygotes.warm_all(command.get("targets", []))
             self.send({"event": "warm", **warm_up(command.get("targets", []))})
         elif op == "fork":
             self.fork(command)
@@ -189,6 +191,10 @@ def warm_up(targets):
         offs = tl.arange(0, BLOCK)
         tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1.0)
 
+    from triton import knobs
+    # Compiled, never read from Triton's cache: a zygote warms up after the server, whose warm-up
+    # kernel is then in the cache, and a hit would initialise nothing (0.04 s more per cell).
+    knobs.compilation.always_compile = True
     started = time.perf_counter()
     errors = []
     if any(spec["backend"] == "cuda" for spec in targets):

@@ -18,7 +18,8 @@ parent) ends the server, so that the supervisor's retry-and-blame of a lost serv
 does when a cell kills the server itself.
 
 Protocol on two pipes, JSON lines:
-  server -> zygote  {"id": N, "command": {fork command}}; end of input: exit once idle
+  server -> zygote  {"id": N, "command": {fork command}} | {"warm": [target, ...]}
+                    end of input: exit once idle
   zygote -> server  {"event": "ready"} | {"event": "unusable", "why": "..."}
                     {"event": "forked", "id": N, "pid": P}
                     {"event": "exited", "pid": P, "code": c, "signal": s}
@@ -43,13 +44,14 @@ _SHARE_OF_SERVER_RSS = 0.5
 _MAX_ZYGOTES = 16
 
 
-def key_for(request):
-    """The zygote a cell request can be forked from; None for a request no zygote serves."""
+def key_for(request, any_target=False):
+    """The zygote a cell request can be forked from; None for a request no zygote serves.
+    `any_target`: the inspections' zygote of the same package, imported with no driver."""
     if "inspect" in request:
         kernels = request["inspect"].get("kernels") or []
         ref, target = (kernels[0].get("kernel") if kernels else None), None
     else:
-        ref, target = request.get("kernel"), request.get("target")
+        ref, target = request.get("kernel"), None if any_target else request.get("target")
     if not isinstance(ref, dict):
         return None
     unit = ref.get("file") or (ref.get("module") or "").split(".")[0]
@@ -81,6 +83,8 @@ class Zygote:
         self.last_used = time.monotonic()
         self.buffer = b""
         self.ended = False  # its events pipe reached its end: it is exiting
+        self.driver_free = False  # its import never asked Triton's driver: serves every target
+        self.warm = False  # forked after the server's warm-up, or warmed up itself since
 
     def busy(self):
         return bool(self.cells or self.unforked or self.queued)
@@ -134,6 +138,7 @@ class Zygotes:
         self.unusable = set()  # keys whose zygote failed: their cells fork from the server
         self.cell_ids = {}  # pid of a cell forked by a zygote -> cell id
         self.retired = []  # no more cells; exit once theirs have ended
+        self.warm_targets = None  # the server's warm-up, once it has run: zygotes made after inherit it
         budget = int(os.environ.get("PORTCHECK_SERVER_MAX_RSS", 4 << 30))
         self.rss_budget = int(budget * _SHARE_OF_SERVER_RSS)
 
@@ -142,6 +147,10 @@ class Zygotes:
         key = key_for(request)
         if key is None or key in self.unusable:
             return False
+        shared = self.by_key.get(key_for(request, any_target=True))
+        if shared is not None and shared.ready and shared.driver_free and self._warm(shared, request):
+            shared.submit(cell_id, command)
+            return True
         zygote = self.by_key.get(key)
         if zygote is None:
             self._make_room()
@@ -149,6 +158,27 @@ class Zygotes:
             if zygote is None:
                 return False
         zygote.submit(cell_id, command)
+        return True
+
+    def warm_all(self, targets):
+        """The server is warming up: the zygotes made before it (the inspections') do the same,
+        at the same time, so that they can fork compiles of every target."""
+        self.warm_targets = targets
+        for zygote in self.by_key.values():
+            if not zygote.warm and zygote.commands is not None:
+                _send(zygote.commands, {"warm": targets})
+                zygote.warm = True
+
+    def _warm(self, zygote, request):
+        """Whether `zygote` can fork this request's cell warm: a compile forked from a zygote
+        made before the server's warm-up (the inspections come first) would initialise every
+        backend again, 0.5 s per cell. Such a zygote warms up once, itself."""
+        if zygote.warm or "inspect" in request:
+            return True
+        if self.warm_targets is None:
+            return False
+        _send(zygote.commands, {"warm": self.warm_targets})
+        zygote.warm = True
         return True
 
     def event_fds(self):
@@ -177,6 +207,7 @@ class Zygotes:
         os.close(events_write)
         os.set_blocking(events_read, False)
         zygote = Zygote(key, pid, commands_write, events_read, time.monotonic() + deadline_s)
+        zygote.warm = self.warm_targets is not None
         self.by_key[key] = zygote
         return zygote
 
@@ -211,6 +242,7 @@ class Zygotes:
         kind = event.get("event")
         if kind == "ready":
             zygote.ready, zygote.deadline = True, None
+            zygote.driver_free = bool(event.get("driver_free"))
             queued, zygote.queued = zygote.queued, []
             for cell_id, command in queued:
                 zygote.submit(cell_id, command)
@@ -294,13 +326,13 @@ def _zygote_main(request, commands, events, server_pid, data_limit):
     and its cells have ended."""
     try:
         _become_zygote(server_pid)
-        why = _import_for(request, data_limit)
+        why, driver_free = _import_for(request, data_limit)
         if why is None and threading.active_count() > 1:
             why = f"the import left {threading.active_count()} Python threads; fork copies one"
         if why is not None:
             _send(events, {"event": "unusable", "why": why})
             os._exit(0)
-        _send(events, {"event": "ready"})
+        _send(events, {"event": "ready", "driver_free": driver_free})
         _serve(commands, events, server_pid)
     except BaseException:  # never unwind into the server's code
         pass
@@ -327,25 +359,62 @@ def _become_zygote(server_pid):
 
 
 def _import_for(request, data_limit):
-    """Imports what a cell of this request imports, as it would (handlers.cell); None when done,
-    else why not. The data limit holds only for the import: the cells have their own limits."""
+    """Imports what a cell of this request imports, as it would (handlers.cell). Returns (why not,
+    or None; whether the import left Triton's driver alone). The data limit holds only for the
+    import: the cells have their own limits."""
     from . import driver, loader
     from .stages import make_target
     old = resource.getrlimit(resource.RLIMIT_DATA)
+    watch = None
     try:
         if data_limit > 0 and (old[1] == resource.RLIM_INFINITY or data_limit < old[1]):
             resource.setrlimit(resource.RLIMIT_DATA, (data_limit, old[1]))
         if "inspect" in request:
             ref = request["inspect"]["kernels"][0]["kernel"]
+            watch = _DriverWatch()
         else:
             ref = request["kernel"]
             driver.install(make_target(request["target"]))
         loader.load_kernel(ref)
-        return None
+        return None, watch is not None and not watch.asked()
     except BaseException as e:
-        return f"{type(e).__name__}: {e}"
+        return f"{type(e).__name__}: {e}", False
     finally:
+        if watch is not None:
+            watch.stop()
         resource.setrlimit(resource.RLIMIT_DATA, old)
+
+
+class _DriverWatch:
+    """Notes whether an import asks Triton's driver anything (`driver.active`, `.default`, or sets
+    it), the only thing a compile-only import sees differ from one target to the next: the
+    stand-in driver reports the cell's target. An import that never asks is the same for every
+    target, so the inspection's zygote can fork every target's cells of that package: one import
+    per package instead of one per package and target. Swaps the class of Triton's DriverConfig
+    object for a subclass for the import's duration; each call still does what it did."""
+
+    def __init__(self):
+        from triton.runtime import driver as config
+        base = type(config)
+        asked = []
+
+        def noting(name):
+            def call(this, *args):
+                asked.append(name)
+                original = getattr(base, name)
+                return original.fget(this) if isinstance(original, property) else original(this, *args)
+            return property(call) if isinstance(getattr(base, name), property) else call
+
+        self._config, self._base, self._asked = config, base, asked
+        members = {name: noting(name) for name in ("active", "default", "set_active", "reset_active")
+                   if hasattr(base, name)}
+        config.__class__ = type("WatchedDriverConfig", (base, ), members)
+
+    def asked(self):
+        return bool(self._asked)
+
+    def stop(self):
+        self._config.__class__ = self._base
 
 
 def _serve(commands, events, server_pid):
@@ -366,10 +435,21 @@ def _serve(commands, events, server_pid):
             *lines, pending = pending.split(b"\n")
             for line in filter(bytes.strip, lines):
                 message = json.loads(line)
+                if "warm" in message:
+                    _warm_up(message["warm"])
+                    continue
                 pid = _fork_cell(message["command"], (commands, events, wake_read, wake_write))
                 children.add(pid)
                 _send(events, {"event": "forked", "id": message["id"], "pid": pid})
         _reap(children, events)
+
+
+def _warm_up(targets):
+    from . import server
+    try:
+        server.warm_up(targets)
+    except BaseException:  # a backend that cannot warm up fails in the cells, as in the server
+        pass
 
 
 def _fork_cell(command, own_fds):

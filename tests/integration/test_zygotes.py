@@ -42,13 +42,13 @@ def _manifest(tmp_path, module_text):
     return write_manifest(tmp_path, body)
 
 
-def _check(tmp_path, venv_python, *options, **env):
+def _check(tmp_path, venv_python, *options, expect=1, **env):
     log = tmp_path / "imports.log"
     log.unlink(missing_ok=True)
     json_path = tmp_path / "out.json"
     run = run_tool(["check", "--manifest", "portcheck.toml", "--python", venv_python, "--json", json_path,
                     "--no-cache", "-j", "2", *options], cwd=tmp_path, timeout=300, **env)
-    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.returncode == expect, run.stdout + run.stderr
     assert "internal-error" not in run.stdout + run.stderr
     assert_no_leftovers(run.tag)
     cells = cells_by_position(json.loads(json_path.read_text()))
@@ -67,6 +67,19 @@ def test_a_package_is_imported_once_per_target_with_the_verdicts_of_one_import_p
         assert with_zygotes[(f"axpy_{row}", "hip:gfx942")][:2] == ("failed", "frontend-error")
     # One import for the inspection and one per target, against one per cell and inspection.
     assert imports == 1 + len(TARGETS), imports
+    assert imports_without == 1 + ROWS * len(TARGETS), imports_without
+
+
+def test_a_package_that_never_asks_the_driver_at_import_is_imported_once_for_every_target(venv_python, tmp_path):
+    """Its inspection's zygote forks every target's cells: nothing it imported depends on one."""
+    driver_free = COUNTING_PY.replace("driver.active.get_current_target().backend", "'cuda'").replace(
+        "tl.static_assert(VENDOR != 2, 'picked for hip at import')", "tl.static_assert(VENDOR == 1)")
+    _manifest(tmp_path, driver_free)
+    with_zygotes, imports = _check(tmp_path, venv_python, expect=0)
+    without, imports_without = _check(tmp_path, venv_python, expect=0, TRITON_PORTCHECK_ZYGOTES="0")
+    assert with_zygotes == without
+    assert set(with_zygotes.values()) == {("ok", None, None, None)}
+    assert imports == 1, imports
     assert imports_without == 1 + ROWS * len(TARGETS), imports_without
 
 
