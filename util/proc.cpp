@@ -105,6 +105,10 @@ void kill_session(pid_t sid) {
   }
 }
 
+void kill_group(pid_t pgid) {
+  if (pgid > 1 && pgid != ::getpgrp()) ::kill(-pgid, SIGKILL);
+}
+
 void become_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 
 }  // namespace util

@@ -27,6 +27,8 @@ std::vector<ProcessInfo> session_members(const std::vector<ProcessInfo>& all, pi
 // Sends SIGKILL to every process in session `sid` until none is left (bounded retries); a
 // process that left the session by calling setsid() itself is out of reach by design.
 void kill_session(pid_t sid);
+// SIGKILL to the process group `pgid` (never our own group, 0 or every process).
+void kill_group(pid_t pgid);
 
 // Makes this process the reaper of its orphaned descendants, so grandchildren whose parent died
 // are re-parented here and can be waited for instead of escaping to init.
