@@ -82,6 +82,19 @@ std::vector<ProcessInfo> snapshot_processes() {
   return out;
 }
 
+std::optional<std::uint64_t> proportional_set_size(pid_t pid) {
+  const auto text = read_file_bounded(fmt::format("/proc/{}/smaps_rollup", pid), 8192);
+  if (!text) return std::nullopt;
+  const auto at = text->find("\nPss:");
+  if (at == std::string::npos) return std::nullopt;
+  std::uint64_t kib = 0;
+  const char* first = text->data() + at + 5;
+  const char* last = text->data() + text->size();
+  while (first < last && *first == ' ') ++first;
+  if (std::from_chars(first, last, kib).ec != std::errc{}) return std::nullopt;
+  return kib * 1024;
+}
+
 std::vector<ProcessInfo> session_members(const std::vector<ProcessInfo>& all, pid_t sid) {
   std::vector<ProcessInfo> out;
   for (const auto& p : all)

@@ -2,6 +2,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <filesystem>
 #include <set>
 #include <string>
@@ -20,6 +21,11 @@ struct ProcessInfo {
 
 // One pass over /proc. Processes that vanish mid-scan are skipped.
 std::vector<ProcessInfo> snapshot_processes();
+
+// The proportional set size of `pid` (/proc/PID/smaps_rollup: shared pages divided among the
+// processes that map them), or nullopt if it cannot be read. Costlier than RSS: for a few
+// processes, not for every sample of every cell.
+std::optional<std::uint64_t> proportional_set_size(pid_t pid);
 
 // Members of session `sid` in a snapshot.
 std::vector<ProcessInfo> session_members(const std::vector<ProcessInfo>& all, pid_t sid);

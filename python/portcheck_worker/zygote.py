@@ -105,11 +105,16 @@ class Zygote:
             self.commands = None
 
     def rss(self):
+        """Its proportional set size, as the supervisor counts the server's session: the pages
+        it shares with the server and its siblings are divided among them."""
         try:
-            with open(f"/proc/{self.pid}/statm") as f:
-                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            with open(f"/proc/{self.pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        return int(line.split()[1]) * 1024
         except (OSError, ValueError, IndexError):
-            return 0
+            pass
+        return 0
 
     def read_events(self):
         """The complete event lines available now; [] at end of input."""
@@ -139,6 +144,7 @@ class Zygotes:
         self.cell_ids = {}  # pid of a cell forked by a zygote -> cell id
         self.retired = []  # no more cells; exit once theirs have ended
         self.warm_targets = None  # the server's warm-up, once it has run: zygotes made after inherit it
+        self.expected = {}  # inspections' key -> {compile key: (a cell's request, its command)}
         budget = int(os.environ.get("PORTCHECK_SERVER_MAX_RSS", 4 << 30))
         self.rss_budget = int(budget * _SHARE_OF_SERVER_RSS)
 
@@ -147,6 +153,8 @@ class Zygotes:
         key = key_for(request)
         if key is None or key in self.unusable:
             return False
+        if "inspect" in request:
+            self._expect(key, request, command)
         shared = self.by_key.get(key_for(request, any_target=True))
         if shared is not None and shared.ready and shared.driver_free and self._warm(shared, request):
             shared.submit(cell_id, command)
@@ -159,6 +167,30 @@ class Zygotes:
                 return False
         zygote.submit(cell_id, command)
         return True
+
+    def _expect(self, key, request, command):
+        """Notes the compile zygotes an inspection's cells will want (its request lists them)."""
+        wanted = self.expected.setdefault(key, {})
+        for cell in request["inspect"].get("cells") or []:
+            cell_request = cell.get("request") if isinstance(cell, dict) else None
+            compile_key = key_for(cell_request) if isinstance(cell_request, dict) else None
+            if compile_key is not None:
+                wanted.setdefault(compile_key, (cell_request, command))
+
+    def _start_expected(self, key):
+        """The inspections' zygote of a package that asks the driver at import is ready: each
+        target needs its own import, so those start now, beside the other inspections, instead
+        of once the first compiles wait for them (6 s with flag_gems, every job slot idle). As
+        many as the memory share allows, judged by the size of the zygote just made."""
+        budget_used = sum(z.rss() for z in self._all())
+        estimate = max(z.rss() for z in self._all())
+        for compile_key, (request, command) in self.expected.pop(key, {}).items():
+            if compile_key in self.by_key or compile_key in self.unusable:
+                continue
+            if len(self.by_key) >= _MAX_ZYGOTES or budget_used + estimate > self.rss_budget:
+                return
+            self._start(compile_key, request, command)
+            budget_used += estimate
 
     def warm_all(self, targets):
         """The server is warming up: the zygotes made before it (the inspections') do the same,
@@ -243,6 +275,8 @@ class Zygotes:
         if kind == "ready":
             zygote.ready, zygote.deadline = True, None
             zygote.driver_free = bool(event.get("driver_free"))
+            if not zygote.driver_free:
+                self._start_expected(zygote.key)
             queued, zygote.queued = zygote.queued, []
             for cell_id, command in queued:
                 zygote.submit(cell_id, command)

@@ -103,6 +103,8 @@ class ForkServerRunner final : public ProcessRunner {
   // Sends queued cells to the server; a suspect only once nothing else runs, and nothing beside it.
   void dispatch();
   std::string server_log_tail() const;
+  // Replaces the server when its session (it and its zygotes) outgrows max_server_rss_bytes.
+  void check_server_size();
 
   ForkServerConfig config_;
   Server server_;
@@ -116,6 +118,7 @@ class ForkServerRunner final : public ProcessRunner {
   std::vector<std::pair<Id, ProcessOutcome>> pending_;
   std::uint64_t peak_tree_rss_ = 0;
   Clock::time_point next_sample_{};
+  Clock::time_point next_size_check_{};
   Stats stats_;
 };
 

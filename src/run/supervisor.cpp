@@ -112,8 +112,7 @@ SessionLimits::Entry SessionLimits::take(pid_t session) {
 }
 
 std::vector<std::pair<pid_t, Termination>> SessionLimits::enforce(
-    const std::vector<pid_t>& also_count, std::uint64_t* total_rss,
-    std::vector<std::uint64_t>* also_rss) {
+    const std::vector<pid_t>& also_count, std::uint64_t* total_rss) {
   std::vector<std::pair<pid_t, Termination>> over;
   const auto now = Clock::now();
   std::unordered_map<pid_t, std::uint64_t> rss_by_session;
@@ -123,10 +122,8 @@ std::vector<std::pair<pid_t, Termination>> SessionLimits::enforce(
   for (const auto& [session, entry] : entries_) ours.insert(session);
   util::kill_strays(processes, ours);
   std::uint64_t total = 0;
-  if (also_rss) also_rss->clear();
   for (const pid_t s : also_count) {
     total += rss_by_session[s];
-    if (also_rss) also_rss->push_back(rss_by_session[s]);
   }
   for (auto& [session, entry] : entries_) {
     const auto rss = rss_by_session[session];

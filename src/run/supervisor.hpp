@@ -39,11 +39,9 @@ class SessionLimits {
 
   // Samples /proc once and kills every session past its deadline or memory limit, returning
   // those, and every stray (util::kill_strays) outside the watched sessions and `also_count`.
-  // `total_rss` receives the summed RSS of the watched sessions plus `also_count`, and
-  // `also_rss` the RSS of each session of `also_count`.
-  std::vector<std::pair<pid_t, Termination>> enforce(
-      const std::vector<pid_t>& also_count = {}, std::uint64_t* total_rss = nullptr,
-      std::vector<std::uint64_t>* also_rss = nullptr);
+  // `total_rss` receives the summed RSS of the watched sessions plus `also_count`.
+  std::vector<std::pair<pid_t, Termination>> enforce(const std::vector<pid_t>& also_count = {},
+                                                     std::uint64_t* total_rss = nullptr);
 
  private:
   std::map<pid_t, Entry> entries_;
