@@ -2,8 +2,8 @@
 #include <sys/types.h>
 
 #include <cstdint>
-#include <optional>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>

@@ -8,7 +8,9 @@ same folders - and then forks that key's cells, which find their module already 
 The key: the target (a module may choose code by vendor at import: it must see the cell's driver),
 the import folders, and the top-level package (or the file) of the kernel. Cells of other modules
 of the same package import their own module in the child, over the package already loaded, as
-they would in the user's program.
+they would in the user's program. The inspections' zygote has no target; when its import never
+asked Triton's driver (_DriverWatch) it forks every target's compiles, and when it did, the
+package's per-target zygotes start as soon as it is ready (_start_expected).
 
 A zygote is only a speed-up, never a verdict. An import that raises, hangs past its deadline,
 outgrows its data limit or leaves Python threads behind (fork() copies one thread) makes the
