@@ -143,24 +143,14 @@ class Server:
         self.send({"event": "forked", "id": cell_id, "pid": pid})
 
     def reap(self):
-        while self.children or (self.zygotes and self.zygotes.any()):
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
+        if not self.children and not (self.zygotes and self.zygotes.any()):
+            return
+        for pid, how in ended_children():
             cell = self.children.pop(pid, None)
-            if cell is None:
-                if self.zygotes:
-                    self.zygotes.on_exit(pid)  # a zygote, or something a cell left
-                continue
-            event = {"event": "exited", "id": cell, "pid": pid, "code": None, "signal": None}
-            if os.WIFEXITED(status):
-                event["code"] = os.WEXITSTATUS(status)
-            elif os.WIFSIGNALED(status):
-                event["signal"] = os.WTERMSIG(status)
-            self.send(event)
+            if cell is not None:
+                self.send({"event": "exited", "id": cell, "pid": pid, **how})
+            elif self.zygotes:
+                self.zygotes.on_exit(pid)  # a zygote, or something a cell left
 
     def shutdown(self):
         if self.zygotes:
@@ -229,6 +219,20 @@ def _resolve_nvidia_tools():
             getattr(knobs.nvidia, name)
         except Exception:  # a tool this Triton lacks fails in the cell that needs it, as before
             pass
+
+
+def ended_children():
+    """(pid, {"code": exit status or None, "signal": signal or None}) of each child of this
+    process that has ended, without waiting for any."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        yield pid, {"code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                    "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}
 
 
 def freeze_heap():
