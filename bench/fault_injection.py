@@ -75,8 +75,10 @@ DAEMON_BODY = '''\
     if pid == 0:
         try:
             os.setsid()
+            # Proof the fault ran, written here: the daemon itself may be swept by the tool (it
+            # re-parents to it) before it writes anything, the more so with one import in all.
+            open(os.path.join("{marker}", "daemon-%d" % os.getpid()), "w").close()
             if os.fork() == 0:
-                open(os.path.join("{marker}", "daemon-%d" % os.getpid()), "w").close()  # proof it ran
                 os.execvp("sleep", ["sleep", "{token}"])
         finally:
             os._exit(0)
