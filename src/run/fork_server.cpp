@@ -174,8 +174,9 @@ std::vector<nlohmann::json> ForkServerRunner::pump(
         status = event["signal"].get<int>() & 0x7f;  // as waitpid encodes it
       else
         status = (event.value("code", 0) & 0xff) << 8;
-      ended.emplace_back(
-          id, finish_session(pid, entry, cell.verdict.value_or(Termination::exited), status));
+      // Many short cells: the rest of a finished cell's session goes at the next sample.
+      ended.emplace_back(id, finish_session(pid, entry, cell.verdict.value_or(Termination::exited),
+                                            status, Sweep::at_next_sample));
       in_flight_.erase(id);
     } else {
       other.push_back(std::move(event));

@@ -141,13 +141,10 @@ std::vector<std::pair<pid_t, Termination>> SessionLimits::enforce(
 }
 
 ProcessOutcome finish_session(pid_t leader, const SessionLimits::Entry& entry, Termination how,
-                              int wait_status) {
-  // Whatever the leader did, nothing of its session may outlive it. A cell that ended by itself
-  // loses its group at once; what it left in other groups of its session is now re-parented to
-  // us and goes at the next enforce() (kill_strays), within one sample period. That saves a walk
-  // of /proc per cell (1 ms with 80 processes, more on a busy machine). A cell we stopped is
-  // killed whole, now.
-  if (how == Termination::exited)
+                              int wait_status, Sweep sweep) {
+  // Whatever the leader did, nothing of its session may outlive it. A cell we stopped is killed
+  // whole, now, whatever `sweep` says.
+  if (sweep == Sweep::at_next_sample && how == Termination::exited)
     util::kill_group(leader);
   else
     util::kill_session(leader);

@@ -47,9 +47,15 @@ class SessionLimits {
   std::map<pid_t, Entry> entries_;
 };
 
+// When the rest of an ended cell's session dies: `now` walks /proc until none of it is left;
+// `at_next_sample` kills the leader's process group now and leaves what it put in other groups
+// to the next SessionLimits::enforce (kill_strays: they are re-parented to us), one sample
+// period later, saving a walk of /proc per cell where cells are many and short (fork server).
+enum class Sweep { now, at_next_sample };
+
 // The outcome of a session leader that ended, its session killed so nothing outlives it.
 ProcessOutcome finish_session(pid_t leader, const SessionLimits::Entry& entry, Termination how,
-                              int wait_status);
+                              int wait_status, Sweep sweep = Sweep::now);
 
 // The ProcessRunner of `--isolation process`: one fresh process per cell. This process becomes a
 // subreaper, so a grandchild whose parent died is handed to us rather than to init. It reaps with
