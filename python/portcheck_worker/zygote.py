@@ -85,9 +85,6 @@ class Zygote:
         self.driver_free = False  # its import never asked Triton's driver: serves every target
         self.warm = False  # forked after the server's warm-up, or warmed up itself since
 
-    def busy(self):
-        return bool(self.cells or self.unforked or self.queued)
-
     def submit(self, cell_id, command):
         self.last_used = time.monotonic()
         if not self.ready:
@@ -181,8 +178,8 @@ class Zygotes:
         target needs its own import, so those start now, beside the other inspections, instead
         of once the first compiles wait for them (6 s with flag_gems, every job slot idle). As
         many as the memory share allows, judged by the size of the zygote just made."""
-        budget_used = sum(z.rss() for z in self._all())
-        estimate = max(z.rss() for z in self._all())
+        sizes = [z.rss() for z in self._all()]
+        budget_used, estimate = sum(sizes), max(sizes)
         for compile_key, (request, command) in self.expected.pop(key, {}).items():
             if compile_key in self.by_key or compile_key in self.unusable:
                 continue
@@ -244,15 +241,16 @@ class Zygotes:
         return zygote
 
     def _make_room(self):
-        """Retires idle zygotes, least recently used first, while they hold more than their
-        share of the server's memory allowance or are too many."""
-        live = sorted(self.by_key.values(), key=lambda z: z.last_used)
-        total = sum(z.rss() for z in live)
-        largest = max((z.rss() for z in live), default=0)
-        for zygote in live:
+        """Before a new zygote: retires zygotes, least recently used first, while they and one
+        more of the largest size would exceed their share of the server's memory allowance, or
+        are too many. A retired zygote forks nothing more and exits once its cells have ended."""
+        live = sorted(((z.rss(), z) for z in self.by_key.values()), key=lambda pair: pair[1].last_used)
+        total = sum(size for size, _ in live)
+        largest = max((size for size, _ in live), default=0)
+        for size, zygote in live:
             if total + largest <= self.rss_budget and len(self.by_key) < _MAX_ZYGOTES:
                 break
-            total -= zygote.rss()
+            total -= size
             self._retire(zygote)
 
     def _retire(self, zygote):
