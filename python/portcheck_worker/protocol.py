@@ -40,6 +40,14 @@ def check_tool_protocol(request):
             "installs; reinstall triton-portcheck")
 
 
+def send_line(fd, message):
+    """One JSON line on a pipe (the fork server's events, its zygotes' commands and events),
+    written whole whatever the pipe takes per write."""
+    data = (json.dumps(message, default=_jsonable) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
 def read_request(path):
     with open(path, encoding="utf-8") as f:
         return json.load(f)

@@ -53,10 +53,7 @@ class Server:
             if os.environ.get(ZYGOTES_ENV, "1") != "0" else None
 
     def send(self, event):
-        data = (json.dumps(event, default=protocol._jsonable) + "\n").encode()
-        while data:
-            written = os.write(self.events, data)
-            data = data[written:]
+        protocol.send_line(self.events, event)
 
     def commands(self):
         """Complete command lines available now; None at end of input. Raw reads, because a

@@ -32,7 +32,7 @@ import signal
 import sys
 import time
 
-from . import protocol
+from . import protocol, zygote_process
 
 # How long an import may take before its zygote is given up: a share of the cells' own time
 # limit, since the cells queued behind it wait that long before they are forked from the server.
@@ -58,12 +58,6 @@ def key_for(request, any_target=False):
         return None
     return json.dumps([target, ref.get("import_root"), ref.get("pythonpath") or [],
                        "file" if ref.get("file") else "package", unit], sort_keys=True)
-
-
-def send(fd, event):
-    data = (json.dumps(event, default=protocol._jsonable) + "\n").encode()
-    while data:
-        data = data[os.write(fd, data):]
 
 
 class Zygote:
@@ -92,7 +86,12 @@ class Zygote:
             return
         self.unforked[cell_id] = command
         if self.commands is not None:
-            send(self.commands, {"id": cell_id, "command": command})
+            protocol.send_line(self.commands, {"id": cell_id, "command": command})
+
+    def warm_up(self, targets):
+        """It warms up (before any cell sent after this), as the server does."""
+        protocol.send_line(self.commands, {"warm": targets})
+        self.warm = True
 
     def retire(self):
         """No more cells: it exits once the ones it forked have ended."""
@@ -100,7 +99,7 @@ class Zygote:
             os.close(self.commands)
             self.commands = None
 
-    def rss(self):
+    def pss(self):
         """Its proportional set size, as the supervisor counts the server's session: the pages
         it shares with the server and its siblings are divided among them."""
         try:
@@ -178,7 +177,7 @@ class Zygotes:
         target needs its own import, so those start now, beside the other inspections, instead
         of once the first compiles wait for them (6 s with flag_gems, every job slot idle). As
         many as the memory share allows, judged by the size of the zygote just made."""
-        sizes = [z.rss() for z in self._all()]
+        sizes = [z.pss() for z in self._all()]
         budget_used, estimate = sum(sizes), max(sizes)
         for compile_key, (request, command) in self.expected.pop(key, {}).items():
             if compile_key in self.by_key or compile_key in self.unusable:
@@ -194,8 +193,7 @@ class Zygotes:
         self.warm_targets = targets
         for zygote in self.by_key.values():
             if not zygote.warm and zygote.commands is not None:
-                send(zygote.commands, {"warm": targets})
-                zygote.warm = True
+                zygote.warm_up(targets)
 
     def _warm(self, zygote, request):
         """Whether `zygote` can fork this request's cell warm: a compile forked from a zygote
@@ -205,8 +203,7 @@ class Zygotes:
             return True
         if self.warm_targets is None:
             return False
-        send(zygote.commands, {"warm": self.warm_targets})
-        zygote.warm = True
+        zygote.warm_up(self.warm_targets)
         return True
 
     def event_fds(self):
@@ -226,7 +223,6 @@ class Zygotes:
             data_limit = min(data_limit, int(command["max_rss_bytes"]))
         from .server import freeze_heap
         freeze_heap()
-        from . import zygote_process  # here: it imports this module
         pid = os.fork()
         if pid == 0:
             os.close(commands_write)
@@ -244,7 +240,7 @@ class Zygotes:
         """Before a new zygote: retires zygotes, least recently used first, while they and one
         more of the largest size would exceed their share of the server's memory allowance, or
         are too many. A retired zygote forks nothing more and exits once its cells have ended."""
-        live = sorted(((z.rss(), z) for z in self.by_key.values()), key=lambda pair: pair[1].last_used)
+        live = sorted(((z.pss(), z) for z in self.by_key.values()), key=lambda pair: pair[1].last_used)
         total = sum(size for size, _ in live)
         largest = max((size for size, _ in live), default=0)
         for size, zygote in live:

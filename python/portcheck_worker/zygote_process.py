@@ -8,7 +8,7 @@ import select
 import signal
 import threading
 
-from .zygote import send
+from .protocol import send_line
 
 
 
@@ -21,9 +21,9 @@ def main(request, commands, events, server_pid, data_limit):
         if why is None and threading.active_count() > 1:
             why = f"the import left {threading.active_count()} Python threads; fork copies one"
         if why is not None:
-            send(events, {"event": "unusable", "why": why})
+            send_line(events, {"event": "unusable", "why": why})
             os._exit(0)
-        send(events, {"event": "ready", "driver_free": driver_free})
+        send_line(events, {"event": "ready", "driver_free": driver_free})
         _serve(commands, events, server_pid)
     except BaseException:  # never unwind into the server's code
         pass
@@ -131,7 +131,7 @@ def _serve(commands, events, server_pid):
                     continue
                 pid = _fork_cell(message["command"], (commands, events, wake_read, wake_write))
                 children.add(pid)
-                send(events, {"event": "forked", "id": message["id"], "pid": pid})
+                send_line(events, {"event": "forked", "id": message["id"], "pid": pid})
         _reap(children, events)
 
 
@@ -165,4 +165,4 @@ def _reap(children, events):
     for pid, how in ended_children():
         if pid in children:  # else a process its import left, ended
             children.discard(pid)
-            send(events, {"event": "exited", "pid": pid, **how})
+            send_line(events, {"event": "exited", "pid": pid, **how})
