@@ -8,7 +8,8 @@ so that whatever Triton or a user's module prints on stdout cannot corrupt the c
   {"op": "fork", "id": N, "request": path, "result": path, "progress": path,
    "stdout": path, "stderr": path}           -> {"event": "forked", "id": N, "pid": P}
                                                  ... later {"event": "exited", "id": N, "pid": P,
-                                                            "code": c, "signal": s}
+                                                            "code": c, "signal": s,
+                                                            "max_rss_bytes": b}
   {"op": "quit"} or end of input             -> the server exits
 
 A cell whose package a zygote has imported is forked from that zygote instead (zygote.py): the
@@ -219,17 +220,20 @@ def _resolve_nvidia_tools():
 
 
 def ended_children():
-    """(pid, {"code": exit status or None, "signal": signal or None}) of each child of this
-    process that has ended, without waiting for any."""
+    """(pid, {"code": exit status or None, "signal": signal or None, "max_rss_bytes": the
+    high-water mark of its largest process}) of each child of this process that has ended,
+    without waiting for any. The tool samples a cell's memory only every few tens of
+    milliseconds; the kernel's own peak is exact for a cell shorter than that."""
     while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
         yield pid, {"code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-                    "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}
+                    "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                    "max_rss_bytes": usage.ru_maxrss * 1024}
 
 
 def freeze_heap():

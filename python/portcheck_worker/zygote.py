@@ -24,7 +24,7 @@ Protocol on two pipes, JSON lines:
                     end of input: exit once idle
   zygote -> server  {"event": "ready"} | {"event": "unusable", "why": "..."}
                     {"event": "forked", "id": N, "pid": P}
-                    {"event": "exited", "pid": P, "code": c, "signal": s}
+                    {"event": "exited", "pid": P, "code": c, "signal": s, "max_rss_bytes": b}
 """
 import json
 import os

@@ -36,7 +36,8 @@ std::pair<util::UniqueFd, util::UniqueFd> make_pipe() {
 
 }  // namespace
 
-ForkServerRunner::ForkServerRunner(ForkServerConfig config) : config_(std::move(config)) {
+ForkServerRunner::ForkServerRunner(ForkServerConfig config)
+    : config_(std::move(config)), limits_(config_.sample_period) {
   util::become_subreaper();
   ::signal(SIGPIPE, SIG_IGN);  // a dead server must be an error we handle, not our death
 }
@@ -169,6 +170,9 @@ std::vector<nlohmann::json> ForkServerRunner::pump(
       by_pid_.erase(at);
       auto& cell = in_flight_.at(id);
       SessionLimits::Entry entry = limits_.find(pid) ? limits_.take(pid) : cell.entry;
+      // Its largest process's high-water mark, which the server had from wait4().
+      entry.peak_rss_bytes =
+          std::max(entry.peak_rss_bytes, event.value("max_rss_bytes", std::uint64_t{0}));
       int status = 0;
       if (event["signal"].is_number())
         status = event["signal"].get<int>() & 0x7f;  // as waitpid encodes it
@@ -321,10 +325,19 @@ void ForkServerRunner::check_server_size() {
   // zygote's import runs under RLIMIT_DATA (zygote.py).
   if (server_.dead || Clock::now() < next_size_check_) return;
   next_size_check_ = Clock::now() + std::chrono::seconds(1);
+  // PSS never exceeds RSS, and smaps_rollup takes milliseconds per large process: it is read only
+  // when the sum of RSS says the server might be too large.
+  std::vector<util::ProcessInfo> members;
+  std::uint64_t rss = 0;
+  for (const auto& process : util::snapshot_processes()) {
+    if (process.session != server_.pid || process.state == 'Z') continue;
+    members.push_back(process);
+    rss += process.rss_bytes;
+  }
+  if (rss <= config_.max_server_rss_bytes) return;
   std::uint64_t size = 0;
-  for (const auto& process : util::snapshot_processes())
-    if (process.session == server_.pid && process.state != 'Z')
-      size += util::proportional_set_size(process.pid).value_or(process.rss_bytes);
+  for (const auto& process : members)
+    size += util::proportional_set_size(process.pid).value_or(process.rss_bytes);
   if (size <= config_.max_server_rss_bytes) return;
   // Outgrown: replace it; the cells it holds are retried once on the new one.
   replacing_ = true;
@@ -399,12 +412,12 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::wait
     if (server_.dead && !in_flight_.empty()) on_server_lost(ended);
     dispatch();  // a suspect's trial ended, or the server went idle for the next one
 
-    // /proc is sampled once per period, not once per event: events come much faster.
-    if (Clock::now() < next_sample_) {
+    // /proc is sampled when a limit could have been reached, not once per event: events come
+    // much faster.
+    if (!limits_.sample_due(Clock::now())) {
       if (!ended.empty() || in_flight_.empty() || Clock::now() >= until) return ended;
       continue;
     }
-    next_sample_ = Clock::now() + config_.sample_period;
     std::uint64_t total = 0;
     const std::vector<pid_t> server_session =
         server_.dead ? std::vector<pid_t>{} : std::vector<pid_t>{server_.pid};

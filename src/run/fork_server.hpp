@@ -25,7 +25,7 @@ struct ForkServerConfig {
   nlohmann::json warm_targets = nlohmann::json::array();  // one per backend the run compiles for
   std::uint64_t max_server_rss_bytes = 4ULL << 30;        // replaced beyond this
   int max_server_starts = 4;
-  std::chrono::milliseconds sample_period{20};
+  std::chrono::milliseconds sample_period{20};  // the shortest time between two walks of /proc
 };
 
 // `--isolation fork`: one long-lived worker per Triton environment imports Triton once, warms
@@ -117,7 +117,6 @@ class ForkServerRunner final : public ProcessRunner {
   SessionLimits limits_;
   std::vector<std::pair<Id, ProcessOutcome>> pending_;
   std::uint64_t peak_tree_rss_ = 0;
-  Clock::time_point next_sample_{};
   Clock::time_point next_size_check_{};
   Stats stats_;
 };

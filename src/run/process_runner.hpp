@@ -44,7 +44,9 @@ struct ProcessOutcome {
   int exit_code = 0;
   int signal = 0;
   double wall_seconds = 0;
-  std::uint64_t peak_rss_bytes = 0;  // of the whole session, as sampled
+  // Of the whole session as sampled, or of its largest process as the kernel counted it, whichever
+  // is larger.
+  std::uint64_t peak_rss_bytes = 0;
   std::string spawn_error;
 };
 

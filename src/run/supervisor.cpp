@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -111,10 +112,36 @@ SessionLimits::Entry SessionLimits::take(pid_t session) {
   return entry;
 }
 
+bool SessionLimits::sample_due(Clock::time_point now) const {
+  // Faulting fresh pages in on one core runs at a few GiB/s; a session further from its limit
+  // than this rate covers in `longest` cannot cross it before the next sample.
+  constexpr double kFastestGrowthBytesPerSecond = 4.0 * (1ULL << 30);
+  const auto headroom = [](const Entry& entry) {
+    return entry.max_rss_bytes > entry.last_rss_bytes
+               ? static_cast<double>(entry.max_rss_bytes - entry.last_rss_bytes)
+               : 0.0;
+  };
+  const double shortest = std::chrono::duration<double>(shortest_).count();
+  for (const auto& [session, entry] : entries_)
+    if (!entry.sampled && entry.max_rss_bytes > 0 &&
+        headroom(entry) <= shortest * kFastestGrowthBytesPerSecond)
+      return true;
+  if (now < last_sample_ + shortest_) return false;
+  if (now >= last_sample_ + longest_) return true;
+  const double since = std::chrono::duration<double>(now - last_sample_).count();
+  for (const auto& [session, entry] : entries_) {
+    if (now >= entry.deadline) return true;
+    if (entry.max_rss_bytes > 0 && since * kFastestGrowthBytesPerSecond >= headroom(entry))
+      return true;
+  }
+  return false;
+}
+
 std::vector<std::pair<pid_t, Termination>> SessionLimits::enforce(
     const std::vector<pid_t>& also_count, std::uint64_t* total_rss) {
   std::vector<std::pair<pid_t, Termination>> over;
   const auto now = Clock::now();
+  last_sample_ = now;
   std::unordered_map<pid_t, std::uint64_t> rss_by_session;
   const auto processes = util::snapshot_processes();
   for (const auto& p : processes) rss_by_session[p.session] += p.rss_bytes;
@@ -129,6 +156,8 @@ std::vector<std::pair<pid_t, Termination>> SessionLimits::enforce(
     const auto rss = rss_by_session[session];
     total += rss;
     entry.peak_rss_bytes = std::max(entry.peak_rss_bytes, rss);
+    entry.last_rss_bytes = rss;
+    entry.sampled = true;
     if (now >= entry.deadline) {
       over.emplace_back(session, Termination::timed_out);
     } else if (entry.max_rss_bytes > 0 && rss > entry.max_rss_bytes) {
@@ -156,10 +185,16 @@ ProcessOutcome finish_session(pid_t leader, const SessionLimits::Entry& entry, T
   if (WIFEXITED(wait_status)) outcome.exit_code = WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) outcome.signal = WTERMSIG(wait_status);
   if (how == Termination::exited && WIFSIGNALED(wait_status)) outcome.how = Termination::signaled;
+  // Over the limit between two samples and done before the next: over the limit all the same,
+  // so that the verdict does not depend on when /proc was read.
+  if (how == Termination::exited && entry.max_rss_bytes > 0 &&
+      entry.peak_rss_bytes > entry.max_rss_bytes)
+    outcome.how = Termination::out_of_memory;
   return outcome;
 }
 
-Supervisor::Supervisor(std::chrono::milliseconds sample_period) : sample_period_(sample_period) {
+Supervisor::Supervisor(std::chrono::milliseconds sample_period)
+    : sample_period_(sample_period), limits_(sample_period) {
   util::become_subreaper();
 }
 
@@ -183,10 +218,14 @@ void Supervisor::start(Id id, const ProcessSpec& spec) {
 void Supervisor::reap(std::vector<std::pair<Id, ProcessOutcome>>& ended) {
   while (true) {
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    rusage usage{};
+    const pid_t pid = ::wait4(-1, &status, WNOHANG, &usage);
     if (pid <= 0) return;
     if (limits_.find(pid) == nullptr) continue;  // an orphaned grandchild handed to us as subreaper
-    const auto entry = limits_.take(pid);
+    auto entry = limits_.take(pid);
+    // The kernel's high-water mark of its largest process (KiB): exact where sampling is not.
+    entry.peak_rss_bytes =
+        std::max(entry.peak_rss_bytes, static_cast<std::uint64_t>(usage.ru_maxrss) * 1024);
     auto outcome = finish_session(pid, entry, Termination::exited, status);
     const auto progress = progress_.extract(pid);
     // A worker (never the user's code) dead of a signal nobody here sent: if its cell's child
@@ -205,7 +244,9 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> Supervisor::wait(
   while (true) {
     reap(ended);
     std::uint64_t total = 0;
-    for (const auto& [pid, verdict] : limits_.enforce({}, &total)) {
+    std::vector<std::pair<pid_t, Termination>> over;
+    if (limits_.sample_due(SessionLimits::Clock::now())) over = limits_.enforce({}, &total);
+    for (const auto& [pid, verdict] : over) {
       int status = 0;
       wait_for(pid, &status);
       const auto entry = limits_.take(pid);

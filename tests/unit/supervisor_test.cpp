@@ -325,6 +325,26 @@ TEST_F(SupervisorTest, SmallProcessUnderTheMemoryLimitExitsNormally) {
   EXPECT_LT(ended[0].second.peak_rss_bytes, 200ULL << 20);
 }
 
+// A peak between two samples: the kernel's high-water mark of the largest process (here a
+// grandchild the shell waited for) is the cell's peak, and over the limit it is out of memory
+// though the process ended by itself before a sample could see it.
+TEST_F(SupervisorTest, PeakBetweenSamplesIsCountedAndOverTheLimitIsOutOfMemory) {
+  Supervisor rarely{1000ms};  // reaps and samples once a second
+  const std::string script = "python3 -c 'b = b\"x\" * (300 << 20)'; echo $$ > sid";
+  rarely.start(1, shell("peak", script));
+  rarely.start(2, shell("over", script, 0ms, 250ULL << 20));
+  Ended ended;
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (ended.size() < 2 && std::chrono::steady_clock::now() < until)
+    for (auto& e : rarely.wait(100ms)) ended.push_back(std::move(e));
+  ASSERT_EQ(ended.size(), 2u);
+  std::sort(ended.begin(), ended.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  EXPECT_EQ(ended[0].second.how, Termination::exited) << describe(ended[0].second);
+  EXPECT_GE(ended[0].second.peak_rss_bytes, 300ULL << 20);
+  EXPECT_EQ(ended[1].second.how, Termination::out_of_memory) << describe(ended[1].second);
+}
+
 TEST_F(SupervisorTest, SegfaultIsReportedAsSignaled) {
   sup_.start(3, shell("segv", "echo $$ > sid; ulimit -c 0; kill -SEGV $$"));
   const auto ended = wait_for(1);
@@ -602,3 +622,35 @@ TEST(SupervisorDestructor, KillsWhatIsStillRunning) {
 }
 
 }  // namespace
+
+// The sampling schedule alone, on sessions that do not exist (enforce() reads 0 bytes for them).
+TEST(SessionLimitsSampling, SessionsFarFromTheirLimitsAreSampledLessOften) {
+  using Clock = portcheck::SessionLimits::Clock;
+  portcheck::SessionLimits limits(20ms, 250ms);
+  ProcessSpec roomy;
+  roomy.max_rss_bytes = 8ULL << 30;
+  const auto start = Clock::now();
+  limits.watch(999999, 1, roomy, start);
+  (void)limits.enforce();
+  const auto sampled = Clock::now();
+  EXPECT_FALSE(limits.sample_due(sampled + 19ms)) << "never sooner than the shortest period";
+  EXPECT_FALSE(limits.sample_due(sampled + 200ms)) << "8 GiB of headroom cannot go in 200 ms";
+  EXPECT_TRUE(limits.sample_due(sampled + 251ms)) << "always by the longest period";
+
+  ProcessSpec tight;
+  tight.max_rss_bytes = 64ULL << 20;  // 4 GiB/s covers it in about 16 ms
+  limits.watch(999998, 2, tight, sampled);
+  EXPECT_TRUE(limits.sample_due(sampled + 1ms)) << "a new session this near its limit: at once";
+  (void)limits.enforce();
+  const auto again = Clock::now();
+  EXPECT_FALSE(limits.sample_due(again + 10ms));
+  EXPECT_TRUE(limits.sample_due(again + 21ms)) << "a session near its limit is sampled often";
+
+  portcheck::SessionLimits deadlines(20ms, 250ms);
+  ProcessSpec short_lived;
+  short_lived.timeout = 100ms;
+  deadlines.watch(999997, 3, short_lived, start);
+  (void)deadlines.enforce();
+  EXPECT_FALSE(deadlines.sample_due(start + 90ms));
+  EXPECT_TRUE(deadlines.sample_due(start + 101ms)) << "a passed deadline is due at once";
+}
