@@ -34,6 +34,13 @@ def probe(request):
     to report whether or not Triton imports."""
     protocol.check_tool_protocol(request)
     triton = import_triton()
+    try:
+        import triton.knobs  # noqa: F401  (what the worker reads Triton's settings through)
+    except ImportError:
+        sys.stderr.write(f"portcheck-worker: Triton {triton.__version__} is older than 3.4.0, the "
+                         "oldest release triton-portcheck compiles with (its worker needs "
+                         "triton.knobs); use Triton 3.4.0 or later\n")
+        sys.exit(protocol.EXIT_ENVIRONMENT)
     from . import static, tables
     return {
         "protocol": PROTOCOL_VERSION,

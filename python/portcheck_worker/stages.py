@@ -1,9 +1,10 @@
 """Compiles one cell through Triton's own pipeline for an explicit target, stage by stage.
 
 The frontend (AST to TTIR) runs inside `triton.compile` before the first backend stage; every
-backend stage (ttir, ttgir, llir, ptx/amdgcn, cubin/hsaco) is wrapped through Triton's
-`add_stages_inspection_hook`, so we time each one and know which one raised.
+backend stage (ttir, ttgir, llir, ptx/amdgcn, cubin/hsaco) is wrapped where the backend lists
+them (StageRecorder.timing), so we time each one and know which one raised.
 """
+import contextlib
 import os
 import re
 import subprocess
@@ -39,6 +40,7 @@ class StageError(Exception):
         self.source = source
         self.compile_s = compile_s
         self.kernel_source = None
+        self.saved_ir = None  # with save_ir_dir: the stages finished before the failure
 
 
 def make_target(spec):
@@ -125,9 +127,11 @@ def build_source(fn, request):
 class StageRecorder:
     """Times each stage, writes progress marks, and remembers which stage raised."""
 
-    def __init__(self, progress, kernel_name):
+    def __init__(self, progress, kernel_name, keep_ir=False):
         self.progress = progress
         self.kernel_name = kernel_name
+        self.keep_ir = keep_ir
+        self.ir = {}  # stage -> text, with keep_ir: what a failing compile still produced
         self.times = {}
         self.current = "frontend"
         self._frontend_start = None
@@ -142,13 +146,33 @@ class StageRecorder:
         if self._frontend_start is not None and "frontend" not in self.times:
             self.times["frontend"] = time.perf_counter() - self._frontend_start
 
-    def hook(self, *args):
-        if not args:  # compile() asks for a cache-key contribution
-            return "portcheck-stage-timer", "0"
-        _backend, stages, _options, _language, _capability = args
-        for name, run in list(stages.items()):
-            stages[name] = self._wrap(name, run)
-        return None
+    @contextlib.contextmanager
+    def timing(self, target):
+        """Wraps the stages of every compile for `target` meanwhile, where the backend lists
+        them (`add_stages`). Not through knobs.runtime.add_stages_inspection_hook: the backends of
+        3.4 and 3.5 never call it, and every stage read as the frontend there."""
+        from triton.backends import backends
+        found = [b.compiler for b in backends.values() if b.compiler.supports_target(target)]
+        if len(found) != 1:  # compile() itself reports this
+            yield
+            return
+        backend_cls, recorder = found[0], self
+        own = "add_stages" in backend_cls.__dict__
+        original = backend_cls.add_stages
+
+        def add_stages(this, stages, *args, **kwargs):
+            original(this, stages, *args, **kwargs)
+            for name, run in list(stages.items()):
+                stages[name] = recorder._wrap(name, run)
+
+        backend_cls.add_stages = add_stages
+        try:
+            yield
+        finally:
+            if own:
+                backend_cls.add_stages = original
+            else:
+                del backend_cls.add_stages
 
     def _wrap(self, name, run):
 
@@ -159,9 +183,13 @@ class StageRecorder:
             faults.maybe_inject(name, self.kernel_name)
             start = time.perf_counter()
             try:
-                return run(src, metadata)
+                out = run(src, metadata)
             finally:
                 self.times[name] = time.perf_counter() - start
+            # As text now: the next stage's passes change an MLIR module in place.
+            if self.keep_ir and name in IR_STAGES:
+                self.ir[name] = out if isinstance(out, str) else str(out)
+            return out
 
         return timed
 
@@ -184,13 +212,13 @@ def compile_cell(request, progress):
     except Exception as e:  # a row whose values do not fit the kernel: Triton's frontend refuses
         raise StageError("frontend", e, {}, _error_location(fn, e), 0.0) from e
 
-    recorder = StageRecorder(progress, kernel_name)
-    knobs.runtime.add_stages_inspection_hook = recorder.hook
+    recorder = StageRecorder(progress, kernel_name, keep_ir=bool(request.get("save_ir_dir")))
     knobs.compilation.always_compile = True
     started = time.perf_counter()
     recorder.start_frontend()
     try:
-        compiled = triton.compile(src, target=target, options=options)
+        with recorder.timing(target):
+            compiled = triton.compile(src, target=target, options=options)
     except BaseException as e:  # every failure of the compile, whatever its class, is reported
         # SystemExit (or any BaseException) from the kernel's code or a hook is its cell's
         # failure; left to escape, it ended the worker and read as a bug of ours.
@@ -201,9 +229,12 @@ def compile_cell(request, progress):
         error = StageError(recorder.current, e, recorder.times, _error_location(fn, e),
                            time.perf_counter() - started)
         error.kernel_source = _source_location(fn)
+        if recorder.ir:
+            try:
+                error.saved_ir = save_partial_ir(recorder.ir, fn.__name__, request["save_ir_dir"])
+            except OutputError:
+                pass  # the failure is the verdict; its IR is a courtesy
         raise error from e
-    finally:
-        knobs.runtime.add_stages_inspection_hook = None
     compile_s = time.perf_counter() - started
 
     result = {
@@ -259,11 +290,26 @@ def _make_dirs(directory):
         raise OutputError(e.filename or directory, e.strerror or str(e)) from e
 
 
+IR_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn")
+
+
+def save_partial_ir(texts, name, directory):
+    """The stages a failing compile finished, named after the kernel (it has no metadata name),
+    so that `bisect` and `diff --ir` can show where two releases' IR parted."""
+    _make_dirs(directory)
+    written = []
+    for stage, text in texts.items():
+        path = os.path.join(directory, f"{name}.{stage}")
+        _write_file(path, text)
+        written.append(path)
+    return written
+
+
 def save_ir(compiled, directory):
     """Every textual stage of the compile, for `diff --ir`."""
     _make_dirs(directory)
     written = []
-    for stage in ("ttir", "ttgir", "llir", "ptx", "amdgcn"):
+    for stage in IR_STAGES:
         if stage in compiled.asm:
             path = os.path.join(directory, f"{compiled.metadata.name}.{stage}")
             _write_file(path, compiled.asm[stage])
@@ -319,6 +365,7 @@ def failure_result(error):
         "compile_s": error.compile_s,
         "error_source": error.source,
         "source": error.kernel_source,
+        **({"saved_ir": error.saved_ir} if error.saved_ir else {}),
     }
 
 

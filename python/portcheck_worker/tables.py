@@ -25,11 +25,24 @@ def option_fields():
 
 
 def _options_class(compiler_cls):
-    module = sys.modules[compiler_cls.__module__]
+    namespace = _defining_namespace(compiler_cls)
     for attr in ("CUDAOptions", "HIPOptions"):
-        if hasattr(module, attr):
-            return getattr(module, attr)
+        if attr in namespace:
+            return namespace[attr]
     return None
+
+
+def _defining_namespace(cls):
+    """The globals of the module that defines `cls`. Triton up to 3.1 loads its backends from
+    files under an empty module name, so sys.modules does not have them: a function of the class
+    still carries its module's globals."""
+    module = sys.modules.get(cls.__module__)
+    if module is not None:
+        return vars(module)
+    for member in vars(cls).values():
+        if callable(member) and hasattr(member, "__globals__"):
+            return member.__globals__
+    return {}
 
 
 def describe_target(spec):
@@ -55,9 +68,8 @@ def describe_target(spec):
                                "valid": target_support.known_archs(spec["backend"])}
         return info
     if spec["backend"] == "cuda":
-        from triton.backends.nvidia.compiler import get_ptxas
-        tool = get_ptxas(int(spec["arch"]))
-        info["assembler"] = {"path": tool.path, "version": _tool_version(tool.path)}
+        path = target_support.ptxas_for(int(spec["arch"]))
+        info["assembler"] = {"path": path, "version": _tool_version(path)}
     else:
         info["assembler"] = {"path": None, "version": "LLVM AMDGPU backend, in process (bundled with Triton)"}
     return info

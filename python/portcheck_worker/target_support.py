@@ -49,12 +49,18 @@ def _sm_name(capability):
     return convert(capability) if convert else f"sm_{capability}"
 
 
-def _ptxas_for(capability):
+def ptxas_for(capability):
+    """The path of the ptxas Triton uses for this capability, whichever release: one per
+    capability (3.6 on), one for all (3.4, 3.5: knobs), or `_path_to_binary` (up to 3.3)."""
     from triton.backends.nvidia import compiler
+    get_ptxas = getattr(compiler, "get_ptxas", None)
+    if get_ptxas is None:
+        return compiler._path_to_binary("ptxas")[0]
     try:
-        return compiler.get_ptxas(capability).path
+        tool = get_ptxas(capability)
     except TypeError:  # releases with one ptxas: get_ptxas()
-        return compiler.get_ptxas().path
+        tool = get_ptxas()
+    return tool[0] if isinstance(tool, tuple) else tool.path
 
 
 def _bundled_ptxas():
@@ -90,12 +96,12 @@ def _cuda_archs():
     capabilities = set()
     for ptxas in _bundled_ptxas():
         capabilities |= {int(m) for m in re.findall(r"sm_(\d+)", " ".join(_gpu_names(ptxas)))}
-    return [str(c) for c in sorted(capabilities) if _sm_name(c) in _gpu_names(_ptxas_for(c))]
+    return [str(c) for c in sorted(capabilities) if _sm_name(c) in _gpu_names(ptxas_for(c))]
 
 
 def _cuda_problem(arch):
     capability = int(arch)
-    ptxas = _ptxas_for(capability)
+    ptxas = ptxas_for(capability)
     names = _gpu_names(ptxas)
     if not names:  # a ptxas that does not list its architectures: nothing to compare against
         return None

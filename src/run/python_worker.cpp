@@ -158,6 +158,9 @@ void throw_probe_failure(const std::string& python, const ProcessOutcome& outcom
     // The worker's own line: Triton does not import, or the request speaks another protocol.
     const auto said = last.starts_with(worker_prefix) ? last.substr(worker_prefix.size()) : last;
     if (said.starts_with(kProtocolRefusal)) throw EnvironmentError(said + share_hint());
+    // A release too old for the worker: pip install would not help; the line says what would.
+    if (said.find(" is older than ") != std::string::npos)
+      throw EnvironmentError(fmt::format("{}: {}", python, said));
     throw EnvironmentError(fmt::format(
         "Triton is not usable from {} ({}): install it with `{} -m pip install triton`, or point "
         "--python "
