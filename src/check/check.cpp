@@ -218,8 +218,9 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
       if (options.inherit_site) environment.inherit_site = invoking.site_packages;
     }
     ReleaseTargets targets;
+    const bool as_cells = several || options.unsupported_targets_are_cells;
     append(combined, run_environment(options, share, manifest, matrix, environment, interrupted,
-                                     several ? &targets : nullptr));
+                                     as_cells ? &targets : nullptr));
     releases.push_back(std::move(targets));
     if (combined.interrupted) break;
   }

@@ -49,6 +49,9 @@ struct CheckOptions {
   std::optional<std::filesystem::path> save_ir_dir;  // --save-ir: every stage's IR, for diff --ir
   bool launch_limits_warn = false;  // --launch-limits warn: report, but do not fail
   bool reduce = false;  // --reduce: one row of each group compiled for all (check/reduce.hpp)
+  // A target this release cannot compile for is its cells' verdict, not a UsageError (always so
+  // with several releases; bisect wants it with one).
+  bool unsupported_targets_are_cells = false;
 };
 
 }  // namespace portcheck

@@ -23,6 +23,7 @@ Command add_merge_command(CLI::App& app);    // report_command.cpp
 Command add_export_command(CLI::App& app);   // export_command.cpp
 Command add_env_command(CLI::App& app);      // env_command.cpp: add, list, remove
 Command add_diff_command(CLI::App& app);     // diff_command.cpp
+Command add_bisect_command(CLI::App& app);   // bisect_command.cpp
 Command add_cache_command(CLI::App& app);    // cache_command.cpp: stats, clean
 Command add_capture_command(CLI::App& app);  // capture_command.cpp
 Command add_targets_command(CLI::App& app);  // targets_command.cpp

@@ -763,6 +763,35 @@ bool same_release(const std::string& a, const std::string& b) {
   return std::tie(release_a, kind_a, pre_a, post_a) == std::tie(release_b, kind_b, pre_b, post_b);
 }
 
+bool release_less(const std::string& a, const std::string& b) {
+  return version_key(a) < version_key(b);
+}
+
+bool is_prerelease(const std::string& version) {
+  return std::get<1>(version_key(version)) != 4;  // the kind of a final release
+}
+
+std::vector<std::string> index_releases(const std::string& base_python) {
+  const auto python = resolve_python(base_python);
+  const util::TempDir work("triton-portcheck-index");
+  std::vector<std::string> ask = {python,          "-m",
+                                  "pip",           "download",
+                                  "--no-deps",     "--pre",
+                                  "--only-binary", ":all:",
+                                  "--dest",        (work.path() / "d").string()};
+  ask.insert(ask.end(), pip_network_options().begin(), pip_network_options().end());
+  ask.push_back("triton==0.0.0.dev0");  // no such release: pip lists the ones there are
+  const auto step = run_step(ask, work.path(), "index", kVenvTimeout);
+  auto offered =
+      step.outcome.how == Termination::exited ? offered_versions(step.stderr_text) : std::nullopt;
+  if (!offered)
+    throw EnvironmentError(fmt::format("cannot list the Triton releases on the package index: {}",
+                                       failure_reason(step, kVenvTimeout)));
+  std::erase_if(*offered, [](const std::string& v) { return !is_version(v); });
+  std::sort(offered->begin(), offered->end(), release_less);
+  return *offered;
+}
+
 std::vector<std::string> use_current_for_installed(const std::vector<std::string>& labels,
                                                    const std::string& current_version,
                                                    std::vector<std::string>* replaced) {

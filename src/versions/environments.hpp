@@ -87,6 +87,15 @@ std::size_t sweep_abandoned_environments();
 
 // Whether two release strings name the same release (3.9 and 3.9.0 do).
 bool same_release(const std::string& a, const std::string& b);
+// PEP 440 order of two release strings (3.9.0 before 3.10.0, 3.9.0rc1 before 3.9.0).
+bool release_less(const std::string& a, const std::string& b);
+// 3.9.0rc1, 3.9.0b2, 3.9.0.dev3: not a final release.
+bool is_prerelease(const std::string& version);
+
+// The Triton releases the package index offers for this platform and `base_python`'s Python
+// (pip's own answer: its "from versions" list for a version that does not exist), in release
+// order, pre-releases included. Throws EnvironmentError when pip cannot ask the index.
+std::vector<std::string> index_releases(const std::string& base_python);
 
 // A run's Triton labels (--triton, or the manifest's `triton`) with every version that is the
 // invoking interpreter's Triton (`current_version`) replaced by "current", listed once: no second

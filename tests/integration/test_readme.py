@@ -36,9 +36,11 @@ def test_make_demo_builds_the_tool_alone(tmp_path):
     assert ["cmake", "--build", build, "-j", "2"] in cmake_builds("test", tmp_path)
 
 
-@pytest.mark.parametrize("name", [m.group(1) for m in BLOCKS.finditer((REPO / "README.md").read_text())])
-def test_pasted_output_holds_no_build_machine_path(name):
-    block = {m.group(1): m.group(2) for m in BLOCKS.finditer((REPO / "README.md").read_text())}[name]
+@pytest.mark.parametrize("document, name", [(d, m.group(1)) for d in ("README.md", "docs/environments.md")
+                                            for m in BLOCKS.finditer((REPO / d).read_text())])
+def test_pasted_output_holds_no_build_machine_path(document, name):
+    block = {m.group(1): m.group(2) for m in BLOCKS.finditer((REPO / document).read_text())}[name]
+    assert block.strip(), f"{document}: the {name} block is empty: run scripts/update-readme-examples {name}"
     assert paste_script().absolute_paths(block) == []
 
 

@@ -1,0 +1,264 @@
+// `triton-portcheck bisect`: the first Triton release where a row's verdict on one target
+// changed, found by compiling it under releases from the package index, each in its own version
+// environment (made on demand, and removed again unless --keep-envs).
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "src/check/check.hpp"
+#include "src/check/check_options.hpp"
+#include "src/cli/command.hpp"
+#include "src/cli/common.hpp"
+#include "src/core/errors.hpp"
+#include "src/run/scratch_dir.hpp"
+#include "src/versions/bisect.hpp"
+#include "src/versions/bisect_report.hpp"
+#include "src/versions/environments.hpp"
+#include "util/fs.hpp"
+#include "util/strings.hpp"
+#include "util/text_escape.hpp"
+
+namespace portcheck::cli {
+namespace {
+
+// The worker reads Triton through triton.knobs, which 3.4.0 introduced; older releases cannot
+// be compiled with at all (the probe says so), so they are not bisected over.
+constexpr const char* kOldestSupported = "3.4.0";
+
+struct BisectFlags {
+  std::string row;
+  std::string target;
+  std::string from = kOldestSupported;
+  std::string to = "current";
+  bool all = false;
+  bool pre = false;
+  bool keep_envs = false;
+  std::filesystem::path manifest = "portcheck.toml";
+  bool demo = false;
+  std::string python;
+  std::string json;
+};
+
+// The environments this run installed, removed when it ends unless they are to be kept.
+class InstalledEnvironments {
+ public:
+  explicit InstalledEnvironments(bool keep) : keep_(keep) {}
+  InstalledEnvironments(const InstalledEnvironments&) = delete;
+  InstalledEnvironments& operator=(const InstalledEnvironments&) = delete;
+  ~InstalledEnvironments() {
+    if (keep_ || installed_.empty()) return;
+    std::uint64_t bytes = 0;
+    std::vector<std::string> removed;
+    for (const auto& [version, size] : installed_) {
+      try {
+        if (remove_environment(version)) {
+          removed.push_back(version);
+          bytes += size;
+        }
+      } catch (const std::exception&) {  // a destructor: what is left, `env list` shows
+      }
+    }
+    std::fprintf(stderr, "bisect: removed the environments it installed: %s (%s)\n",
+                 util::join(removed, ", ").c_str(), util::format_bytes(bytes).c_str());
+  }
+
+  // Makes the environment of `version` if there is none, saying what it installs.
+  void ensure(const std::string& version, const std::string& python) {
+    if (environment_python(version)) return;
+    std::fprintf(stderr, "bisect: installing triton %s from the package index ...\n",
+                 version.c_str());
+    const auto added = add_environment(version, {}, python);
+    installed_[version] = added.actual_bytes;
+    std::fprintf(stderr, "bisect: installed triton %s: %s on disk (wheel %s)%s\n", version.c_str(),
+                 util::format_bytes(added.actual_bytes).c_str(),
+                 util::format_bytes(added.wheel_bytes).c_str(),
+                 keep_ ? "" : "; removed when bisect ends (--keep-envs keeps it)");
+  }
+
+ private:
+  bool keep_;
+  std::map<std::string, std::uint64_t> installed_;
+};
+
+// Ctrl-C during one of the runs: what was found so far is not a result.
+struct Interrupted {};
+
+// Compiles rows under releases: one `check` run per release, its IR kept for the boundary.
+class ReleaseRunner {
+ public:
+  ReleaseRunner(const BisectFlags& f, const std::filesystem::path& ir_dir,
+                InstalledEnvironments& environments)
+      : environments_(environments) {
+    base_.manifest = f.manifest;
+    base_.demo = f.demo;
+    base_.targets = {f.target};
+    base_.python = f.python;
+    base_.save_ir_dir = ir_dir;
+    base_.unsupported_targets_are_cells = true;
+  }
+
+  // The current environment's Triton version, from a run of `rows` under it (kept).
+  std::string current_version(const std::vector<std::string>& rows) {
+    const auto verdicts = run("current", rows, true);
+    current_ = verdicts.empty() ? std::string() : verdicts.begin()->second.cell.triton_version;
+    if (current_.empty())
+      throw EnvironmentError("bisect: the current environment compiled nothing");
+    first_ = verdicts;
+    return current_;
+  }
+
+  // The rows of the first run, in the manifest's order.
+  [[nodiscard]] const std::vector<std::string>& row_names() const { return row_names_; }
+
+  std::map<std::string, ReleaseVerdict> operator()(const std::string& release,
+                                                   const std::vector<std::string>& rows) {
+    const bool current = !current_.empty() && same_release(release, current_);
+    if (current && !first_.empty()) {
+      auto out = std::move(first_);
+      first_.clear();
+      for (auto& [row, verdict] : out) verdict.release = release;
+      return out;
+    }
+    auto out = run(current ? "current" : release, rows, false);
+    for (auto& [row, verdict] : out) verdict.release = release;
+    return out;
+  }
+
+ private:
+  // A UsageError under a release other than the first run's is that release refusing the rows
+  // (an option field it does not know): their verdict, not the command's failure.
+  std::map<std::string, ReleaseVerdict> run(const std::string& label,
+                                            const std::vector<std::string>& rows, bool first) {
+    auto options = base_;
+    options.only_rows = rows;
+    options.triton = {label};
+    if (label != "current") environments_.ensure(label, base_.python);
+    std::map<std::string, ReleaseVerdict> out;
+    try {
+      const auto report = run_check(options, interrupted());
+      if (report.interrupted) throw Interrupted();
+      for (const auto& cell : report.cells) out[cell.kernel] = ReleaseVerdict{label, "", cell};
+      if (first) row_names_ = report.rows;
+    } catch (const UsageError& e) {
+      if (first) throw;
+      for (const auto& row : rows) out[row] = ReleaseVerdict{label, e.what(), {}};
+    }
+    return out;
+  }
+
+  CheckOptions base_;
+  InstalledEnvironments& environments_;
+  std::string current_;
+  std::map<std::string, ReleaseVerdict> first_;  // the first run's, handed out once
+  std::vector<std::string> row_names_;
+};
+
+void validate(const BisectFlags& f) {
+  if (f.target.find(',') != std::string::npos)
+    throw UsageError("--target: bisect follows one target; give one (cuda:90)");
+  if (f.from != "current") validate_version(f.from);
+  if (f.to != "current") validate_version(f.to);
+  if (f.from == "current") throw UsageError("--from current: give the older release, e.g. 3.4.0");
+  if (release_less(f.from, kOldestSupported))
+    throw UsageError(fmt::format(
+        "--from {}: triton-portcheck compiles with Triton {} and later (its worker needs "
+        "triton.knobs); bisect from {} or a later release",
+        f.from, kOldestSupported, kOldestSupported));
+}
+
+// The releases to search: the index's from --from to --to; the current environment's version
+// is the last when --to is current, whether or not the index has it (a local build).
+std::vector<std::string> releases_to_search(const BisectFlags& f, const std::string& current) {
+  auto offered = index_releases(f.python);
+  const std::string to = f.to == "current" ? current : f.to;
+  if (std::none_of(offered.begin(), offered.end(),
+                   [&](const std::string& v) { return same_release(v, to); }))
+    if (f.to == "current") {
+      offered.push_back(current);
+      std::sort(offered.begin(), offered.end(), release_less);
+    }
+  return releases_between(offered, f.from, to, f.pre);
+}
+
+int run_bisect(const BisectFlags& f) {
+  validate(f);
+  const ScratchDir scratch("triton-portcheck-bisect");
+  InstalledEnvironments environments(f.keep_envs);
+  ReleaseRunner runner(f, scratch.path() / "ir", environments);
+  // Every row of the manifest, unless one is named; the first run (the current environment)
+  // says which rows there are and whether the manifest, row and target are valid.
+  std::vector<std::string> rows;
+  if (!f.row.empty()) rows.push_back(f.row);
+  std::string current;
+  try {
+    current = runner.current_version(rows);
+  } catch (const Interrupted&) {
+    return exit_code::interrupted;
+  }
+  if (rows.empty()) rows = runner.row_names();
+  const auto releases = releases_to_search(f, current);
+  const VerdictsOf verdicts_of = [&](const std::string& release,
+                                     const std::vector<std::string>& asked) {
+    return runner(release, asked);
+  };
+  BisectOutcome outcome;
+  outcome.target = f.target;
+  outcome.releases = releases;
+  outcome.all = f.all;
+  outcome.ir_dir = scratch.path() / "ir";
+  try {
+    outcome.rows =
+        f.all ? walk_all(releases, rows, verdicts_of) : bisect_rows(releases, rows, verdicts_of);
+  } catch (const Interrupted&) {
+    return exit_code::interrupted;
+  }
+  // Names and compiler messages shown as text, never acted on by a terminal or a CI log.
+  std::fputs(
+      util::no_workflow_commands(util::printable(render_bisect(outcome), util::Newlines::keep))
+          .c_str(),
+      stdout);
+  if (!f.json.empty()) util::atomic_write_file(f.json, bisect_to_json(outcome).dump(2) + "\n");
+  const bool found = std::any_of(outcome.rows.begin(), outcome.rows.end(),
+                                 [](const RowBisection& r) { return r.boundary.has_value(); });
+  return found ? exit_code::ok : exit_code::new_failures;
+}
+
+void add_bisect_options(CLI::App* command, BisectFlags& f) {
+  command->add_option("row", f.row,
+                      "The manifest row, as check names it (kernel or kernel[variant]); "
+                      "none: every row whose verdict differs between the ends");
+  command->add_option("-t,--target", f.target, "The one target to follow (cuda:90)")->required();
+  command->add_option("--from", f.from,
+                      fmt::format("The older end (default {}, the oldest release it compiles "
+                                  "with)",
+                                  kOldestSupported));
+  command->add_option("--to", f.to, "The newer end (default current: the Triton of --python)");
+  command->add_flag("--all", f.all, "Compile every release in the range and print the history");
+  command->add_flag("--pre", f.pre, "Include pre-releases (rc, beta) between the ends");
+  command->add_flag("--keep-envs", f.keep_envs,
+                    "Keep the environments it installs (default: removed at the end)");
+  command->add_option("-m,--manifest", f.manifest, "Manifest file (default: portcheck.toml)");
+  command->add_flag("--demo", f.demo, "Bisect a row of the bundled demo");
+  command->add_option("--python", f.python, "Python interpreter holding the current Triton");
+  command->add_option("--json", f.json, "Also write the whole result as JSON to this file");
+}
+
+}  // namespace
+
+Command add_bisect_command(CLI::App& app) {
+  auto flags = std::make_shared<BisectFlags>();
+  auto* command = app.add_subcommand(
+      "bisect", "Find the first Triton release where a row's verdict on a target changed");
+  add_bisect_options(command, *flags);
+  command->footer(
+      "Exit status: 0 a release where the verdict changed was found; 1 the verdict did not "
+      "change between the ends; 2 bad arguments; 3 environment problem (package index, pip).");
+  return {command, [flags] { return run_bisect(*flags); }};
+}
+
+}  // namespace portcheck::cli

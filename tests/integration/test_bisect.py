@@ -1,0 +1,108 @@
+"""`bisect`: the first Triton release where a demo row's verdict changed, with real releases from
+the package index in version environments (3.4.0, 3.5.0, 3.5.1 and 3.8.0: about 190 MB of wheel
+and 700 MB of disk each, made once per test session with --keep-envs; the current release is the
+test venv's 3.9.0)."""
+import json
+
+import pytest
+
+from conftest import run_tool
+
+pytestmark = pytest.mark.slow
+
+
+def bisect(args, cwd, venv_python, timeout=1800, **env):
+    return run_tool(["bisect", *args, "--python", venv_python], cwd=cwd, timeout=timeout, **env)
+
+
+def test_rowsum_blockptr_broke_in_3_9_0_and_bisect_says_so_with_both_verdicts(venv_python, tmp_path):
+    out = tmp_path / "bisect.json"
+    run = bisect(["rowsum_blockptr", "--demo", "-t", "cuda:90", "--from", "3.8.0", "--keep-envs", "--json", out],
+                 tmp_path, venv_python)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "first release with the new verdict: 3.9.0 (the last with the old: 3.8.0)" in run.stdout
+    assert "\n  3.8.0      ok\n" in run.stdout
+    assert "3.9.0      frontend-error in frontend" in run.stdout
+    assert "Block pointers have been removed" in run.stdout
+    # The compile time and binary size it had, and where the IR stops: 3.9.0 never got to TTIR.
+    assert "compile " in run.stdout and "cubin " in run.stdout
+    assert "IR: ttir only in 3.8.0" in run.stdout
+    result = json.loads(out.read_text())
+    (row, ) = result["rows"]
+    assert row["boundary"] == {"last_old": "3.8.0", "first_new": "3.9.0"}
+    assert row["verdicts"]["3.8.0"]["status"] == "ok"
+    assert row["verdicts"]["3.9.0"]["kind"] == "frontend-error"
+
+
+def test_poll_flags_started_working_in_3_9_0(venv_python, tmp_path):
+    run = bisect(["poll_flags", "--demo", "-t", "hip:gfx942", "--from", "3.8.0", "--keep-envs"], tmp_path, venv_python)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "first release with the new verdict: 3.9.0" in run.stdout
+    assert "3.8.0      frontend-error in frontend" in run.stdout and "atomic_poll" in run.stdout
+    assert "\n  3.9.0      ok\n" in run.stdout
+    assert "IR: ttir only in 3.9.0" in run.stdout
+
+
+def test_a_boundary_further_back_and_all_prints_the_history_that_agrees(venv_python, tmp_path):
+    """The demo's module imports triton.language.target_info, which 3.4.0 lacks: every row is an
+    import error there and compiles from 3.5.0 on."""
+    searched = bisect(["axpy", "--demo", "-t", "cuda:90", "--from", "3.4.0", "--to", "3.5.1", "--keep-envs",
+                       "--json", tmp_path / "search.json"], tmp_path, venv_python)
+    assert searched.returncode == 0, searched.stdout + searched.stderr
+    assert "first release with the new verdict: 3.5.0 (the last with the old: 3.4.0)" in searched.stdout
+    assert "3.4.0      import-error in import" in searched.stdout and "target_info" in searched.stdout
+    walked = bisect(["axpy", "--demo", "-t", "cuda:90", "--from", "3.4.0", "--to", "3.5.1", "--all", "--keep-envs",
+                     "--json", tmp_path / "all.json"], tmp_path, venv_python)
+    assert walked.returncode == 0, walked.stdout + walked.stderr
+    history = walked.stdout.split("release    verdict\n")[1].splitlines()
+    assert [line.split()[0] for line in history] == ["3.4.0", "3.5.0", "3.5.1"]
+    assert history[0].startswith("3.4.0      import-error in import")
+    assert history[1].startswith("3.5.0      ok") and history[1].endswith("<- changed")
+    assert history[2] == "3.5.1      ok"
+    boundary = lambda name: json.loads((tmp_path / name).read_text())["rows"][0]["boundary"]
+    assert boundary("search.json") == boundary("all.json") == {"last_old": "3.4.0", "first_new": "3.5.0"}
+    assert len(json.loads((tmp_path / "all.json").read_text())["rows"][0]["verdicts"]) == 3
+
+
+def test_the_whole_manifest_one_line_per_row_that_changed(venv_python, tmp_path):
+    run = bisect(["--demo", "-t", "cuda:90", "--from", "3.8.0", "--keep-envs"], tmp_path, venv_python)
+    assert run.returncode == 0, run.stdout + run.stderr
+    lines = run.stdout.splitlines()
+    changed = {line.split()[0]: line for line in lines if " -> " in line}
+    assert set(changed) == {"rowsum_blockptr", "poll_flags", "scatter_rows"}, run.stdout
+    assert "3.8.0 -> 3.9.0  ok -> frontend-error in frontend" in changed["rowsum_blockptr"]
+    # The same failure through another ptxas: a new fingerprint is a change.
+    assert "assembler-error in cubin" in changed["scatter_rows"]
+    assert "3 rows changed, 6 did not" in run.stdout
+
+
+def test_a_range_with_no_change_exits_1(venv_python, tmp_path):
+    run = bisect(["axpy", "--demo", "-t", "cuda:90", "--from", "3.8.0", "--keep-envs"], tmp_path, venv_python)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "no change: ok in 3.8.0 and in 3.9.0" in run.stdout
+
+
+@pytest.mark.parametrize("args, says", [
+    (["no_such_row", "--demo", "-t", "cuda:90"], "no row named 'no_such_row'"),
+    (["axpy", "--demo", "-t", "cuda:90,hip:gfx942"], "one target"),
+    (["axpy", "--demo", "-t", "cuda:90", "--from", "3.4.7"], "--from 3.4.7: not a Triton release on the package index"),
+    (["axpy", "--demo", "-t", "cuda:90", "--from", "3.0.0"], "Triton 3.4.0 and later"),
+    (["axpy", "--demo", "-t", "cuda:90", "--from", "3.9.0", "--to", "3.8.0"], "not older than --to 3.8.0"),
+    (["axpy", "--demo", "-t", "cuda:90", "--from", "../3.8"], "not a Triton release version"),
+])
+def test_bad_arguments_are_one_line_and_exit_2(venv_python, tmp_path, args, says):
+    run = bisect(args, tmp_path, venv_python, timeout=300)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert says in run.stderr and run.stderr.count("\n") == 1, run.stderr
+
+
+def test_environments_it_installed_are_removed_unless_kept(venv_python, tmp_path):
+    home = tmp_path / "home"
+    run = bisect(["axpy", "--demo", "-t", "cuda:90", "--from", "3.5.0", "--to", "3.5.1"], tmp_path, venv_python,
+                 TRITON_PORTCHECK_HOME=home)
+    assert run.returncode == 1, run.stdout + run.stderr  # ok in both
+    assert "bisect: installing triton 3.5.0 from the package index" in run.stderr
+    assert "removed when bisect ends (--keep-envs keeps it)" in run.stderr
+    assert "bisect: removed the environments it installed: 3.5.0, 3.5.1" in run.stderr
+    listed = run_tool(["env", "list"], cwd=tmp_path, TRITON_PORTCHECK_HOME=home)
+    assert "3.5.0" not in listed.stdout and "3.5.1" not in listed.stdout, listed.stdout
