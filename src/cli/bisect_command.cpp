@@ -88,18 +88,27 @@ class InstalledEnvironments {
 // Ctrl-C during one of the runs: what was found so far is not a result.
 struct Interrupted {};
 
-// Compiles rows under releases: one `check` run per release, its IR kept for the boundary.
+// Compiles rows under releases: one `check` run per release, from the result cache where it
+// can; the two releases around each boundary once more with their IR kept (save_ir).
 class ReleaseRunner {
  public:
   ReleaseRunner(const BisectFlags& f, const std::filesystem::path& ir_dir,
                 InstalledEnvironments& environments)
-      : environments_(environments) {
+      : ir_dir_(ir_dir), environments_(environments) {
     base_.manifest = f.manifest;
     base_.demo = f.demo;
     base_.targets = {f.target};
     base_.python = f.python;
-    base_.save_ir_dir = ir_dir;
     base_.unsupported_targets_are_cells = true;
+  }
+
+  // Compiles `rows` under `release` again, bypassing the cache, keeping every stage's IR.
+  void save_ir(const std::string& release, const std::vector<std::string>& rows) {
+    const bool current = !current_.empty() && same_release(release, current_);
+    auto options = base_;
+    options.save_ir_dir = ir_dir_;
+    options.use_cache = false;
+    run(current ? "current" : release, rows, false, options);
   }
 
   // The current environment's Triton version, from a run of `rows` under it (kept).
@@ -134,7 +143,12 @@ class ReleaseRunner {
   // (an option field it does not know): their verdict, not the command's failure.
   std::map<std::string, ReleaseVerdict> run(const std::string& label,
                                             const std::vector<std::string>& rows, bool first) {
-    auto options = base_;
+    return run(label, rows, first, base_);
+  }
+
+  std::map<std::string, ReleaseVerdict> run(const std::string& label,
+                                            const std::vector<std::string>& rows, bool first,
+                                            CheckOptions options) {
     options.only_rows = rows;
     options.triton = {label};
     if (label != "current") environments_.ensure(label, base_.python);
@@ -152,6 +166,7 @@ class ReleaseRunner {
   }
 
   CheckOptions base_;
+  std::filesystem::path ir_dir_;
   InstalledEnvironments& environments_;
   std::string current_;
   std::map<std::string, ReleaseVerdict> first_;  // the first run's, handed out once
@@ -214,6 +229,14 @@ int run_bisect(const BisectFlags& f) {
   try {
     outcome.rows =
         f.all ? walk_all(releases, rows, verdicts_of) : bisect_rows(releases, rows, verdicts_of);
+    // The IR of the two releases around each boundary, for the first stage that differs.
+    std::map<std::string, std::vector<std::string>> boundary_rows;  // release -> rows
+    for (const auto& row : outcome.rows)
+      if (row.boundary) {
+        boundary_rows[row.boundary->first].push_back(row.row);
+        boundary_rows[row.boundary->second].push_back(row.row);
+      }
+    for (const auto& [release, asked] : boundary_rows) runner.save_ir(release, asked);
   } catch (const Interrupted&) {
     return exit_code::interrupted;
   }

@@ -6,6 +6,7 @@
 
 #include "src/core/ir_text.hpp"
 #include "src/versions/diff.hpp"
+#include "util/ascii.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 #include "util/text_diff.hpp"
@@ -46,6 +47,20 @@ std::string changes_line(const CellResult& a, const CellResult& b) {
                                   y.is_number() ? y.dump() : "-"));
   }
   return util::join(parts, " · ");
+}
+
+// Every %name (%rows, %N_i32, %arg0) as "%": for telling a rename from a change.
+std::string without_value_names(std::string_view ir) {
+  std::string out;
+  out.reserve(ir.size());
+  for (std::size_t i = 0; i < ir.size(); ++i) {
+    out += ir[i];
+    if (ir[i] != '%') continue;
+    while (i + 1 < ir.size() && (util::ascii::is_word(ir[i + 1]) || ir[i + 1] == '.' ||
+                                 ir[i + 1] == '$' || ir[i + 1] == '#'))
+      ++i;
+  }
+  return out;
 }
 
 const ReleaseVerdict* verdict_at(const RowBisection& row, const std::string& release) {
@@ -136,21 +151,28 @@ nlohmann::json verdict_json(const ReleaseVerdict& v) {
 
 std::string first_ir_difference(const CellResult& before, const CellResult& after,
                                 const fs::path& ir_dir) {
+  std::string renamed_only;  // stages that differ in SSA value names alone
   for (const auto& stage : ir_stages()) {
     const auto a = ir_file(ir_dir, before, stage);
     const auto b = ir_file(ir_dir, after, stage);
     if (!a && !b) continue;
     if (!a || !b)
-      return fmt::format("  IR: {} only in {} (the other release stopped before it)\n", stage,
-                         a ? before.triton_version : after.triton_version);
-    const auto diff =
-        util::unified_diff(normalize_ir(util::read_file(*a)), normalize_ir(util::read_file(*b)),
-                           util::relative_if_inside(*a, ir_dir).string(),
-                           util::relative_if_inside(*b, ir_dir).string(), 3);
-    if (!diff.empty())
-      return fmt::format("  IR: {} is the first stage that differs\n{}", stage, diff);
+      return fmt::format("  IR: {}{} only in {} (the other release stopped before it)\n",
+                         renamed_only, stage, a ? before.triton_version : after.triton_version);
+    const auto old_ir = normalize_ir(util::read_file(*a));
+    const auto new_ir = normalize_ir(util::read_file(*b));
+    if (old_ir == new_ir) continue;
+    // Releases name values after the source differently (%rows, %c32_i32): not a change of code.
+    if (without_value_names(old_ir) == without_value_names(new_ir)) {
+      renamed_only += stage + " differs in SSA value names only; ";
+      continue;
+    }
+    return fmt::format(
+        "  IR: {}{} is the first stage that differs\n{}", renamed_only, stage,
+        util::unified_diff(old_ir, new_ir, util::relative_if_inside(*a, ir_dir).string(),
+                           util::relative_if_inside(*b, ir_dir).string(), 3));
   }
-  return "";
+  return renamed_only.empty() ? "" : "  IR: " + renamed_only + "no other difference\n";
 }
 
 std::string render_bisect(const BisectOutcome& outcome) {

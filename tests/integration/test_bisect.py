@@ -43,6 +43,18 @@ def test_poll_flags_started_working_in_3_9_0(venv_python, tmp_path):
     assert "IR: ttir only in 3.9.0" in run.stdout
 
 
+def test_the_first_ir_stage_that_differs_is_a_real_change_not_a_rename(venv_python, tmp_path):
+    """scatter_rows fails in ptxas in both 3.8.0 and 3.9.0 (another ptxas, another fingerprint):
+    their TTIR differs only in the names values get from the source; the TTGIR really differs.
+    Run twice: the second run's verdicts come from the result cache, its IR is compiled anew."""
+    for _ in range(2):
+        run = bisect(["scatter_rows", "--demo", "-t", "cuda:90", "--from", "3.8.0", "--keep-envs"], tmp_path,
+                     venv_python)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "IR: ttir differs in SSA value names only; ttgir is the first stage that differs" in run.stdout
+        assert '+module attributes {' in run.stdout and '"ttng.two-ctas" = false' in run.stdout
+
+
 def test_a_boundary_further_back_and_all_prints_the_history_that_agrees(venv_python, tmp_path):
     """The demo's module imports triton.language.target_info, which 3.4.0 lacks: every row is an
     import error there and compiles from 3.5.0 on."""
