@@ -23,7 +23,7 @@ TARGET_DERIVED_OPTIONS = {
     "allowed_dot_input_precisions", "default_dot_input_precision", "matrix_instr_nonkdim",
     "min_shared_mem",
 }
-METADATA_FIELDS = ("name", "num_warps", "num_ctas", "num_stages", "shared", "tmem_size",
+METADATA_FIELDS = ("name", "hash", "num_warps", "num_ctas", "num_stages", "shared", "tmem_size",
                    "global_scratch_size", "global_scratch_align", "profile_scratch_size",
                    "profile_scratch_align", "cluster_dims", "maxnreg", "warp_size")
 LOG_LIMIT = 8000
@@ -115,13 +115,26 @@ def build_source(fn, request):
         if name in constants:
             signature[name] = "constexpr"
             constexprs[(index, )] = decode_constant(constants[name])
+            attrs[(index, )] = []  # as the JIT: a constexpr's specialisation is "" too
         else:
             ty = types[name]
-            if ty.endswith(":16"):
-                ty = ty[:-3]
-                attrs[(index, )] = [["tt.divisibility", 16]]
+            divisible = ty.endswith(":16")
+            ty = ty[:-3] if divisible else ty
+            if _jit_specialises(fn, index, ty):
+                attrs[(index, )] = [["tt.divisibility", 16]] if divisible else []
             signature[name] = ty
     return ASTSource(fn, signature, constexprs, attrs), dict(request.get("options") or {})
+
+
+def _jit_specialises(fn, index, ty):
+    """Whether Triton's JIT gives this argument an attribute entry (an empty one when it is not
+    divisible by 16): integers and pointers it specialises, never floats, bools or tuples. The
+    entries are part of the compile key, so leaving the empty ones out compiled the same code
+    under another key than the JIT's."""
+    params = getattr(fn, "params", None)
+    if params is not None and index < len(params) and getattr(params[index], "do_not_specialize", False):
+        return False
+    return ty.startswith("*") or re.fullmatch(r"[iu](8|16|32|64)", ty) is not None
 
 
 class StageRecorder:

@@ -1,6 +1,9 @@
 """`triton-portcheck capture`: the sample package's own pytest suite, real torch on the CPU, real
 Triton, then `check` on what was captured."""
+import json
+import os
 import shutil
+import subprocess
 import sys
 import textwrap
 import tomllib
@@ -375,3 +378,59 @@ def test_jit_function_arguments_aliases_and_a_new_output_folder(tmp_path, venv_p
     static = run_tool(["check", "--python", venv_python, "--static-only", "-t", "cuda:80"],
                       cwd=out.parent, timeout=300)
     assert static.returncode == 0, static.stdout + static.stderr
+
+
+JIT_KEYS = r'''
+import glob, hashlib, json, sys
+sys.path.insert(0, sys.argv[2])
+from triton.backends.compiler import GPUTarget
+from triton.compiler.compiler import make_backend
+from triton.runtime.cache import get_cache_key
+from triton._C.libtriton import get_cache_invalidating_env_vars
+from portcheck_worker import driver, loader, stages
+target = GPUTarget("cuda", 90, 32)
+backend = make_backend(target)
+driver.install(target)
+keys = set()
+for path in glob.glob(sys.argv[1] + "/*.jsonl"):
+    for line in open(path):
+        record = json.loads(line)
+        kernel = record["kernel"]
+        fn = loader.load_kernel({"module": kernel["module"], "function": kernel["attribute"],
+                                 "import_root": kernel["import_root"]})
+        # What the JIT compiles for this launch: its own specialisation, options for cuda:90.
+        src, options = stages.build_source(fn, {"specialization": record["specialization"]})
+        options = backend.parse_options(options)
+        key = get_cache_key(src, backend, options, env_vars=get_cache_invalidating_env_vars())
+        keys.add(hashlib.sha256(key.encode()).hexdigest())
+print(json.dumps(sorted(keys)))
+'''
+
+
+def test_every_captured_row_compiles_under_the_key_the_jit_gives_its_launch(record_capture, tmp_path, venv_python):
+    """An int that is not divisible by 16 gets an empty attribute entry from the JIT (and so does
+    a constexpr); a cell that left those out compiled the same code under another key. The JIT's
+    launches are recorded afresh (the capture hook in record mode, its records kept), and each one's
+    compile key, as Triton computes it for cuda:90, is the key of one of check's cuda:90 cells."""
+    pkg, _ = record_capture
+    records, hook = tmp_path / "records", tmp_path / "hook"
+    records.mkdir()
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text("from portcheck_worker import capture\ncapture.run_sitecustomize()\n")
+    env = dict(os.environ, PYTHONPATH=f"{hook}:{REPO / 'python'}", PORTCHECK_CAPTURE_DIR=str(records),
+               PORTCHECK_CAPTURE_MODE="record", PORTCHECK_CAPTURE_HOOK_DIR=str(hook))
+    subprocess.run([venv_python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=pkg, env=env,
+                   capture_output=True, timeout=600)
+    assert list(records.glob("*.jsonl")), "the hook recorded nothing"
+    jit = subprocess.run([venv_python, "-c", JIT_KEYS, str(records), str(REPO / "python")], cwd=pkg,
+                         capture_output=True, text=True, timeout=600)
+    assert jit.returncode == 0, jit.stderr
+    jit_keys = set(json.loads(jit.stdout.splitlines()[-1]))
+    report = tmp_path / "report.json"
+    run = run_tool(["check", "--manifest", pkg / "portcheck.toml", "-t", "cuda:90", "--no-cache", "--json", report,
+                    "--python", venv_python], cwd=pkg, timeout=600)
+    assert run.returncode in (0, 1), run.stdout + run.stderr
+    ours = {c["row"]: c["metadata"].get("hash") for c in json.loads(report.read_text())["cells"]}
+    assert len(ours) == 18 and all(ours.values()), ours
+    assert {row: key for row, key in ours.items() if key not in jit_keys} == {}
+    assert set(ours.values()) == jit_keys
