@@ -23,6 +23,7 @@ import importlib
 import importlib.abc
 import json
 import os
+import re
 import sys
 import threading
 
@@ -147,6 +148,7 @@ class Recorder:
         self._skip_dirs = ()
         self._warned = set()
         self._attributes = {}
+        self._sources = {}  # kernel -> its generated module's text, or ""
 
     # -- context of the launch being recorded ------------------------------------------------
 
@@ -419,6 +421,7 @@ class Recorder:
                 "attribute": attribute,
                 "not_importable": why_not,
                 "arg_names": list(jit_function.arg_names),
+                **self._generated(func, why_not),
             },
             "specialization": spec,
             "explicit_options": explicit,
@@ -428,6 +431,19 @@ class Recorder:
             "test": test,
         }
         self._append(record)
+
+    def _generated(self, func, why_not):
+        """For a module-level kernel whose module `check` could not import again by name (a
+        library that writes kernels into files at run time and loads them by path): the file's
+        text, made importable on its own, and the sys.path entries its added imports need;
+        `capture` saves it beside the manifest. Nothing otherwise."""
+        if why_not is None or "." in func.__qualname__ or "<" in func.__qualname__:
+            return {}
+        cached = self._sources.get(func)
+        if cached is None:
+            cached = self._sources[func] = _module_source(func)
+        text, roots = cached
+        return {"generated_source": text, "generated_paths": roots} if text else {}
 
     def _attribute_of(self, func):
         cached = self._attributes.get(func)
@@ -471,6 +487,79 @@ def _jsonable(value):
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     return str(value)
+
+
+def _module_source(func):
+    """The source of the file that defines `func` as a module-level name, then the imports that
+    give the names its module was handed at run time (flag_gems loads a generated file, then
+    copies its op module's globals into it: `NameError: erf` when the file is loaded alone); ""
+    when there is no file to read or it does not define the function at module level."""
+    import linecache
+    filename = func.__code__.co_filename
+    if os.path.isfile(filename):
+        try:
+            with open(filename, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError):
+            return "", []
+    else:
+        text = "".join(linecache.getlines(filename))
+    if not re.search(rf"^def {re.escape(func.__name__)}\b", text, re.M):
+        return "", []
+    given, roots = _imports_of_given_globals(text, func.__globals__, func.__module__)
+    if given:
+        # At the end: the lines of the file stay where they were, and these names are only read
+        # when a kernel is compiled, after the module has run (as in the library, which also
+        # ran the file before handing them over).
+        text = (text.rstrip("\n") + "\n\n\n# Added by triton-portcheck capture: what this module was "
+                "given at run time.\n" + "\n".join(given) + "\n")
+    return text, roots
+
+
+def _imports_of_given_globals(text, module_globals, module_name):
+    """`from M import X as name` for each name the file reads whose value in the running module
+    came from another module (handed over, or replacing the file's own definition), where M.X is
+    that very object; and the sys.path entries those modules were imported from."""
+    import ast
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return [], []
+    read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    imported = {(alias.asname or alias.name).split(".")[0] for node in tree.body
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    lines, homes = [], set()
+    for name in sorted(read - imported):
+        value = module_globals.get(name)
+        if value is None:
+            continue
+        if isinstance(value, type(sys)):
+            lines.append(f"import {value.__name__} as {name}" if value.__name__ != name
+                         else f"import {name}")
+            homes.add(value.__name__)
+            continue
+        found = _home_of(value)
+        if found and found[0] != module_name:
+            lines.append(f"from {found[0]} import {found[1]} as {name}")
+            homes.add(found[0])
+    roots = {_import_root(home, getattr(sys.modules.get(home), "__file__", None) or "<none>")
+             for home in homes}
+    return lines, sorted(r for r in roots if r)
+
+
+def _home_of(value):
+    """(module, name) where `value` is a module-level attribute, found through the object itself
+    or what it wraps (`.fn`: the interpreter's and the JIT's function objects, autotuners)."""
+    candidate = value
+    for _ in range(8):
+        home, name = getattr(candidate, "__module__", None), getattr(candidate, "__qualname__", None)
+        if (isinstance(home, str) and isinstance(name, str) and name.isidentifier()
+                and getattr(sys.modules.get(home), name, None) is value):
+            return home, name
+        candidate = getattr(candidate, "fn", None)
+        if candidate is None:
+            return None
+    return None
 
 
 def _kernel_attribute(func):

@@ -281,6 +281,34 @@ int status_after_writing(const CaptureOptions& options, const CommandOutcome& ou
   return outcome.exit_code;
 }
 
+// The modules of kernels generated at run time, written beside the manifest before it (a run
+// killed in between leaves a file too many, never a row without its file).
+void write_generated_modules(const CaptureSummary& summary, const std::filesystem::path& dir) {
+  for (const auto& kernel : summary.kernels) {
+    if (kernel.generated_file.empty()) continue;
+    const auto path = dir / kGeneratedFolder / kernel.generated_file;
+    std::filesystem::create_directories(path.parent_path());
+    if (util::read_file_bounded(path, kernel.generated_source.size() + 1) !=
+        kernel.generated_source)
+      util::atomic_write_file(path, kernel.generated_source);
+  }
+}
+
+// Keeps the generated folder to what the manifest as written names: a module that no row (not
+// even a hand-written one) points at any more is removed, and the folder once it is empty.
+void tidy_generated_modules(const std::filesystem::path& dir, const std::string& manifest) {
+  const auto folder = dir / kGeneratedFolder;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec)) return;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.starts_with("gen_") && entry.path().extension() == ".py" &&
+        manifest.find(fmt::format("{}/{}", kGeneratedFolder, name)) == std::string::npos)
+      std::filesystem::remove(entry.path(), ec);
+  }
+  if (std::filesystem::is_empty(folder, ec)) std::filesystem::remove(folder, ec);
+}
+
 }  // namespace
 
 int run_capture(const CaptureOptions& options) {
@@ -304,7 +332,10 @@ int run_capture(const CaptureOptions& options) {
   if (summary.kernels.empty()) return nothing_launched(options, outcome);
 
   const auto result = manifest_text(options, exists, summary);
+  const auto manifest_dir = std::filesystem::absolute(options.output).parent_path();
+  write_generated_modules(summary, manifest_dir);
   util::atomic_write_file(options.output, result.text);
+  tidy_generated_modules(manifest_dir, result.text);
   warn(result.warnings);
   print_written(options, summary, result);
   return status_after_writing(options, outcome);

@@ -12,6 +12,7 @@
 #include "src/core/manifest.hpp"
 #include "src/core/specialization.hpp"
 #include "util/fs.hpp"
+#include "util/sha256.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -305,6 +306,11 @@ CaptureRecords read_capture_records(const std::filesystem::path& folder) {
         launch.arg_names = kernel.at("arg_names").get<std::vector<std::string>>();
         if (kernel.contains("not_importable") && kernel["not_importable"].is_string())
           launch.not_importable = kernel["not_importable"].get<std::string>();
+        if (kernel.contains("generated_source") && kernel["generated_source"].is_string())
+          launch.generated_source = kernel["generated_source"].get<std::string>();
+        if (kernel.contains("generated_paths") && kernel["generated_paths"].is_array())
+          for (const auto& path : kernel["generated_paths"])
+            if (path.is_string()) launch.generated_paths.emplace_back(path.get<std::string>());
         launch.specialization = j.at("specialization");
         if (!specialization_shape_problem(launch.specialization).empty()) {
           ++out.bad_lines;  // written by a process that corrupted the hook's output
@@ -401,8 +407,10 @@ struct LaunchGroup {
   std::set<std::string> identities;
 };
 
-// Why `check` could not import the launched kernel again; empty when it can.
+// Why `check` could not import the launched kernel again; empty when it can (a generated
+// module's text, saved beside the manifest, can be).
 std::string why_left_out(const CapturedLaunch& launch) {
+  if (!launch.generated_source.empty()) return "";
   auto why = launch.not_importable;
   if (why.empty() && launch.qualname.find_first_of(".<") != std::string::npos)
     why = "it is defined inside a function or class";
@@ -431,6 +439,15 @@ std::vector<std::string> left_out_warnings(
   return warnings;
 }
 
+// "gen_<16 hex digits of its SHA-256>.py": named by content, so an unchanged module keeps its
+// file from one capture to the next.
+std::string generated_file_name(const std::string& source) {
+  const auto digest = util::sha256(source);
+  std::string hex;
+  for (std::size_t i = 0; i < 8; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return "gen_" + hex + ".py";
+}
+
 // The kernel of one group: its name (qualified by the module when another module's kernel has
 // the same), its target, and the pythonpath entry `check` needs to import it.
 CapturedKernel kernel_of(LaunchGroup& group, bool name_taken_twice,
@@ -441,14 +458,24 @@ CapturedKernel kernel_of(LaunchGroup& group, bool name_taken_twice,
                                  : attribute_of(first);
   kernel.source_file = display(first.file, manifest_dir);
   kernel.source_line = first.line;
-  if (first.import_root && first.module != "__main__") {
-    kernel.target = first.module + ":" + attribute_of(first);
-    const auto root = first.import_root->lexically_normal();
+  // A folder `check` must put on sys.path to import from there, unless it is the manifest's own
+  // (always there) or an installed location (there too).
+  const auto needs = [&](const std::filesystem::path& folder) {
+    const auto root = folder.lexically_normal();
     if (root != manifest_dir.lexically_normal() &&
         (root.string() + "/") != manifest_dir.lexically_normal().string() &&
-        !is_installed_location(root)) {
+        !is_installed_location(root))
       kernel.python_path.push_back(display(root, manifest_dir));
-    }
+  };
+  if (!first.generated_source.empty()) {
+    kernel.generated_file = generated_file_name(first.generated_source);
+    kernel.generated_source = first.generated_source;
+    kernel.target =
+        fmt::format("{}/{}:{}", kGeneratedFolder, kernel.generated_file, attribute_of(first));
+    for (const auto& folder : first.generated_paths) needs(folder);
+  } else if (first.import_root && first.module != "__main__") {
+    kernel.target = first.module + ":" + attribute_of(first);
+    needs(*first.import_root);
   } else {
     kernel.target = display(first.file, manifest_dir) + ":" + attribute_of(first);
   }
@@ -474,7 +501,12 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
                                             display(launch.file, manifest_dir), launch.line));
       continue;
     }
-    const auto where_from = launch.import_root ? launch.module : launch.file.string();
+    // A generated module is known by its text: the same kernel generated into another temporary
+    // file by another process is one kernel.
+    const auto where_from = !launch.generated_source.empty()
+                                ? generated_file_name(launch.generated_source)
+                            : launch.import_root ? launch.module
+                                                 : launch.file.string();
     auto& group = groups[{where_from, attribute_of(launch)}];
     if (group.first == nullptr) group.first = &launch;
     auto row = row_from_launch(launch);

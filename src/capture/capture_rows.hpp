@@ -19,8 +19,12 @@ struct CapturedLaunch {
   int line = 0;
   std::optional<std::filesystem::path> import_root;  // sys.path entry it came from, if importable
   std::vector<std::string> arg_names;
-  std::string not_importable;     // why `check` could not import it again; empty when it can
-  nlohmann::json specialization;  // serialize_specialization_data's object
+  std::string not_importable;  // why `check` could not import it again; empty when it can
+  // The text of the file that defines it, when that module was generated at run time and cannot
+  // be imported again by name: saved beside the manifest (kGeneratedFolder) and checked from there.
+  std::string generated_source;
+  std::vector<std::filesystem::path> generated_paths;  // sys.path entries its added imports need
+  nlohmann::json specialization;                       // serialize_specialization_data's object
   nlohmann::json explicit_options = nlohmann::json::object();  // options the caller passed
   std::string site;  // "/abs/file.py:12", the caller outside Triton
   std::string test;  // pytest's node id, empty outside pytest
@@ -48,6 +52,9 @@ struct CapturedRow {
   [[nodiscard]] std::string identity() const;  // equal for equal compiles
 };
 
+// Beside the manifest: the modules of kernels generated at run time, one file per content.
+inline constexpr const char* kGeneratedFolder = "portcheck-generated";
+
 struct CapturedKernel {
   std::string name;                      // row name in the manifest
   std::string target;                    // "module:function" or "path.py:function"
@@ -56,6 +63,9 @@ struct CapturedKernel {
   int source_line = 0;
   std::vector<std::string> arg_names;
   std::vector<CapturedRow> rows;
+  // For a kernel generated at run time: its module's file name in kGeneratedFolder and text.
+  std::string generated_file;
+  std::string generated_source;
 };
 
 struct CaptureSummary {

@@ -434,3 +434,101 @@ def test_every_captured_row_compiles_under_the_key_the_jit_gives_its_launch(reco
     assert len(ours) == 18 and all(ours.values()), ours
     assert {row: key for row, key in ours.items() if key not in jit_keys} == {}
     assert set(ours.values()) == jit_keys
+
+
+GENERATING_TEST = '''\
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))  # a library elsewhere
+import gen_helpers  # noqa: E402
+
+SOURCE = """\\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scaled_copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, times(tl.load(x_ptr + offs, mask=mask), SCALE), mask=mask)
+"""
+
+
+def generated(scale):
+    """As flag_gems does: the code written into a file at run time and loaded by path, under a
+    module name that is not in sys.modules (importing it by name again is impossible), then given
+    the globals of a library module: `times` is not defined in the file."""
+    folder = tempfile.mkdtemp(prefix="generated-")
+    path = os.path.join(folder, f"scaled_{scale}.py")
+    with open(path, "w") as f:
+        f.write(SOURCE.replace("SCALE", str(scale)))
+    spec = importlib.util.spec_from_file_location(f"_generated_scaled_{scale}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.__dict__.update(vars(gen_helpers))
+    return module.scaled_copy, folder
+
+
+def test_generated_kernels():
+    for scale in SCALES:
+        kernel, folder = generated(scale)
+        x = torch.arange(100, dtype=torch.float32)
+        out = torch.empty_like(x)
+        kernel[(1, )](x, out, 100, BLOCK=128)
+        shutil.rmtree(folder)  # gone before capture writes the manifest: its copy is what counts
+        assert torch.equal(out, x * scale)
+'''
+
+
+def test_kernels_generated_at_run_time_become_rows_from_a_folder_beside_the_manifest(tmp_path, venv_python):
+    pkg = tmp_path / "gen_pkg"
+    (pkg / "tests").mkdir(parents=True)
+    (pkg / "lib").mkdir()
+    (pkg / "lib" / "gen_helpers.py").write_text(
+        "import triton\nimport triton.language as tl  # noqa: F401 (the interpreter wants it)\n\n\n"
+        "@triton.jit\ndef times(x, s):\n    return x * s\n")
+    test_file = pkg / "tests" / "test_gen.py"
+    test_file.write_text("SCALES = (2, 3)\n" + GENERATING_TEST)
+    run = capture(pkg, venv_python)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "left out" not in run.stderr, run.stderr
+    folder = pkg / "portcheck-generated"
+    files = sorted(folder.glob("gen_*.py"))
+    assert len(files) == 2, list(folder.iterdir())
+    assert {"SCALE" not in f.read_text() and ", 2), mask=mask)" in f.read_text() for f in files} == {True, False}
+    # What the module was given at run time, as imports at the end (its lines stay where they were),
+    # and the folder they come from on check's path.
+    assert all(f.read_text().endswith("\nfrom gen_helpers import times as times\n") for f in files)
+    manifest = tomllib.loads((pkg / "portcheck.toml").read_text())
+    assert manifest["defaults"]["pythonpath"] == ["lib"]
+    targets = sorted(k["target"] for k in manifest["kernel"])
+    assert targets == sorted(f"portcheck-generated/{f.name}:scaled_copy" for f in files), targets
+    check = run_tool(["check", "--manifest", pkg / "portcheck.toml", "-t", "cuda:90,hip:gfx942", "--python",
+                      venv_python], cwd=pkg, timeout=600)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "4 cells: 4 ok" in check.stdout
+    # The generator changes. --update keeps the rows of kernels this run did not reach (scale 3),
+    # so their module stays; the folder holds exactly the modules the manifest names.
+    test_file.write_text("SCALES = (2, 5)\n" + GENERATING_TEST)
+
+    def named_and_present():
+        named = {k["target"].split(":")[0] for k in tomllib.loads((pkg / "portcheck.toml").read_text())["kernel"]}
+        return named, {f"portcheck-generated/{f.name}" for f in folder.glob("*")}
+
+    again = capture(pkg, venv_python, "--update")
+    assert again.returncode == 0, again.stdout + again.stderr
+    named, present = named_and_present()
+    assert len(named) == 3 and named == present
+    # Captured afresh (--force): the scale-3 module is no row's any more, and goes.
+    fresh = capture(pkg, venv_python, "--force")
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    named, present = named_and_present()
+    assert len(named) == 2 and named == present
+    assert not any(", 3), mask=mask)" in f.read_text() for f in folder.glob("*"))
