@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -104,11 +105,10 @@ class ReleaseRunner {
 
   // Compiles `rows` under `release` again, bypassing the cache, keeping every stage's IR.
   void save_ir(const std::string& release, const std::vector<std::string>& rows) {
-    const bool current = !current_.empty() && same_release(release, current_);
     auto options = base_;
     options.save_ir_dir = ir_dir_;
     options.use_cache = false;
-    run(current ? "current" : release, rows, false, options);
+    run(label_of(release), rows, false, options);
   }
 
   // The current environment's Triton version, from a run of `rows` under it (kept).
@@ -126,19 +126,19 @@ class ReleaseRunner {
 
   std::map<std::string, ReleaseVerdict> operator()(const std::string& release,
                                                    const std::vector<std::string>& rows) {
-    const bool current = !current_.empty() && same_release(release, current_);
-    if (current && !first_.empty()) {
-      auto out = std::move(first_);
-      first_.clear();
-      for (auto& [row, verdict] : out) verdict.release = release;
-      return out;
-    }
-    auto out = run(current ? "current" : release, rows, false);
+    auto out = label_of(release) == "current" && !first_.empty()
+                   ? std::exchange(first_, {})
+                   : run(label_of(release), rows, false);
     for (auto& [row, verdict] : out) verdict.release = release;
     return out;
   }
 
  private:
+  // The environment a release compiles in: the current one for the current Triton's release.
+  [[nodiscard]] std::string label_of(const std::string& release) const {
+    return !current_.empty() && same_release(release, current_) ? "current" : release;
+  }
+
   // A UsageError under a release other than the first run's is that release refusing the rows
   // (an option field it does not know): their verdict, not the command's failure.
   std::map<std::string, ReleaseVerdict> run(const std::string& label,
@@ -191,12 +191,12 @@ void validate(const BisectFlags& f) {
 std::vector<std::string> releases_to_search(const BisectFlags& f, const std::string& current) {
   auto offered = index_releases(f.python);
   const std::string to = f.to == "current" ? current : f.to;
-  if (std::none_of(offered.begin(), offered.end(),
-                   [&](const std::string& v) { return same_release(v, to); }))
-    if (f.to == "current") {
-      offered.push_back(current);
-      std::sort(offered.begin(), offered.end(), release_less);
-    }
+  const bool offered_to = std::any_of(offered.begin(), offered.end(),
+                                      [&](const std::string& v) { return same_release(v, to); });
+  if (f.to == "current" && !offered_to) {
+    offered.push_back(current);
+    std::sort(offered.begin(), offered.end(), release_less);
+  }
   return releases_between(offered, f.from, to, f.pre);
 }
 

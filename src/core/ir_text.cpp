@@ -279,6 +279,17 @@ std::string normalize_paths(std::string_view text, PathSyntax syntax) {
   return out;
 }
 
+std::string without_value_names(std::string_view ir) {
+  std::string out;
+  out.reserve(ir.size());
+  for (std::size_t i = 0; i < ir.size(); ++i) {
+    out += ir[i];
+    if (ir[i] != '%') continue;
+    while (i + 1 < ir.size() && (ident_char(ir[i + 1]) || ir[i + 1] == '#')) ++i;
+  }
+  return out;
+}
+
 std::string normalize_ir(std::string_view ir) {
   std::string out;
   out.reserve(ir.size());

@@ -25,4 +25,8 @@ std::string normalize_paths(std::string_view text, PathSyntax syntax);
 // changes remain. Every line ends with '\n'.
 std::string normalize_ir(std::string_view ir);
 
+// Every SSA value name (%rows, %N_i32, %arg0, %0#1) as a bare "%": two IRs equal after this
+// differ only in the names values got (releases name them after the source differently).
+std::string without_value_names(std::string_view ir);
+
 }  // namespace portcheck

@@ -6,7 +6,6 @@
 
 #include "src/core/ir_text.hpp"
 #include "src/versions/diff.hpp"
-#include "util/ascii.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 #include "util/text_diff.hpp"
@@ -47,20 +46,6 @@ std::string changes_line(const CellResult& a, const CellResult& b) {
                                   y.is_number() ? y.dump() : "-"));
   }
   return util::join(parts, " · ");
-}
-
-// Every %name (%rows, %N_i32, %arg0) as "%": for telling a rename from a change.
-std::string without_value_names(std::string_view ir) {
-  std::string out;
-  out.reserve(ir.size());
-  for (std::size_t i = 0; i < ir.size(); ++i) {
-    out += ir[i];
-    if (ir[i] != '%') continue;
-    while (i + 1 < ir.size() && (util::ascii::is_word(ir[i + 1]) || ir[i + 1] == '.' ||
-                                 ir[i + 1] == '$' || ir[i + 1] == '#'))
-      ++i;
-  }
-  return out;
 }
 
 const ReleaseVerdict* verdict_at(const RowBisection& row, const std::string& release) {
