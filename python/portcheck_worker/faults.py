@@ -5,7 +5,7 @@ when it is about to run that stage. `hang` and `memory` do it in a grandchild pr
 runaway ptxas would, so the supervisor's whole-tree limits are what stops them.
 
 TRITON_PORTCHECK_INJECT="server:<exit|grow>@<N>" makes the first fork server die, or grow by
-1 GiB, when it receives its N-th cell, so that replacing it and retrying its cells is tested.
+1 GiB and stall, when it receives its N-th cell, so that replacing it and retrying its cells is tested.
 """
 import os
 import signal
@@ -44,6 +44,10 @@ def maybe_inject_server(forks_received):
         for i in range(0, len(ballast), 4096):  # touch every page so it counts as resident
             ballast[i] = 1
         _server_ballast.append(ballast)
+        # Hold the cell a while, as a server swapping under its own weight would: the tool checks
+        # the server's size about once a second, and on a fast machine the remaining cells could
+        # all finish before that, leaving nothing held to retry and the test without its subject.
+        time.sleep(3)
 
 
 def maybe_inject(stage, kernel_name):
