@@ -27,16 +27,23 @@ import re
 import sys
 import threading
 
+from . import persona as persona_module
+
 ENV_DIR = "PORTCHECK_CAPTURE_DIR"
 ENV_MODE = "PORTCHECK_CAPTURE_MODE"
 ENV_HOOK_DIR = "PORTCHECK_CAPTURE_HOOK_DIR"
 MODES = ("interpret", "record", "live")
 RECORD_VERSION = 1
 
-# The stand-in target only decides the backend's specialisation rules; every NVIDIA arch shares
-# them (BaseBackend: divisibility by 16 of pointers and ints). The AMD backend adds
-# tt.pointer_range on top, which the manifest's rows do not carry.
+# The stand-in target when no persona was passed (a hook of a newer worker under an older tool):
+# the default persona's. Every NVIDIA arch shares its specialisation rules (BaseBackend:
+# divisibility by 16 of pointers and ints).
 _STAND_IN_TARGET = ("cuda", 90, 32)
+
+# The AMD backend's attribute for a tensor within 2 GiB (buffer ops). The manifest's rows carry
+# what every backend's JIT shares, so a row captured as an AMD device is the same row as one
+# captured as an NVIDIA device with the same choices.
+_BACKEND_ONLY_ATTRIBUTES = ("tt.pointer_range", )
 
 
 def run_sitecustomize():
@@ -73,10 +80,17 @@ def start():
     if not out_dir or mode not in MODES:
         return
     recorder = Recorder(out_dir, mode)
-    if "triton" in sys.modules:
-        recorder.patch(sys.modules["triton"])
+    if recorder.persona is not None:
+        _after_import("torch", recorder.persona.patch_torch)
+    _after_import("triton", recorder.patch)
+
+
+def _after_import(name, callback):
+    """`callback(module)` once the package `name` has been imported: now, or when it is."""
+    if name in sys.modules:
+        callback(sys.modules[name])
     else:
-        sys.meta_path.insert(0, _AfterImport("triton", recorder.patch))
+        sys.meta_path.insert(0, _AfterImport(name, callback))
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
@@ -120,7 +134,8 @@ class _CallbackLoader(importlib.abc.Loader):
         try:
             self._callback(module)
         except Exception as e:
-            _warn(f"cannot hook this Triton ({type(e).__name__}: {e}); nothing will be recorded")
+            _warn(f"cannot hook {module.__name__} ({type(e).__name__}: {e}); "
+                  f"{'nothing will be recorded' if module.__name__ == 'triton' else 'host code sees the real torch'}")
 
     def __getattr__(self, name):  # resource readers and the like
         return getattr(self._inner, name)
@@ -149,6 +164,9 @@ class Recorder:
         self._warned = set()
         self._attributes = {}
         self._sources = {}  # kernel -> its generated module's text, or ""
+        # The device host code is told it runs on (CPU modes); live mode records the real one.
+        self.persona = persona_module.from_environment() if mode != "live" else None
+        self._persona_name = self.persona.name if self.persona is not None else None
 
     # -- context of the launch being recorded ------------------------------------------------
 
@@ -201,13 +219,26 @@ class Recorder:
         else:
             self._patch_jit(jit.JITFunction)
             self._install_cache_hook()
-            if self.mode == "record":
-                from . import driver
-                driver.install(self._stand_in_target())
+        if self.mode != "live":
+            # Host code asks the active driver what it runs on (is_hip(), the device's SM count)
+            # before it launches, in both CPU modes.
+            from triton.runtime import driver as driver_config
+            driver_config.set_active(self._stand_in_driver())
 
-    def _stand_in_target(self):
+    def _stand_in_driver(self):
+        if self.persona is not None:
+            return self.persona.driver()
         from triton.backends.compiler import GPUTarget
-        return GPUTarget(*_STAND_IN_TARGET)
+        from .driver import StandInDriver
+        return StandInDriver(GPUTarget(*_STAND_IN_TARGET))
+
+    def _device_name(self):
+        """The persona's target, or in live mode the real device's ("cuda:90")."""
+        if self._persona_name is None:
+            from triton.runtime import driver as driver_config
+            target = driver_config.active.get_current_target()
+            self._persona_name = f"{target.backend}:{target.arch}"
+        return self._persona_name
 
     def _install_cache_hook(self):
         from triton import knobs
@@ -369,12 +400,11 @@ class Recorder:
         kwargs = {k: self._as_jit(v) for k, v in kwargs.items()}
         from triton import knobs
         from triton.runtime import driver as driver_config
-        from .driver import StandInDriver
         launch = _Launch(self._explicit_options(fn, kwargs), warmup, autotune)
         with self._lock, self._launch(launch):
             previous_driver = getattr(driver_config, "_active", None)
             previous_hook = knobs.runtime.jit_cache_hook
-            driver_config.set_active(StandInDriver(self._stand_in_target()))
+            driver_config.set_active(self._stand_in_driver())
             knobs.runtime.jit_cache_hook = self._on_compile
             try:
                 # A warm-up stops before any launch; the hook's "skip" stops before compiling.
@@ -394,7 +424,7 @@ class Recorder:
         return self.mode != "live"
 
     def _write(self, jit_function, specialization_data, launch):
-        spec = json.loads(specialization_data)
+        spec = _shared_attributes(json.loads(specialization_data))
         func = jit_function.fn
         explicit = {k: _jsonable(v) for k, v in (launch.explicit_options if launch else {}).items()}
         autotune = launch.autotune if launch else None
@@ -429,6 +459,7 @@ class Recorder:
             "warmup": bool(launch.warmup) if launch else False,
             "site": self._call_site(),
             "test": test,
+            "persona": self._device_name(),
         }
         self._append(record)
 
@@ -479,6 +510,16 @@ class Recorder:
             path = os.path.join(self.out_dir, f"launches-{os.getpid()}.jsonl")
             with open(path, "a", encoding="utf-8") as f:
                 f.write(line)
+
+
+def _shared_attributes(spec):
+    """The specialisation without the attributes only one backend's JIT adds (see
+    _BACKEND_ONLY_ATTRIBUTES). Each argument keeps its entry, empty if need be, as an NVIDIA JIT
+    records one for a pointer that is not divisible by 16."""
+    spec["attrs_vals"] = [[a for a in attrs
+                           if not (isinstance(a, list) and a and a[0] in _BACKEND_ONLY_ATTRIBUTES)]
+                          for attrs in spec["attrs_vals"]]
+    return spec
 
 
 def _jsonable(value):

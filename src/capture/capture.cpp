@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "src/capture/capture_rows.hpp"
+#include "src/capture/personas.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/manifest.hpp"
 #include "src/run/python_worker.hpp"
@@ -57,7 +58,8 @@ constexpr const char* kSiteCustomize =
 std::vector<std::string> capture_environment(const std::filesystem::path& hook_dir,
                                              const std::filesystem::path& launches_dir,
                                              const std::filesystem::path& worker_dir,
-                                             CaptureMode mode, const std::string& marker) {
+                                             CaptureMode mode, const std::string& persona,
+                                             const std::string& marker) {
   std::vector<std::string> env;
   std::string pythonpath = hook_dir.string() + ":" + worker_dir.string();
   for (char** e = environ; *e != nullptr; ++e) {
@@ -78,6 +80,7 @@ std::vector<std::string> capture_environment(const std::filesystem::path& hook_d
   env.push_back(fmt::format("PORTCHECK_CAPTURE_MODE={}", mode_name(mode)));
   env.push_back("PORTCHECK_CAPTURE_HOOK_DIR=" + hook_dir.string());
   if (mode == CaptureMode::interpret) env.push_back("TRITON_INTERPRET=1");
+  if (!persona.empty()) env.push_back("PORTCHECK_CAPTURE_PERSONA=" + persona);
   // The command and what it starts end with the tool: a SIGKILLed capture leaves nothing running.
   env.push_back(marker);
   return env;
@@ -197,20 +200,51 @@ bool prepare_output(const CaptureOptions& options) {
   return exists;
 }
 
-// Runs the user's command with our sitecustomize first on PYTHONPATH; the hook writes one
-// launches-*.jsonl per process into `launches_dir`.
+// The devices to run the command as: --as, else the one a capture always had (nullopt: the real
+// device, in live mode, where nothing is stood in for).
+std::vector<std::optional<Persona>> personas_of(const CaptureOptions& options,
+                                                const ShareDirs& share) {
+  if (options.mode == CaptureMode::live) {
+    if (!options.personas.empty())
+      throw UsageError(
+          "--as: live mode records what the real device launches; run as another device with "
+          "--mode interpret or --mode record");
+    return {std::nullopt};
+  }
+  const std::vector<std::string> names =
+      options.personas.empty() ? std::vector<std::string>{"cuda:90"} : options.personas;
+  std::vector<std::optional<Persona>> out;
+  for (auto& persona : load_personas(share.data / "device-personas.toml", names))
+    out.emplace_back(std::move(persona));
+  return out;
+}
+
+// Runs the user's command with our sitecustomize first on PYTHONPATH, once per persona; the hook
+// writes one launches-*.jsonl per process into a folder of `launches_dir` per persona. Stops at
+// an interrupted run; otherwise the first failing status is the outcome.
 CommandOutcome run_with_hook(const CaptureOptions& options, const std::filesystem::path& scratch,
                              const std::filesystem::path& launches_dir) {
   const auto share = ShareDirs::locate();
+  const auto personas = personas_of(options, share);
   const auto hook_dir = scratch / "hook";
   std::filesystem::create_directories(hook_dir);
-  std::filesystem::create_directories(launches_dir);
   util::atomic_write_file(hook_dir / "sitecustomize.py", kSiteCustomize);
-  if (!options.quiet)
-    std::cerr << fmt::format("triton-portcheck: capturing ({} mode): {}\n", mode_name(options.mode),
-                             quoted_command(options.command));
-  return run_command(options.command, capture_environment(hook_dir, launches_dir, share.worker,
-                                                          options.mode, scratch_marker(scratch)));
+  CommandOutcome outcome;
+  for (std::size_t i = 0; i < personas.size() && !outcome.interrupted; ++i) {
+    const auto& persona = personas[i];
+    const auto folder = launches_dir / std::to_string(i);
+    std::filesystem::create_directories(folder);
+    if (!options.quiet)
+      std::cerr << fmt::format(
+          "triton-portcheck: capturing ({} mode{}): {}\n", mode_name(options.mode),
+          persona ? ", as " + persona->target.name() : "", quoted_command(options.command));
+    const auto run = run_command(
+        options.command,
+        capture_environment(hook_dir, folder, share.worker, options.mode,
+                            persona ? persona->device.dump() : "", scratch_marker(scratch)));
+    if (run.interrupted || outcome.exit_code == 0) outcome = run;
+  }
+  return outcome;
 }
 
 void warn(const std::vector<std::string>& warnings) {
@@ -252,9 +286,13 @@ void print_written(const CaptureOptions& options, const CaptureSummary& summary,
   int rows = 0;
   for (const auto& k : summary.kernels) rows += static_cast<int>(k.rows.size());
   std::cerr << fmt::format(
-      "triton-portcheck: {} distinct launch(es) of {} kernel(s) -> {} row(s); {} written to "
+      "triton-portcheck: {} distinct launch(es){} of {} kernel(s) -> {} row(s); {} written to "
       "{}{}{}\n",
-      summary.launches, summary.kernels.size(), rows, result.rows_written, options.output.string(),
+      summary.launches,
+      options.personas.size() > 1 ? fmt::format(" in {} runs (as {})", options.personas.size(),
+                                                util::join(options.personas, ", "))
+                                  : "",
+      summary.kernels.size(), rows, result.rows_written, options.output.string(),
       result.rows_replaced
           ? fmt::format(" ({} earlier captured row(s) replaced)", result.rows_replaced)
           : "",

@@ -15,6 +15,9 @@ struct CaptureOptions {
   MergeMode merge = MergeMode::create;
   bool force = false;                // overwrite an existing output
   std::vector<std::string> command;  // the user's command, run with the hook in its Python
+  // `--as`: the devices the command is run as, once each (data/device-personas.toml). Empty: one
+  // run, as the real device in live mode and as cuda:90 in the CPU modes.
+  std::vector<std::string> personas;
   bool quiet = false;
 };
 

@@ -277,7 +277,7 @@ std::string CapturedRow::identity() const {
 CaptureRecords read_capture_records(const std::filesystem::path& folder) {
   std::vector<std::filesystem::path> files;
   if (std::filesystem::is_directory(folder))
-    for (const auto& entry : std::filesystem::directory_iterator(folder))
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(folder))
       if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   CaptureRecords out;
@@ -320,6 +320,7 @@ CaptureRecords read_capture_records(const std::filesystem::path& folder) {
           launch.explicit_options = j["explicit_options"];
         launch.site = j.value("site", "");
         launch.test = j.value("test", "");
+        launch.persona = j.value("persona", "");
         out.launches.push_back(std::move(launch));
       } catch (const nlohmann::json::exception&) {
         // A process killed mid-write leaves a torn last line; the others still count.
@@ -395,6 +396,7 @@ CapturedRow row_from_launch(const CapturedLaunch& launch) {
     row.specialization = whole.dump();
   }
   row.captured = launch.test;
+  if (!launch.persona.empty()) row.captured_as.push_back(launch.persona);
   return row;
 }
 
@@ -404,8 +406,15 @@ namespace {
 struct LaunchGroup {
   const CapturedLaunch* first = nullptr;
   std::vector<CapturedRow> rows;
-  std::set<std::string> identities;
+  std::map<std::string, std::size_t> identities;  // -> its index in rows
 };
+
+// A launch already seen as `row` under another persona: the row is shared, and says so.
+void add_personas(CapturedRow& row, const std::vector<std::string>& personas) {
+  for (const auto& persona : personas)
+    if (std::find(row.captured_as.begin(), row.captured_as.end(), persona) == row.captured_as.end())
+      row.captured_as.push_back(persona);
+}
 
 // Why `check` could not import the launched kernel again; empty when it can (a generated
 // module's text, saved beside the manifest, can be).
@@ -513,7 +522,11 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
     if (row.captured.empty())
       row.captured = display(launch.site.substr(0, launch.site.rfind(':')), manifest_dir) +
                      launch.site.substr(std::min(launch.site.size(), launch.site.rfind(':')));
-    if (group.identities.insert(row.identity()).second) group.rows.push_back(std::move(row));
+    const auto [seen, added] = group.identities.emplace(row.identity(), group.rows.size());
+    if (added)
+      group.rows.push_back(std::move(row));
+    else
+      add_personas(group.rows[seen->second], row.captured_as);
   }
   summary.warnings = left_out_warnings(left_out);
 

@@ -26,8 +26,9 @@ struct CapturedLaunch {
   std::vector<std::filesystem::path> generated_paths;  // sys.path entries its added imports need
   nlohmann::json specialization;                       // serialize_specialization_data's object
   nlohmann::json explicit_options = nlohmann::json::object();  // options the caller passed
-  std::string site;  // "/abs/file.py:12", the caller outside Triton
-  std::string test;  // pytest's node id, empty outside pytest
+  std::string site;     // "/abs/file.py:12", the caller outside Triton
+  std::string test;     // pytest's node id, empty outside pytest
+  std::string persona;  // the device the hook answered as ("hip:gfx942"), or the real one's
 };
 
 struct CaptureRecords {
@@ -36,7 +37,7 @@ struct CaptureRecords {
   int bad_lines = 0;                  // torn or unreadable lines, skipped
 };
 
-// Reads every launches-*.jsonl file of a capture folder.
+// Reads every launches-*.jsonl file of a capture folder and the folders under it (one per persona).
 CaptureRecords read_capture_records(const std::filesystem::path& folder);
 
 using OrderedFields = std::vector<std::pair<std::string, nlohmann::json>>;
@@ -47,8 +48,9 @@ struct CapturedRow {
   OrderedFields signature;  // argument -> "*fp16:16", in argument order
   OrderedFields constants;  // argument -> encoded constexpr value
   OrderedFields options;    // only the options the caller passed (per-target defaults stay)
-  std::optional<std::string> specialization;   // JSON, when the row is not expressible in fields
-  std::string captured;                        // the test (or call site) that launched it
+  std::optional<std::string> specialization;  // JSON, when the row is not expressible in fields
+  std::string captured;                       // the test (or call site) that launched it
+  std::vector<std::string> captured_as;       // the personas whose runs launched it, in first order
   [[nodiscard]] std::string identity() const;  // equal for equal compiles
 };
 

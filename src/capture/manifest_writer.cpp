@@ -60,6 +60,7 @@ struct Block {
   std::string target;
   std::vector<std::string> python_path;
   std::string captured;
+  std::vector<std::string> captured_as;  // when every row shares it
   OrderedFields signature, constants, options;
   std::vector<std::string> kernel_extra;  // carried lines at kernel level
   std::vector<CapturedRow> variants;      // empty for a single row
@@ -83,6 +84,8 @@ std::string render_block(const Block& block) {
   if (!block.constants.empty()) put(out, "", "constants", inline_table(block.constants));
   if (!block.options.empty()) put(out, "", "options", inline_table(block.options));
   put(out, "", "captured", toml_value(block.captured));
+  if (!block.captured_as.empty())
+    put(out, "", "captured_as", toml_value(nlohmann::json(block.captured_as)));
   for (const auto& line : block.kernel_extra) out += line + "\n";
   for (std::size_t i = 0; i < block.variants.size(); ++i) {
     const auto& row = block.variants[i];
@@ -93,6 +96,8 @@ std::string render_block(const Block& block) {
     if (!row.constants.empty()) put(out, "  ", "constants", inline_table(row.constants));
     if (!row.options.empty()) put(out, "  ", "options", inline_table(row.options));
     put(out, "  ", "captured", toml_value(row.captured));
+    if (!row.captured_as.empty())
+      put(out, "  ", "captured_as", toml_value(nlohmann::json(row.captured_as)));
     for (const auto& line : block.variant_extra[i])
       out += "  " + std::string(util::trim(line)) + "\n";
   }
@@ -105,6 +110,12 @@ std::string render_block(const Block& block) {
 // constants when there is none) each, or the manifest would gain a row nobody launched.
 void hoist_common(Block& block) {
   auto& rows = block.variants;
+  if (std::all_of(rows.begin(), rows.end(), [&](const CapturedRow& r) {
+        return r.captured_as == rows.front().captured_as;
+      })) {
+    block.captured_as = rows.front().captured_as;
+    for (auto& row : rows) row.captured_as.clear();
+  }
   if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.specialization; })) return;
   const auto shared_by_all = [&](OrderedFields CapturedRow::*field) {
     return std::all_of(rows.begin(), rows.end(),
@@ -155,6 +166,7 @@ Block make_block(const CapturedKernel& kernel, const std::string& name,
     block.constants = row.constants;
     block.options = row.options;
     block.captured = row.captured;
+    block.captured_as = row.captured_as;
     block.kernel_extra = carried_for(row);
     if (row.specialization)
       block.kernel_extra.insert(

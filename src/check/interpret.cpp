@@ -20,6 +20,7 @@ CellResult identity_of(const PlannedCell& plan, const std::string& triton_versio
   cell.target = plan.target.name();
   cell.triton = plan.label;
   cell.triton_version = triton_version;
+  cell.host_choices_of = plan.host_choices_of;
   cell.expected_failure =
       std::find(row.xfail.begin(), row.xfail.end(), cell.target) != row.xfail.end();
   return cell;
@@ -116,7 +117,8 @@ CellResult interpret(const PlannedCell& plan, const CellInput& input, const Judg
     return cell;
   }
   cell.status = status_of(cell);
-  cell.is_new = cell.status == Status::failed || cell.status == Status::launch;
+  cell.is_new = cell.status == Status::failed ||
+                (cell.status == Status::launch && !cell.foreign_launch_verdict());
   if (const auto* known = judgement.known.find(cell.fingerprint);
       known != nullptr && cell.kind != FailureKind::none) {
     cell.why = known->why;

@@ -53,15 +53,38 @@ std::vector<PlannedCell> shard_of(std::vector<PlannedCell> cells, const ShardInf
 
 }  // namespace
 
+CapturedVendors captured_vendors(const Manifest& manifest) {
+  CapturedVendors vendors;
+  for (const auto& row : manifest.rows)
+    for (const auto& name : row.captured_as) vendors[row.kernel].insert(target_named(name).backend);
+  return vendors;
+}
+
+PersonaFit persona_fit(const KernelRow& row, const Target& target, const CapturedVendors& vendors) {
+  if (row.captured_as.empty() ||
+      std::any_of(row.captured_as.begin(), row.captured_as.end(),
+                  [&](const auto& name) { return target_named(name).backend == target.backend; }))
+    return PersonaFit::own;
+  const auto kernel = vendors.find(row.kernel);
+  return kernel != vendors.end() && kernel->second.count(target.backend) != 0
+             ? PersonaFit::other_rows
+             : PersonaFit::foreign;
+}
+
 Matrix plan_matrix(const Manifest& manifest, const std::vector<std::string>& cli_targets,
                    std::string_view manifest_text) {
   Matrix matrix;
   matrix.target_names = cli_targets.empty() ? manifest.targets : cli_targets;
   matrix.targets_from_flag = !cli_targets.empty();
+  matrix.vendors = captured_vendors(manifest);
   for (const auto& row : manifest.rows) {
     // A row's own `targets` narrows the run; --targets always wins.
-    const auto& names =
+    const auto& asked =
         !cli_targets.empty() || row.targets.empty() ? matrix.target_names : row.targets;
+    std::vector<std::string> names;
+    std::copy_if(asked.begin(), asked.end(), std::back_inserter(names), [&](const auto& name) {
+      return persona_fit(row, target_named(name), matrix.vendors) != PersonaFit::other_rows;
+    });
     matrix.row_targets[row.display_name()] = names;
     for (const auto& name : names)
       if (std::find(matrix.columns.begin(), matrix.columns.end(), name) == matrix.columns.end())
@@ -90,6 +113,8 @@ std::vector<PlannedCell> plan_cells(const Manifest& manifest, const Matrix& matr
           options.max_rss_bytes.value_or(row.max_rss_bytes.value_or(manifest.max_rss_bytes));
       cell.expected_s = expected_seconds(row, cell.target);
       cell.label = label;
+      if (persona_fit(row, cell.target, matrix.vendors) == PersonaFit::foreign)
+        cell.host_choices_of = row.captured_as;
       cells.push_back(std::move(cell));
     }
   }

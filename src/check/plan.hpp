@@ -5,6 +5,7 @@
 // same plan from the same manifest.
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,13 +18,26 @@
 
 namespace portcheck {
 
+// How a row captured under device personas (`captured_as`) relates to a target's vendor:
+// `own`: captured as a device of that vendor, or not captured as anyone (hand-written);
+// `other_rows`: not, but other rows of its kernel were, and those are what the vendor launches;
+// `foreign`: no row of its kernel was, so its options are another vendor's host choices.
+enum class PersonaFit { own, other_rows, foreign };
+// The vendors each kernel's rows were captured as; a kernel with no `captured_as` is absent.
+using CapturedVendors = std::map<std::string, std::set<Backend>>;
+CapturedVendors captured_vendors(const Manifest& manifest);
+PersonaFit persona_fit(const KernelRow& row, const Target& target, const CapturedVendors& vendors);
+
 // The shape of the matrix, the same for every Triton environment of the run.
 struct Matrix {
   std::vector<std::string> target_names;  // --targets, else the manifest's defaults
   bool targets_from_flag = false;         // --targets given: it replaces every row's targets
   std::vector<std::string> columns;       // every target some row is checked on, in first order
-  std::map<std::string, std::vector<std::string>> row_targets;  // row name -> its targets
+  // row name -> its targets: the run's (or the row's own), less those of a vendor whose host code
+  // launched other rows of the kernel instead (capture --as: see persona_fit)
+  std::map<std::string, std::vector<std::string>> row_targets;
   std::string digest;  // identifies the matrix, for merging shard reports
+  CapturedVendors vendors;
 };
 
 // `manifest_text` is the manifest file's content, which the digest covers. The target names
@@ -41,6 +55,9 @@ struct PlannedCell {
   std::uint64_t max_rss = 0;
   double expected_s = 0;  // compile time estimated from the manifest alone
   std::string label;      // the Triton environment: "current" or a version
+  // The personas whose host code chose this row's options, when none of them is of the target's
+  // vendor (PersonaFit::foreign): its launch-limit verdicts are not the target's own.
+  std::vector<std::string> host_choices_of;
 };
 
 // The cells of environment `label`, row-major in manifest order, narrowed to options.shard.

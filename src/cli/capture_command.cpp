@@ -1,6 +1,7 @@
 // `triton-portcheck capture -- CMD`: a manifest row for every specialisation a test suite compiles.
 #include "src/capture/capture.hpp"
 #include "src/cli/command.hpp"
+#include "src/cli/common.hpp"
 #include "src/core/errors.hpp"
 
 namespace portcheck::cli {
@@ -18,6 +19,7 @@ struct CaptureFlags {
   CaptureOptions options;
   std::string mode = "interpret";
   bool append = false, update = false;
+  std::vector<std::string> raw_personas;
 };
 
 int run_capture_command(const CaptureFlags& f) {
@@ -26,6 +28,7 @@ int run_capture_command(const CaptureFlags& f) {
     throw UsageError("--force overwrites the manifest; it excludes --append and --update");
   CaptureOptions options = f.options;
   options.mode = parse_capture_mode(f.mode);
+  options.personas = split_list(f.raw_personas);
   options.merge = f.update ? MergeMode::update : f.append ? MergeMode::append : MergeMode::create;
   return run_capture(options);
 }
@@ -45,6 +48,12 @@ Command add_capture_command(CLI::App& app) {
                    "interpret (default: CPU interpreter, tests pass), record (no GPU, kernels "
                    "not run), live (GPU: compiled and launched)")
       ->check(CLI::IsMember({"interpret", "record", "live"}));
+  capture
+      ->add_option("--as", flags->raw_personas,
+                   "Run the command once as each of these devices (comma-separated targets, "
+                   "e.g. cuda:90,hip:gfx942): host code that picks options by vendor or device "
+                   "is told that target (interpret and record modes; default: cuda:90)")
+      ->allow_extra_args(false);  // one value per --as: the command follows
   capture->add_flag("--append", flags->append,
                     "Add the captured rows an existing manifest lacks; keep everything");
   capture->add_flag("--update", flags->update,

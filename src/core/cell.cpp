@@ -2,6 +2,8 @@
 
 #include <cstddef>
 
+#include <fmt/format.h>
+
 #include "util/enum_table.hpp"
 
 namespace portcheck {
@@ -42,6 +44,22 @@ std::optional<FailureKind> kind_from_string(const std::string& text) {
 std::string short_label(FailureKind kind) {
   const auto* row = util::row_of(kFailureKinds, kind);
   return std::string(row != nullptr ? row->label : "?");
+}
+
+std::string host_choices_note(const CellResult& cell) {
+  if (!cell.foreign_launch_verdict()) return "";
+  std::string personas;
+  for (const auto& persona : cell.host_choices_of)
+    personas += (personas.empty() ? "" : ", ") + persona;
+  return fmt::format(
+      "not new: these options are what {}'s host code chose; `capture --as {}` records what {} is "
+      "launched with",
+      personas, cell.target, cell.target);
+}
+
+std::string bracketed_host_choices_note(const CellResult& cell) {
+  const auto note = host_choices_note(cell);
+  return note.empty() ? note : " [" + note + "]";
 }
 
 }  // namespace portcheck

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -119,15 +120,30 @@ struct CellResult {
   // null, or what the worker exported: {directory, binary, assembly, params, folded}
   nlohmann::json exported;
   bool in_baseline = false;  // failed as the baseline says it did: not new
-  std::string why;           // from the known-failure table
+  // The device personas whose host code chose this row's options, when none is of this target's
+  // vendor (`capture --as`): a launch-limit verdict then says what another vendor's choices would
+  // need here, not what this target is launched with, and is not new.
+  std::vector<std::string> host_choices_of;
+  std::string why;  // from the known-failure table
   // "cannot write PATH: OS error" when the worker could not write this cell's --save-ir or
   // export files (a full disk, no permission): the run's environment problem, not the cell's.
   std::string output_error;
   std::string link;
 
+  // A launch-limit verdict on options another vendor's host code chose (see host_choices_of).
+  [[nodiscard]] bool foreign_launch_verdict() const {
+    return status == Status::launch && !host_choices_of.empty();
+  }
+
   [[nodiscard]] bool failed_outcome() const {
     return status == Status::failed || status == Status::xfail || status == Status::launch;
   }
 };
+
+// For a launch-limit verdict on another vendor's host choices (foreign_launch_verdict), the words
+// every report format adds to its message, so no one takes it for this target's breakage; else "".
+std::string host_choices_note(const CellResult& cell);
+// " [the note]", or "" for any other cell: for appending to a message.
+std::string bracketed_host_choices_note(const CellResult& cell);
 
 }  // namespace portcheck

@@ -389,15 +389,18 @@ class Parser {
         row.max_rss_bytes = need_bytes(v, row_key(row, key));
       } else if (key == "captured") {
         row.captured = need_string(v, row_key(row, key));
+      } else if (key == "captured_as") {
+        row.captured_as = need_targets(v, row_key(row, key));
       } else if (key == "pythonpath" && !is_variant) {
         row.ref.python_path = need_folders(v, row_key(row, key));
       } else {
         fail(v, row_key(row, key),
              is_variant
                  ? "unknown key (a variant takes name, signature, constants, options, "
-                   "specialization, targets, xfail, timeout, max_rss, captured)"
+                   "specialization, targets, xfail, timeout, max_rss, captured, captured_as)"
                  : "unknown key (a kernel takes name, target, signature, constants, options, "
-                   "specialization, targets, xfail, timeout, max_rss, captured, pythonpath, "
+                   "specialization, targets, xfail, timeout, max_rss, captured, captured_as, "
+                   "pythonpath, "
                    "variant)");
       }
       row.key_locations[key] = where(v);

@@ -43,7 +43,10 @@ struct KernelRow {
   std::vector<std::string> xfail;             // target names expected to fail
   std::optional<double> timeout_s;
   std::optional<std::uint64_t> max_rss_bytes;
-  std::string captured;                           // where `capture` saw the launch (informational)
+  std::string captured;  // where `capture` saw the launch (informational)
+  // The devices whose host code launched it (`capture --as`); empty for a hand-written row. A
+  // kernel with rows of a vendor checks only those on that vendor's targets (check/plan.hpp).
+  std::vector<std::string> captured_as;
   Location where;                                 // the [[kernel]] or [[kernel.variant]] header
   std::map<std::string, Location> key_locations;  // "signature.n", "options.num_warps", ...
 

@@ -22,9 +22,9 @@ nlohmann::json location_of(const Report& report, const CellResult& cell,
 
 nlohmann::json issue_of(const Report& report, const CellResult& cell,
                         const std::filesystem::path& root) {
-  const auto description =
-      fmt::format("{} on {} (Triton {}): {} {}: {}", cell.kernel, cell.target, cell.triton_version,
-                  to_string(cell.kind), failure_where(cell), cell.message);
+  const auto description = fmt::format(
+      "{} on {} (Triton {}): {} {}: {}{}", cell.kernel, cell.target, cell.triton_version,
+      to_string(cell.kind), failure_where(cell), cell.message, bracketed_host_choices_note(cell));
   // The failure's own fingerprint is shared by every cell that fails the same way; GitLab needs
   // one per issue, so the cell's identity joins it.
   const auto identity =

@@ -442,7 +442,11 @@ constexpr std::string_view kScript = R"JS(
     const table = el('table', 'kv');
     const tb = add(table, el('tbody'));
     field(tb, 'status', str(c.status) + (c.new ? ' (new failure)' : '') +
-      (c.in_baseline ? ' (known: the baseline has this failure)' : ''));
+      (c.in_baseline ? ' (known: the baseline has this failure)' : '') +
+      (c.status === 'launch' && Array.isArray(c.host_choices_of) && c.host_choices_of.length
+        ? ' (not new: these options are what ' + c.host_choices_of.map(str).join(', ') +
+          '\u2019s host code chose; capture --as ' + str(c.target) + ' records what this target is launched with)'
+        : ''));
     field(tb, 'kind', c.kind);
     field(tb, 'stage', c.stage);
     field(tb, 'MLIR pass', c.pass);

@@ -46,6 +46,7 @@ nlohmann::json cell_json(const CellResult& c, const std::map<std::string, std::s
                                           : nlohmann::json(letter->second)},
       {"new", c.is_new},
       {"in_baseline", c.in_baseline},
+      {"host_choices_of", c.host_choices_of},
       {"cached", c.cached},
       {"represented_by", or_null(c.represented_by)},
       {"predicted", c.predicted},

@@ -107,6 +107,7 @@ CellResult cell_from(const JsonAt& c) {
   outcome_from(c, cell);
   cell.is_new = c.boolean_or("new", false);
   cell.in_baseline = c.boolean_or("in_baseline", false);
+  if (const auto personas = c.find("host_choices_of")) cell.host_choices_of = personas->strings();
   cell.cached = c.boolean_or("cached", false);
   if (const auto predicted = object_member(c, "predicted")) cell.predicted = predicted->json();
   cell.launch = launch_from(c);

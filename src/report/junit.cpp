@@ -95,7 +95,7 @@ Outcome outcome_of(const CellResult& c) {
     case Status::failed:
       break;
   }
-  if (c.in_baseline) return Outcome::skipped;
+  if (c.in_baseline || c.foreign_launch_verdict()) return Outcome::skipped;
   return c.kind == FailureKind::internal_error ? Outcome::error : Outcome::failure;
 }
 
@@ -177,6 +177,8 @@ std::string testcase_body(const CellResult& c) {
       break;
   }
   if (c.in_baseline) return skipped("known failure (baseline): " + describe_failure(c));
+  if (c.foreign_launch_verdict())
+    return skipped("another vendor's host choices: " + describe_failure(c));
   const char* element = outcome_of(c) == Outcome::error ? "error" : "failure";
   return fmt::format(">\n      <{} message=\"{}\" type=\"{}\">", element, attr(describe_failure(c)),
                      attr(to_string(c.kind))) +

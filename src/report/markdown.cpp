@@ -35,7 +35,7 @@ std::string label(const CellResult& cell, const std::map<std::string, std::strin
   if (cell.status == Status::ok) return "✅ ok";
   if (cell.status == Status::xpass) return "⚠️ xpass";
   if (cell.status == Status::unchecked) return "·";
-  std::string text = short_label(cell.kind);
+  std::string text = short_label(cell.kind) + (cell.foreign_launch_verdict() ? "?" : "");
   if (const auto it = letters.find(cell.fingerprint); it != letters.end()) text += ":" + it->second;
   if (cell.status == Status::xfail) return "➖ x" + text;
   return (cell.is_new ? "❌ " : "⭕ ") + text;
@@ -101,6 +101,10 @@ std::string render_markdown(const Report& input) {
                        code(first.message), code(cells));
     if (!first.why.empty()) out += fmt::format("  *why:* {}\n", prose(first.why));
     out += upstream(first.link);
+    for (const auto* c : g.cells)
+      if (c->foreign_launch_verdict())
+        out += fmt::format("  {} on {}: {}\n", code(c->kernel), code(c->target),
+                           prose(host_choices_note(*c)));
   }
   for (const auto& f : report.baseline.fixed)
     out += fmt::format("- fixed since the baseline: {} on {}\n", code(f.row), code(f.target));

@@ -269,9 +269,9 @@ class ResultMaker {
     nlohmann::json result = {
         {"ruleId", "portcheck/" + cell.fingerprint},
         {"ruleIndex", rules_.index_of(cell.fingerprint)},
-        {"level", expected           ? "note"
-                  : cell.in_baseline ? "warning"
-                                     : "error"},
+        {"level", expected || cell.foreign_launch_verdict() ? "note"
+                  : cell.in_baseline                        ? "warning"
+                                                            : "error"},
         {"message", text(headline(cell))},
         // Stable across runs, machines and paths: the failure itself and the cell it happened in.
         // The Triton label ("current"), not its version, so an upgrade keeps the alert's identity.

@@ -20,13 +20,14 @@
 namespace portcheck {
 namespace {
 
-// "!" marks a cell the static pre-checks predicted to fail, whatever then happened to it.
+// "!" marks a cell the static pre-checks predicted to fail, whatever then happened to it; "?" a
+// launch-limit verdict on options another vendor's host code chose (host_choices_note).
 std::string label_of(const CellResult& cell, const std::map<std::string, std::string>& letters) {
   const std::string mark = cell.predicted.is_object() ? "!" : "";
   if (cell.status == Status::ok) return "ok" + mark;
   if (cell.status == Status::xpass) return "xpass" + mark;
   if (cell.status == Status::unchecked) return "·";
-  auto label = short_label(cell.kind);
+  auto label = short_label(cell.kind) + (cell.foreign_launch_verdict() ? "?" : "");
   if (const auto it = letters.find(cell.fingerprint); it != letters.end())
     label += ":" + it->second;
   return (cell.status == Status::xfail ? "x" + label : label) + mark;
@@ -175,6 +176,9 @@ std::string footnote(const FailureGroup& g, bool several_tritons, bool expand) {
                        first.error_source->line);
   if (!first.why.empty()) out += wrapped("why: ", first.why);
   if (!first.link.empty()) out += fmt::format("    see: {}\n", first.link);
+  for (const auto* c : g.cells)
+    if (c->foreign_launch_verdict())
+      out += wrapped(fmt::format("{} on {}: ", c->kernel, c->target), host_choices_note(*c));
   return out;
 }
 
@@ -206,7 +210,8 @@ std::string failure_where(const CellResult& cell) {
 }
 
 std::string describe_failure(const CellResult& cell) {
-  return fmt::format("{} {}: {}", to_string(cell.kind), failure_where(cell), cell.message);
+  return fmt::format("{} {}: {}{}", to_string(cell.kind), failure_where(cell), cell.message,
+                     bracketed_host_choices_note(cell));
 }
 
 std::string cell_label(const CellResult& cell, const std::map<std::string, std::string>& letters) {
@@ -252,6 +257,21 @@ std::string summary_line(const Report& report) {
   return summary;
 }
 
+// The matrix's "-" outside a shard: a row planned on fewer targets than the run's.
+std::string missing_cells_line(const Report& report) {
+  if (report.shard.count) return "";
+  std::set<std::pair<std::string, std::string>> cells;
+  std::set<std::string> rows, targets;
+  for (const auto& c : report.cells) {
+    cells.emplace(c.kernel, c.target);
+    rows.insert(c.kernel);
+    targets.insert(c.target);
+  }
+  if (cells.size() == rows.size() * targets.size()) return "";
+  return "- : not checked on that target: the row's own `targets` leave it out, or (capture --as) "
+         "its kernel's host code launches other rows on that vendor\n";
+}
+
 std::string render_terminal(const Report& input, const TerminalStyle& style) {
   // Every string from outside is shown escaped; only our own colour codes reach the terminal.
   const Report report = printable_report(input);
@@ -261,6 +281,7 @@ std::string render_terminal(const Report& input, const TerminalStyle& style) {
   bool several_tritons = false;
   std::string out = title_line(report);
   out += render_matrix(report, letters, style, &several_tritons);
+  out += missing_cells_line(report);
   for (const auto& g : groups) out += footnote(g, several_tritons, style.expand);
   out += baseline_lines(report);
   out += prediction_lines(report, style.expand);

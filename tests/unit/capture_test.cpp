@@ -1,5 +1,6 @@
 // Records of the capture hook -> manifest rows -> TOML text, and merging into a manifest.
 #include <fstream>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -112,6 +113,49 @@ TEST(CaptureRows, DuplicatesMergeAndVariantsAreNamedByWhatDiffers) {
   EXPECT_TRUE(kernel.python_path.empty());  // imported from the manifest's own folder
   EXPECT_EQ(variant_names(kernel),
             (std::vector<std::string>{"fp16", "fp32", "fp32-n.not16", "fp32-x.unaligned"}));
+}
+
+TEST(CaptureRows, ALaunchEveryPersonaMadeIsOneSharedRowAndAChoiceOfOneIsItsOwn) {
+  const auto as = [](CapturedLaunch launch, const std::string& persona, int warps) {
+    launch.persona = persona;
+    launch.explicit_options = {{"num_warps", warps}};
+    return launch;
+  };
+  const auto base = add_launch("*fp32", true, true);
+  const std::vector<CapturedLaunch> launches = {as(base, "cuda:90", 4), as(base, "hip:gfx942", 4),
+                                                as(base, "cuda:90", 32),
+                                                as(base, "hip:gfx942", 16)};
+  const auto summary = build_captured_kernels(launches, "/work/repo");
+  ASSERT_EQ(summary.kernels.size(), 1u);
+  std::map<std::string, std::vector<std::string>> personas;
+  for (const auto& row : summary.kernels.front().rows) personas[row.variant] = row.captured_as;
+  EXPECT_EQ(personas, (std::map<std::string, std::vector<std::string>>{
+                          {"num_warps=4", {"cuda:90", "hip:gfx942"}},
+                          {"num_warps=16", {"hip:gfx942"}},
+                          {"num_warps=32", {"cuda:90"}}}));
+  const auto text = render_captured_manifest(summary.kernels, {}).text;
+  EXPECT_NE(text.find("  captured_as = [\"hip:gfx942\"]\n"), std::string::npos) << text;
+  // Read back as `check` reads it.
+  util::TempDir dir("portcheck-capture-test");
+  util::atomic_write_file(dir.path() / "portcheck.toml", text);
+  const auto manifest = load_manifest(dir.path() / "portcheck.toml");
+  ASSERT_EQ(manifest.rows.size(), 3u);
+  EXPECT_EQ(manifest.rows[0].captured_as, (std::vector<std::string>{"cuda:90", "hip:gfx942"}));
+}
+
+TEST(CaptureRows, PersonasSharedByEveryRowAreWrittenOnceOnTheKernel) {
+  auto fp16 = add_launch("*fp16", true, true), fp32 = add_launch("*fp32", true, true);
+  std::vector<CapturedLaunch> launches;
+  for (const char* persona : {"cuda:90", "hip:gfx942"})
+    for (auto launch : {fp16, fp32}) {
+      launch.persona = persona;
+      launches.push_back(launch);
+    }
+  const auto text =
+      render_captured_manifest(build_captured_kernels(launches, "/work/repo").kernels, {}).text;
+  EXPECT_NE(text.find("\ncaptured_as = [\"cuda:90\", \"hip:gfx942\"]\n"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("  captured_as"), std::string::npos) << text;
 }
 
 TEST(CaptureRows, ConstexprNamesOrderNumerically) {

@@ -297,6 +297,47 @@ TEST_F(CheckPipeline, PlanRowTargetsNarrowTheRowAndTheCommandLineWins) {
   EXPECT_EQ(cells[2].target.name(), "cuda:80");
 }
 
+TEST_F(CheckPipeline, PlanGivesEachVendorTheRowsItsOwnHostCodeLaunched) {
+  // add: one row captured as an NVIDIA device, one as an AMD device (as `capture --as` writes a
+  // kernel whose host code picks num_warps by vendor); scan: captured as NVIDIA only.
+  manifest.rows[1] = manifest.rows[0];
+  manifest.rows[0].variant = "nvidia";
+  manifest.rows[0].captured_as = {"cuda:90"};
+  manifest.rows[1].variant = "amd";
+  manifest.rows[1].captured_as = {"hip:gfx942"};
+  manifest.rows[2].captured_as = {"cuda:80"};
+  const auto matrix = plan_matrix(manifest, {}, "text");
+  EXPECT_EQ(matrix.row_targets.at("add[nvidia]"), (std::vector<std::string>{"cuda:90"}));
+  EXPECT_EQ(matrix.row_targets.at("add[amd]"), (std::vector<std::string>{"hip:gfx942"}));
+  EXPECT_EQ(matrix.row_targets.at("scan"), (std::vector<std::string>{"cuda:90", "hip:gfx942"}));
+  const auto cells = plan_cells(manifest, matrix, options, "current");
+  ASSERT_EQ(cells.size(), 4u);
+  for (const auto& c : cells) {
+    const bool foreign = c.row->kernel == "scan" && c.target.name() == "hip:gfx942";
+    EXPECT_EQ(c.host_choices_of,
+              foreign ? std::vector<std::string>{"cuda:80"} : std::vector<std::string>{})
+        << c.row->display_name() << " on " << c.target.name();
+  }
+  // --targets does not bring back a row another vendor's host code never launches.
+  EXPECT_EQ(plan_matrix(manifest, {"hip:gfx950"}, "text").row_targets.at("add[nvidia]"),
+            std::vector<std::string>{});
+}
+
+TEST(CellResultNote, OnlyALaunchVerdictOnAnotherVendorsChoicesIsMarked) {
+  CellResult cell;
+  cell.target = "hip:gfx942";
+  cell.status = Status::launch;
+  EXPECT_EQ(bracketed_host_choices_note(cell), "");
+  cell.host_choices_of = {"cuda:90"};
+  EXPECT_TRUE(cell.foreign_launch_verdict());
+  EXPECT_EQ(host_choices_note(cell),
+            "not new: these options are what cuda:90's host code chose; `capture --as "
+            "hip:gfx942` records what hip:gfx942 is launched with");
+  cell.status = Status::failed;  // a compile failure is the target's own, whoever chose
+  EXPECT_FALSE(cell.foreign_launch_verdict());
+  EXPECT_EQ(host_choices_note(cell), "");
+}
+
 TEST_F(CheckPipeline, PlanShardsPartitionTheMatrixTheSameWayEveryTime) {
   manifest.rows[0].constants["BLOCK"] = 1024;  // uneven costs
   const auto matrix = plan_matrix(manifest, {}, "text");

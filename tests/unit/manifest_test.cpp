@@ -169,6 +169,21 @@ TEST_F(ManifestTest, BadTargetNamesLineAndIndex) {
   EXPECT_NE(e.find("cuda:abc"), std::string::npos) << e;
 }
 
+TEST_F(ManifestTest, CapturedAsIsAListOfTargetsOnAKernelOrAVariant) {
+  const auto path = write(
+      "[[kernel]]\nname=\"k\"\ntarget=\"kernels.py:k\"\ncaptured_as=[\"cuda:90\"]\n"
+      "signature={x=\"*fp32\"}\n[[kernel.variant]]\nname=\"a\"\nconstants={B=1}\n"
+      "[[kernel.variant]]\nname=\"b\"\nconstants={B=2}\ncaptured_as=[\"hip:gfx942\"]\n");
+  const auto m = load_manifest(path);
+  ASSERT_EQ(m.rows.size(), 2u);
+  EXPECT_EQ(m.rows[0].captured_as, std::vector<std::string>{"cuda:90"});
+  EXPECT_EQ(m.rows[1].captured_as, std::vector<std::string>{"hip:gfx942"});
+  const auto e = error_for(
+      "[[kernel]]\nname=\"k\"\ntarget=\"kernels.py:k\"\nsignature={x=\"*fp32\"}\n"
+      "captured_as=[\"hip:942\"]\n");
+  EXPECT_NE(e.find("portcheck.toml:5: kernel 'k'.captured_as[0]"), std::string::npos) << e;
+}
+
 TEST_F(ManifestTest, BadTypeStringNamesTheArgument) {
   const auto e = error_for(
       "[[kernel]]\nname = \"k\"\ntarget = \"kernels.py:k\"\n\nsignature = { x = \"*fp17\" }\n");
