@@ -41,6 +41,9 @@ _IMPORT_DEADLINE_S = 120.0
 # How much of the server's memory allowance (its session is replaced beyond it) zygotes may hold.
 _SHARE_OF_SERVER_RSS = 0.5
 _MAX_ZYGOTES = 16
+# Where `capture` saves kernels generated at run time, beside the manifest (kGeneratedFolder in
+# src/capture/capture_rows.hpp).
+_GENERATED_FOLDER = "portcheck-generated"
 
 
 def key_for(request, any_target=False):
@@ -56,6 +59,10 @@ def key_for(request, any_target=False):
     unit = ref.get("file") or (ref.get("module") or "").split(".")[0]
     if not unit:
         return None
+    if ref.get("file") and os.path.basename(os.path.dirname(unit)) == _GENERATED_FOLDER:
+        # Modules `capture` saved from one library's run-time code generation (dozens of files,
+        # each importing torch): one zygote imports the first, each cell its own over it.
+        unit = os.path.dirname(unit)
     return json.dumps([target, ref.get("import_root"), ref.get("pythonpath") or [],
                        "file" if ref.get("file") else "package", unit], sort_keys=True)
 
@@ -156,7 +163,8 @@ class Zygotes:
             return True
         zygote = self.by_key.get(key)
         if zygote is None:
-            self._make_room()
+            if not self._make_room():
+                return False
             zygote = self._start(key, request, command)
             if zygote is None:
                 return False
@@ -239,15 +247,19 @@ class Zygotes:
     def _make_room(self):
         """Before a new zygote: retires zygotes, least recently used first, while they and one
         more of the largest size would exceed their share of the server's memory allowance, or
-        are too many. A retired zygote forks nothing more and exits once its cells have ended."""
-        live = sorted(((z.pss(), z) for z in self.by_key.values()), key=lambda pair: pair[1].last_used)
-        total = sum(size for size, _ in live)
-        largest = max((size for size, _ in live), default=0)
-        for size, zygote in live:
+        are too many. A retired zygote forks nothing more and exits once its cells have ended;
+        until then it still counts, as does a zygote still importing, at the largest size seen
+        (its import has not reached its size yet: counting what it holds now started dozens at
+        once, and the server outgrew its allowance and was replaced again and again). False
+        when there is no room even so: the cell is forked from the server."""
+        sizes = {z: z.pss() for z in self._all()}
+        largest = max(sizes.values(), default=0)
+        total = sum(size if z.ready else max(size, largest) for z, size in sizes.items())
+        for zygote in sorted(self.by_key.values(), key=lambda z: z.last_used):
             if total + largest <= self.rss_budget and len(self.by_key) < _MAX_ZYGOTES:
                 break
-            total -= size
             self._retire(zygote)
+        return total + largest <= self.rss_budget and len(self.by_key) < _MAX_ZYGOTES
 
     def _retire(self, zygote):
         del self.by_key[zygote.key]
