@@ -27,6 +27,7 @@ import re
 import sys
 import threading
 
+from . import capture_inductor
 from . import persona as persona_module
 
 ENV_DIR = "PORTCHECK_CAPTURE_DIR"
@@ -59,6 +60,7 @@ def run_sitecustomize():
 
 def _chain_sitecustomize(hook_dir):
     ours = sys.modules.pop("sitecustomize", None)
+    saved = list(sys.path)
     sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != hook_dir]
     try:
         importlib.import_module("sitecustomize")
@@ -68,6 +70,11 @@ def _chain_sitecustomize(hook_dir):
     finally:
         if "sitecustomize" not in sys.modules and ours is not None:
             sys.modules["sitecustomize"] = ours
+        # Back where it was: programs that start Python with PYTHONPATH made of their sys.path
+        # (torch.compile's compile workers) must start it with the hook too.
+        for index, entry in enumerate(saved):
+            if os.path.realpath(entry or os.curdir) == hook_dir and entry not in sys.path:
+                sys.path.insert(min(index, len(sys.path)), entry)
 
 
 def _warn(message):
@@ -83,6 +90,7 @@ def start():
     if recorder.persona is not None:
         _after_import("torch", recorder.persona.patch_torch)
     _after_import("triton", recorder.patch)
+    _after_import(capture_inductor.MODULE, lambda module: capture_inductor.install(recorder, module))
 
 
 def _after_import(name, callback):
@@ -428,40 +436,51 @@ class Recorder:
         func = jit_function.fn
         explicit = {k: _jsonable(v) for k, v in (launch.explicit_options if launch else {}).items()}
         autotune = launch.autotune if launch else None
-        identity = json.dumps([func.__module__, func.__qualname__, spec["signature"],
-                               spec["constant_keys"], spec["constant_vals"], spec["attrs_keys"],
-                               spec["attrs_vals"], explicit, autotune and autotune.get("index")],
-                              sort_keys=True, default=str)
-        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
-        with self._lock:
-            if identity in self._seen:
-                return
-            self._seen.add(identity)
+        if not self._first_time(func.__module__, func.__qualname__, spec, explicit, autotune):
+            return
         code = func.__code__
         attribute, why_not = self._attribute_of(func)
-        record = {
+        kernel = {
+            "module": func.__module__,
+            "qualname": func.__qualname__,
+            "file": os.path.abspath(code.co_filename),
+            "line": code.co_firstlineno,
+            "import_root": _import_root(func.__module__, code.co_filename),
+            "attribute": attribute,
+            "not_importable": why_not,
+            "arg_names": list(jit_function.arg_names),
+            **self._generated(func, why_not),
+        }
+        self.emit(kernel, spec, explicit, autotune, bool(launch.warmup) if launch else False)
+
+    def _first_time(self, module, qualname, spec, explicit, autotune):
+        """Whether this launch (kernel, specialisation, options, autotune config) is new."""
+        identity = json.dumps([module, qualname, spec["signature"], spec["constant_keys"],
+                               spec["constant_vals"], spec["attrs_keys"], spec["attrs_vals"], explicit,
+                               autotune and autotune.get("index")], sort_keys=True, default=str)
+        with self._lock:
+            if identity in self._seen:
+                return False
+            self._seen.add(identity)
+            return True
+
+    def emit(self, kernel, spec, explicit, autotune=None, warmup=False, site=None, device=None):
+        """One record: the kernel as `check` will import it, Triton's specialisation and the
+        options the caller passed; `site` where it was launched (else the first caller outside
+        Triton and this hook); `device` the target it was made for when not the persona's."""
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+        self._append({
             "version": RECORD_VERSION,
             "mode": self.mode,
-            "kernel": {
-                "module": func.__module__,
-                "qualname": func.__qualname__,
-                "file": os.path.abspath(code.co_filename),
-                "line": code.co_firstlineno,
-                "import_root": _import_root(func.__module__, code.co_filename),
-                "attribute": attribute,
-                "not_importable": why_not,
-                "arg_names": list(jit_function.arg_names),
-                **self._generated(func, why_not),
-            },
+            "kernel": kernel,
             "specialization": spec,
             "explicit_options": explicit,
             "autotune": autotune,
-            "warmup": bool(launch.warmup) if launch else False,
-            "site": self._call_site(),
+            "warmup": warmup,
+            "site": site if site is not None else self._call_site(),
             "test": test,
-            "persona": self._device_name(),
-        }
-        self._append(record)
+            "persona": device or self._device_name(),
+        })
 
     def _generated(self, func, why_not):
         """For a module-level kernel whose module `check` could not import again by name (a
@@ -482,11 +501,12 @@ class Recorder:
             cached = self._attributes[func] = _kernel_attribute(func)
         return cached
 
-    def _call_site(self):
+    def _call_site(self, skip_dirs=()):
+        skipped = self._skip_dirs + tuple(skip_dirs)
         frame = sys._getframe(1)
         while frame is not None:
             name = os.path.abspath(frame.f_code.co_filename)
-            if not name.startswith(self._skip_dirs) and "importlib" not in name:
+            if not name.startswith(skipped) and "importlib" not in name:
                 return f"{name}:{frame.f_lineno}"
             frame = frame.f_back
         return ""

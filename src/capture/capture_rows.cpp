@@ -463,8 +463,12 @@ CapturedKernel kernel_of(LaunchGroup& group, bool name_taken_twice,
                          const std::filesystem::path& manifest_dir) {
   const auto& first = *group.first;
   CapturedKernel kernel;
-  kernel.name = name_taken_twice ? sanitize_name(first.module + "." + attribute_of(first))
-                                 : attribute_of(first);
+  // A name two kernels share is told apart by where each comes from: its module, or for a
+  // generated one (Inductor writes every benchmarked template as `triton_mm`) its file's digest.
+  const auto origin = first.generated_source.empty()
+                          ? first.module + "."
+                          : generated_file_name(first.generated_source).substr(4, 8) + ".";
+  kernel.name = name_taken_twice ? sanitize_name(origin + attribute_of(first)) : attribute_of(first);
   kernel.source_file = display(first.file, manifest_dir);
   kernel.source_line = first.line;
   // A folder `check` must put on sys.path to import from there, unless it is the manifest's own
