@@ -128,6 +128,13 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         self.callback(module)
 
 
+# What a module the hook could not patch means for the capture.
+_UNHOOKED = {
+    "torch": "host code that asks torch about the device sees the real one, not the persona",
+    capture_inductor.MODULE: "the kernels torch.compile generates will not be recorded",
+}
+
+
 class _CallbackLoader(importlib.abc.Loader):
 
     def __init__(self, inner, callback):
@@ -143,7 +150,7 @@ class _CallbackLoader(importlib.abc.Loader):
             self._callback(module)
         except Exception as e:
             _warn(f"cannot hook {module.__name__} ({type(e).__name__}: {e}); "
-                  f"{'nothing will be recorded' if module.__name__ == 'triton' else 'host code sees the real torch'}")
+                  f"{_UNHOOKED.get(module.__name__, 'nothing will be recorded')}")
 
     def __getattr__(self, name):  # resource readers and the like
         return getattr(self._inner, name)
@@ -281,7 +288,7 @@ class Recorder:
             try:
                 recorder._record_interpreted(fn, args, kwargs, grid, warmup, autotune)
             except Exception as e:
-                recorder._warn_once(("interp", fn.__name__, type(e).__name__),
+                recorder.warn_once(("interp", fn.__name__, type(e).__name__),
                                     f"a launch of {fn.__name__} was not recorded: "
                                     f"{type(e).__name__}: {e}")
             if dry:
@@ -427,7 +434,7 @@ class Recorder:
             self._write(fn.jit_function, compile["specialization_data"], launch)
         except Exception as e:
             name = getattr(getattr(fn, "jit_function", None), "__name__", "?")
-            self._warn_once(("write", name, type(e).__name__), f"a launch of {name} was not "
+            self.warn_once(("write", name, type(e).__name__), f"a launch of {name} was not "
                             f"recorded: {type(e).__name__}: {e}")
         return self.mode != "live"
 
@@ -436,7 +443,7 @@ class Recorder:
         func = jit_function.fn
         explicit = {k: _jsonable(v) for k, v in (launch.explicit_options if launch else {}).items()}
         autotune = launch.autotune if launch else None
-        if not self._first_time(func.__module__, func.__qualname__, spec, explicit, autotune):
+        if not self.first_time(func.__module__, func.__qualname__, spec, explicit, autotune):
             return
         code = func.__code__
         attribute, why_not = self._attribute_of(func)
@@ -453,7 +460,7 @@ class Recorder:
         }
         self.emit(kernel, spec, explicit, autotune, bool(launch.warmup) if launch else False)
 
-    def _first_time(self, module, qualname, spec, explicit, autotune):
+    def first_time(self, module, qualname, spec, explicit, autotune):
         """Whether this launch (kernel, specialisation, options, autotune config) is new."""
         identity = json.dumps([module, qualname, spec["signature"], spec["constant_keys"],
                                spec["constant_vals"], spec["attrs_keys"], spec["attrs_vals"], explicit,
@@ -477,7 +484,7 @@ class Recorder:
             "explicit_options": explicit,
             "autotune": autotune,
             "warmup": warmup,
-            "site": site if site is not None else self._call_site(),
+            "site": site if site is not None else self.call_site(),
             "test": test,
             "persona": device or self._device_name(),
         })
@@ -501,7 +508,7 @@ class Recorder:
             cached = self._attributes[func] = _kernel_attribute(func)
         return cached
 
-    def _call_site(self, skip_dirs=()):
+    def call_site(self, skip_dirs=()):
         skipped = self._skip_dirs + tuple(skip_dirs)
         frame = sys._getframe(1)
         while frame is not None:
@@ -511,7 +518,7 @@ class Recorder:
             frame = frame.f_back
         return ""
 
-    def _warn_once(self, key, message):
+    def warn_once(self, key, message):
         """On stderr, and in the records: pytest swallows a passing test's stderr."""
         if key in self._warned:
             return

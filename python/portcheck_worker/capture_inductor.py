@@ -39,7 +39,7 @@ def install(recorder, heuristics):
             _record(recorder, autotuner, cfg, torch_dir + os.sep, meta)
         except Exception as e:  # never break the user's compile
             name = getattr(getattr(autotuner, "fn", None), "__name__", "?")
-            recorder._warn_once(("inductor", name, type(e).__name__),
+            recorder.warn_once(("inductor", name, type(e).__name__),
                                 f"a torch.compile kernel {name} was not recorded: {type(e).__name__}: {e}")
 
     def _precompile_config(autotuner, cfg, *args, **kwargs):
@@ -47,13 +47,13 @@ def install(recorder, heuristics):
         return compile_config(autotuner, cfg, *args, **kwargs)
 
     def precompile_then_record(autotuner, *args, **kwargs):
-        # Kernels compiled elsewhere (Inductor's compile workers, the benchmark of a template
-        # that is then reused) arrive here with their results and skip _precompile_config.
+        # A kernel whose configs this process compiled without _precompile_config (results
+        # loaded from Inductor's caches) is recorded from its results. One compiled by a compile
+        # worker arrives without its Python function: the worker, started with the capture hook
+        # too, recorded it.
         try:
             return precompile(autotuner, *args, **kwargs)
         finally:
-            # One compiled by a worker arrives without its Python function; the worker, started
-            # with the capture hook too, recorded it.
             compiled_here = getattr(autotuner.fn, "fn", None) is not None
             for result in (getattr(autotuner, "compile_results", None) or ()) if compiled_here else ():
                 if getattr(result, "config", None) is not None:
@@ -77,7 +77,7 @@ def _record(recorder, autotuner, cfg, torch_dir, meta=None):
     name = fn.__name__
     path = _kernel_file(autotuner)
     module = getattr(fn.fn, "__module__", None) or "torch_compile_kernel"
-    if not recorder._first_time(path or module, name, spec, explicit, None):
+    if not recorder.first_time(path or module, name, spec, explicit, None):
         return
     text, line = _module_text(path, fn.__name__)
     kernel = {
@@ -94,14 +94,16 @@ def _record(recorder, autotuner, cfg, torch_dir, meta=None):
     }
     # The user's code that ran the compiled function; in a compile worker there is none (only
     # torch and the standard library), and the kernel's own file stands in.
-    site = recorder._call_site((torch_dir, sysconfig.get_paths()["stdlib"] + os.sep)) or f"{path}:{line}"
-    recorder.emit(kernel, spec, explicit, site=site,
-                  device=f"{meta['device_type']}:{meta['cc']}" if "device_type" in meta else None)
+    site = recorder.call_site((torch_dir, sysconfig.get_paths()["stdlib"] + os.sep)) or f"{path}:{line}"
+    # The device Inductor generated for, when it is a target `check` knows (not a CPU or XPU).
+    device = f"{meta['device_type']}:{meta['cc']}" if meta.get("device_type") in ("cuda", "hip") else None
+    recorder.emit(kernel, spec, explicit, site=site, device=device)
 
 
 def specialization(names, meta):
     """Inductor's compile metadata in the shape of Triton's serialize_specialization_data, so a
     row is made of it as of any launch: arguments by position, attributes by argument index."""
+    from .capture import _jsonable, _shared_attributes  # capture imports this module at its top
     signature = dict(meta["signature"])
     constants = dict(meta.get("constants") or {})
     for constant in constants:
@@ -124,13 +126,7 @@ def specialization(names, meta):
         "attrs_vals": attrs_vals,
         "options": {},
     }
-    from .capture import _shared_attributes
     return _shared_attributes(spec)
-
-
-def _jsonable(value):
-    from .capture import _jsonable as jsonable
-    return jsonable(value)
 
 
 def _kernel_file(autotuner):

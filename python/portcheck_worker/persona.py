@@ -67,6 +67,9 @@ class Persona:
             "max_num_regs": d["regs_per_multiprocessor"],
             "multiprocessor_count": d["multi_processor_count"],
             "warpSize": d["warp_size"],
+            "sm_clock_rate": d["sm_clock_rate"],
+            "mem_clock_rate": d["mem_clock_rate"],
+            "mem_bus_width": d["mem_bus_width"],
         }
         if self.backend == "hip":
             properties["arch"] = d["gcnArchName"]

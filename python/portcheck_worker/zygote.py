@@ -254,12 +254,20 @@ class Zygotes:
         when there is no room even so: the cell is forked from the server."""
         sizes = {z: z.pss() for z in self._all()}
         largest = max(sizes.values(), default=0)
-        total = sum(size if z.ready else max(size, largest) for z, size in sizes.items())
+        counted = {z: size if z.ready else max(size, largest) for z, size in sizes.items()}
+        total = sum(counted.values())
+
+        def fits():
+            return total + largest <= self.rss_budget and len(self.by_key) < _MAX_ZYGOTES
+
         for zygote in sorted(self.by_key.values(), key=lambda z: z.last_used):
-            if total + largest <= self.rss_budget and len(self.by_key) < _MAX_ZYGOTES:
+            if fits():
                 break
+            if not zygote.ready or zygote.queued or zygote.unforked:
+                continue  # cells wait on it: they would never be forked
+            total -= counted[zygote]  # it exits as soon as its running cells have ended
             self._retire(zygote)
-        return total + largest <= self.rss_budget and len(self.by_key) < _MAX_ZYGOTES
+        return fits()
 
     def _retire(self, zygote):
         del self.by_key[zygote.key]

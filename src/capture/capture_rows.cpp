@@ -448,13 +448,18 @@ std::vector<std::string> left_out_warnings(
   return warnings;
 }
 
-// "gen_<16 hex digits of its SHA-256>.py": named by content, so an unchanged module keeps its
-// file from one capture to the next.
-std::string generated_file_name(const std::string& source) {
+// 16 hex digits of the SHA-256 of a generated module's text.
+std::string generated_digest(const std::string& source) {
   const auto digest = util::sha256(source);
   std::string hex;
   for (std::size_t i = 0; i < 8; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return "gen_" + hex + ".py";
+  return hex;
+}
+
+// "gen_<generated_digest>.py": named by content, so an unchanged module keeps its file from one
+// capture to the next.
+std::string generated_file_name(const std::string& source) {
+  return "gen_" + generated_digest(source) + ".py";
 }
 
 // The kernel of one group: its name (qualified by the module when another module's kernel has
@@ -467,8 +472,9 @@ CapturedKernel kernel_of(LaunchGroup& group, bool name_taken_twice,
   // generated one (Inductor writes every benchmarked template as `triton_mm`) its file's digest.
   const auto origin = first.generated_source.empty()
                           ? first.module + "."
-                          : generated_file_name(first.generated_source).substr(4, 8) + ".";
-  kernel.name = name_taken_twice ? sanitize_name(origin + attribute_of(first)) : attribute_of(first);
+                          : generated_digest(first.generated_source).substr(0, 8) + ".";
+  kernel.name =
+      name_taken_twice ? sanitize_name(origin + attribute_of(first)) : attribute_of(first);
   kernel.source_file = display(first.file, manifest_dir);
   kernel.source_line = first.line;
   // A folder `check` must put on sys.path to import from there, unless it is the manifest's own

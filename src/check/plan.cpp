@@ -56,7 +56,8 @@ std::vector<PlannedCell> shard_of(std::vector<PlannedCell> cells, const ShardInf
 CapturedVendors captured_vendors(const Manifest& manifest) {
   CapturedVendors vendors;
   for (const auto& row : manifest.rows)
-    for (const auto& name : row.captured_as) vendors[row.kernel].insert(target_named(name).backend);
+    for (const auto& name : row.captured_as)
+      vendors[row.ref.spelled()].insert(target_named(name).backend);
   return vendors;
 }
 
@@ -65,7 +66,7 @@ PersonaFit persona_fit(const KernelRow& row, const Target& target, const Capture
       std::any_of(row.captured_as.begin(), row.captured_as.end(),
                   [&](const auto& name) { return target_named(name).backend == target.backend; }))
     return PersonaFit::own;
-  const auto kernel = vendors.find(row.kernel);
+  const auto kernel = vendors.find(row.ref.spelled());
   return kernel != vendors.end() && kernel->second.count(target.backend) != 0
              ? PersonaFit::other_rows
              : PersonaFit::foreign;

@@ -24,6 +24,12 @@ struct CaptureFlags {
 
 int run_capture_command(const CaptureFlags& f) {
   if (f.append && f.update) throw UsageError("--append and --update exclude each other");
+  // --append keeps the rows already there as written, so it cannot add a persona to a row this
+  // run launched again, and the row would then be checked only for its old personas' vendors.
+  if (f.append && !f.raw_personas.empty())
+    throw UsageError(
+        "--append keeps existing rows as written and cannot add --as personas to them: capture "
+        "every persona in one run (--update replaces the rows of the kernels it sees)");
   if (f.options.force && (f.append || f.update))
     throw UsageError("--force overwrites the manifest; it excludes --append and --update");
   CaptureOptions options = f.options;

@@ -445,7 +445,7 @@ constexpr std::string_view kScript = R"JS(
       (c.in_baseline ? ' (known: the baseline has this failure)' : '') +
       (c.status === 'launch' && Array.isArray(c.host_choices_of) && c.host_choices_of.length
         ? ' (not new: these options are what ' + c.host_choices_of.map(str).join(', ') +
-          '\u2019s host code chose; capture --as ' + str(c.target) + ' records what this target is launched with)'
+          '\u2019s host code chose; capture --as ' + str(c.target) + ' records what ' + str(c.target) + ' is launched with)'
         : ''));
     field(tb, 'kind', c.kind);
     field(tb, 'stage', c.stage);

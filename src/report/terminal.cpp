@@ -257,17 +257,13 @@ std::string summary_line(const Report& report) {
   return summary;
 }
 
-// The matrix's "-" outside a shard: a row planned on fewer targets than the run's.
+// The matrix's "-" outside a shard or an interrupted run (where it has their own meanings): a
+// row planned on fewer targets than the run's.
 std::string missing_cells_line(const Report& report) {
-  if (report.shard.count) return "";
+  if (report.shard.count || report.interrupted) return "";
   std::set<std::pair<std::string, std::string>> cells;
-  std::set<std::string> rows, targets;
-  for (const auto& c : report.cells) {
-    cells.emplace(c.kernel, c.target);
-    rows.insert(c.kernel);
-    targets.insert(c.target);
-  }
-  if (cells.size() == rows.size() * targets.size()) return "";
+  for (const auto& c : report.cells) cells.emplace(c.kernel, c.target);
+  if (cells.size() == report.rows.size() * report.targets.size()) return "";
   return "- : not checked on that target: the row's own `targets` leave it out, or (capture --as) "
          "its kernel's host code launches other rows on that vendor\n";
 }

@@ -147,6 +147,7 @@ def test_what_host_code_is_told_under_each_persona(tmp_path, venv_python, mode):
     (["--as", "cuda:90,cuda:90"], "--as: cuda:90 is named twice"),
     (["--as", "cuda:9x"], "--as cuda:9x: 'cuda:9x'"),
     (["--mode", "live", "--as", "cuda:90"], "--as: live mode records what the real device launches"),
+    (["--append", "--as", "hip:gfx942"], "--append keeps existing rows as written and cannot add --as"),
 ])
 def test_bad_personas_are_refused_before_the_command_runs(tmp_path, args, message):
     run = run_tool(["capture", *args, "--", "touch", "ran"], cwd=tmp_path)

@@ -22,7 +22,10 @@ TEST(Personas, EveryDefaultTargetButOneHasADeviceWithEveryFieldTheHookReads) {
                                            "max_threads_per_multi_processor",
                                            "L2_cache_size",
                                            "regs_per_multiprocessor",
-                                           "is_integrated"};
+                                           "is_integrated",
+                                           "sm_clock_rate",
+                                           "mem_clock_rate",
+                                           "mem_bus_width"};
   for (const auto& name : default_target_names()) {
     if (name == "hip:gfx1250") continue;  // no shipping product with public figures
     const auto persona = load_personas(kTable, {name}).front();
