@@ -33,6 +33,7 @@ from . import persona as persona_module
 ENV_DIR = "PORTCHECK_CAPTURE_DIR"
 ENV_MODE = "PORTCHECK_CAPTURE_MODE"
 ENV_HOOK_DIR = "PORTCHECK_CAPTURE_HOOK_DIR"
+ENV_FAKE_GPU = "PORTCHECK_CAPTURE_FAKE_GPU"
 MODES = ("interpret", "record", "live")
 RECORD_VERSION = 1
 
@@ -89,30 +90,39 @@ def start():
     recorder = Recorder(out_dir, mode)
     if recorder.persona is not None:
         _after_import("torch", recorder.persona.patch_torch)
+    if recorder.fake_gpu:
+        from . import fake_gpu
+        _after_import("torch", lambda torch: fake_gpu.install(recorder, recorder.persona, torch))
     _after_import("triton", recorder.patch)
     _after_import(capture_inductor.MODULE, lambda module: capture_inductor.install(recorder, module))
 
 
 def _after_import(name, callback):
-    """`callback(module)` once the package `name` has been imported: now, or when it is."""
+    """`callback(module)` once the module `name` has been imported: now, or when it is. The
+    callbacks of one name run in the order they were given, from one finder (two finders of
+    one name would each ask the other)."""
     if name in sys.modules:
         callback(sys.modules[name])
+        return
+    waiting = next((f for f in sys.meta_path if isinstance(f, _AfterImport) and f.name == name), None)
+    if waiting is not None:
+        waiting.callbacks.append(callback)
     else:
         sys.meta_path.insert(0, _AfterImport(name, callback))
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):
-    """Runs a callback once a top-level package has finished executing, without importing it."""
+    """Runs callbacks once a module has finished executing, without importing it."""
 
     def __init__(self, name, callback):
         self.name = name
-        self.callback = callback
+        self.callbacks = [callback]
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != self.name:
             return None
         for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
+            if isinstance(finder, _AfterImport) or not hasattr(finder, "find_spec"):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
@@ -125,7 +135,12 @@ class _AfterImport(importlib.abc.MetaPathFinder):
     def _done(self, module):
         if self in sys.meta_path:
             sys.meta_path.remove(self)
-        self.callback(module)
+        for callback in self.callbacks:
+            try:
+                callback(module)
+            except Exception as e:  # one hook that fails leaves the others, and the program, be
+                _warn(f"cannot hook {module.__name__} ({type(e).__name__}: {e}); "
+                      f"{_UNHOOKED.get(module.__name__, 'nothing will be recorded')}")
 
 
 # What a module the hook could not patch means for the capture.
@@ -146,11 +161,7 @@ class _CallbackLoader(importlib.abc.Loader):
 
     def exec_module(self, module):
         self._inner.exec_module(module)
-        try:
-            self._callback(module)
-        except Exception as e:
-            _warn(f"cannot hook {module.__name__} ({type(e).__name__}: {e}); "
-                  f"{_UNHOOKED.get(module.__name__, 'nothing will be recorded')}")
+        self._callback(module)
 
     def __getattr__(self, name):  # resource readers and the like
         return getattr(self._inner, name)
@@ -182,6 +193,8 @@ class Recorder:
         # The device host code is told it runs on (CPU modes); live mode records the real one.
         self.persona = persona_module.from_environment() if mode != "live" else None
         self._persona_name = self.persona.name if self.persona is not None else None
+        # `capture --fake-gpu` (record mode): torch believes in the persona's device (fake_gpu.py).
+        self.fake_gpu = mode == "record" and self.persona is not None and os.environ.get(ENV_FAKE_GPU) == "1"
 
     # -- context of the launch being recorded ------------------------------------------------
 

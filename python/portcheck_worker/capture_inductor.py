@@ -59,6 +59,15 @@ def install(recorder, heuristics):
                 if getattr(result, "config", None) is not None:
                     record(autotuner, result.config, getattr(result, "compile_meta", None))
 
+    def record_instead(autotuner, *args, **kwargs):
+        for cfg in autotuner.configs or ():
+            record(autotuner, cfg)
+
+    if recorder.fake_gpu:
+        # No device: each config is recorded and nothing compiles or launches (record mode).
+        cls.precompile = record_instead
+        cls.run = lambda autotuner, *args, **kwargs: None
+        return
     cls._precompile_config = _precompile_config
     cls.precompile = precompile_then_record
 

@@ -58,8 +58,10 @@ constexpr const char* kSiteCustomize =
 std::vector<std::string> capture_environment(const std::filesystem::path& hook_dir,
                                              const std::filesystem::path& launches_dir,
                                              const std::filesystem::path& worker_dir,
-                                             CaptureMode mode, const std::string& persona,
+                                             const CaptureOptions& options,
+                                             const std::string& persona,
                                              const std::string& marker) {
+  const CaptureMode mode = options.mode;
   std::vector<std::string> env;
   std::string pythonpath = hook_dir.string() + ":" + worker_dir.string();
   for (char** e = environ; *e != nullptr; ++e) {
@@ -81,6 +83,7 @@ std::vector<std::string> capture_environment(const std::filesystem::path& hook_d
   env.push_back("PORTCHECK_CAPTURE_HOOK_DIR=" + hook_dir.string());
   if (mode == CaptureMode::interpret) env.push_back("TRITON_INTERPRET=1");
   if (!persona.empty()) env.push_back("PORTCHECK_CAPTURE_PERSONA=" + persona);
+  if (options.fake_gpu) env.push_back("PORTCHECK_CAPTURE_FAKE_GPU=1");
   // The command and what it starts end with the tool: a SIGKILLed capture leaves nothing running.
   env.push_back(marker);
   return env;
@@ -204,6 +207,10 @@ bool prepare_output(const CaptureOptions& options) {
 // device, in live mode, where nothing is stood in for).
 std::vector<std::optional<Persona>> personas_of(const CaptureOptions& options,
                                                 const ShareDirs& share) {
+  if (options.fake_gpu && options.mode != CaptureMode::record)
+    throw UsageError(
+        "--fake-gpu needs --mode record: with fake tensors nothing can run, in the interpreter or "
+        "on a device");
   if (options.mode == CaptureMode::live) {
     if (!options.personas.empty())
       throw UsageError(
@@ -238,10 +245,10 @@ CommandOutcome run_with_hook(const CaptureOptions& options, const std::filesyste
       std::cerr << fmt::format(
           "triton-portcheck: capturing ({} mode{}): {}\n", mode_name(options.mode),
           persona ? ", as " + persona->target.name() : "", quoted_command(options.command));
-    const auto run = run_command(
-        options.command,
-        capture_environment(hook_dir, folder, share.worker, options.mode,
-                            persona ? persona->device.dump() : "", scratch_marker(scratch)));
+    const auto run =
+        run_command(options.command, capture_environment(hook_dir, folder, share.worker, options,
+                                                         persona ? persona->device.dump() : "",
+                                                         scratch_marker(scratch)));
     if (run.interrupted || outcome.exit_code == 0) outcome = run;
   }
   return outcome;

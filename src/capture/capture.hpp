@@ -18,6 +18,9 @@ struct CaptureOptions {
   // `--as`: the devices the command is run as, once each (data/device-personas.toml). Empty: one
   // run, as the real device in live mode and as cuda:90 in the CPU modes.
   std::vector<std::string> personas;
+  // `--fake-gpu` (record mode): torch believes in one device of each persona and every tensor is
+  // fake, so torch.compile generates its GPU kernels without a GPU (fake_gpu.py).
+  bool fake_gpu = false;
   bool quiet = false;
 };
 

@@ -54,9 +54,6 @@ struct CapturedRow {
   [[nodiscard]] std::string identity() const;  // equal for equal compiles
 };
 
-// Beside the manifest: the modules of kernels generated at run time, one file per content.
-inline constexpr const char* kGeneratedFolder = "portcheck-generated";
-
 struct CapturedKernel {
   std::string name;                      // row name in the manifest
   std::string target;                    // "module:function" or "path.py:function"

@@ -53,11 +53,24 @@ std::vector<PlannedCell> shard_of(std::vector<PlannedCell> cells, const ShardInf
 
 }  // namespace
 
+namespace {
+
+// Which rows are one kernel for the vendors: the function they compile; for a module generated
+// at run time, its name alone, since each vendor's run generates its own file (torch.compile
+// writes `triton_mm` candidates and `triton_poi_fused_..._0` anew for AMD).
+std::string vendor_key(const KernelRow& row) {
+  if (!row.ref.file.empty() && row.ref.file.parent_path().filename() == kGeneratedFolder)
+    return "generated:" + row.ref.function;
+  return row.ref.spelled();
+}
+
+}  // namespace
+
 CapturedVendors captured_vendors(const Manifest& manifest) {
   CapturedVendors vendors;
   for (const auto& row : manifest.rows)
     for (const auto& name : row.captured_as)
-      vendors[row.ref.spelled()].insert(target_named(name).backend);
+      vendors[vendor_key(row)].insert(target_named(name).backend);
   return vendors;
 }
 
@@ -66,7 +79,7 @@ PersonaFit persona_fit(const KernelRow& row, const Target& target, const Capture
       std::any_of(row.captured_as.begin(), row.captured_as.end(),
                   [&](const auto& name) { return target_named(name).backend == target.backend; }))
     return PersonaFit::own;
-  const auto kernel = vendors.find(row.ref.spelled());
+  const auto kernel = vendors.find(vendor_key(row));
   return kernel != vendors.end() && kernel->second.count(target.backend) != 0
              ? PersonaFit::other_rows
              : PersonaFit::foreign;

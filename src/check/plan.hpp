@@ -24,7 +24,8 @@ namespace portcheck {
 // `foreign`: no row of its kernel was, so its options are another vendor's host choices.
 enum class PersonaFit { own, other_rows, foreign };
 // The vendors each kernel's rows were captured as, by the function they compile (the rows of one
-// kernel may lie in several [[kernel]] blocks); a kernel with no `captured_as` is absent.
+// kernel may lie in several [[kernel]] blocks; a generated module's kernel by its name); a kernel
+// with no `captured_as` is absent.
 using CapturedVendors = std::map<std::string, std::set<Backend>>;
 CapturedVendors captured_vendors(const Manifest& manifest);
 PersonaFit persona_fit(const KernelRow& row, const Target& target, const CapturedVendors& vendors);

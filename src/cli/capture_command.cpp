@@ -60,6 +60,10 @@ Command add_capture_command(CLI::App& app) {
                    "e.g. cuda:90,hip:gfx942): host code that picks options by vendor or device "
                    "is told that target (interpret and record modes; default: cuda:90)")
       ->allow_extra_args(false);  // one value per --as: the command follows
+  capture->add_flag("--fake-gpu", flags->options.fake_gpu,
+                    "With --mode record: torch believes in one GPU of each persona and every "
+                    "tensor is fake, so a script's torch.compile generates its GPU kernels "
+                    "without a GPU (docs/capture.md)");
   capture->add_flag("--append", flags->append,
                     "Add the captured rows an existing manifest lacks; keep everything");
   capture->add_flag("--update", flags->update,

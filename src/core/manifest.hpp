@@ -19,6 +19,10 @@ struct Location {
   [[nodiscard]] std::string describe(const std::string& key) const;
 };
 
+// Beside the manifest: the modules `capture` saved of kernels generated at run time (a library's
+// code generation, torch.compile), one file per content.
+inline constexpr const char* kGeneratedFolder = "portcheck-generated";
+
 // The Python function a row compiles: a module path or a file relative to the manifest.
 struct KernelRef {
   std::string module;                              // "mypkg.kernels", empty for a file

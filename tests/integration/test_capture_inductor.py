@@ -5,6 +5,7 @@ Real Inductor code on modules it generated (tests/fixtures/inductor); the live r
 torch.compile itself is bench/h200/inductor_live.sh."""
 import json
 import shutil
+import tomllib
 
 from conftest import REPO, run_tool
 from test_capture import rows_of
@@ -50,3 +51,52 @@ def test_inductor_compiles_become_rows_that_check_compiles_everywhere(tmp_path, 
     warps = {(c["row"], c["target"]): c["metadata"]["num_warps"] for c in cells}
     assert warps[("triton_per_fused_native_layer_norm_0", "hip:gfx942")] == 8
     assert len(inductor_hashes["triton_poi_fused_add_mul_relu_0"]) == 2
+
+
+KERNELS = {"triton_poi_fused_add_mul_relu_sigmoid_0", "triton_per_fused_sum_0",
+           "triton_per_fused__softmax_prepare_softmax_online_0", "triton_per_fused_native_layer_norm_0",
+           "triton_tem_fused_mm_0", "triton_mm"}
+
+
+def test_without_a_gpu_torch_compile_generates_each_vendors_kernels(tmp_path, venv_python):
+    """--fake-gpu: torch believes in one device of each persona and every tensor is fake, so
+    Inductor writes the kernels it would for that device; nothing compiles or launches."""
+    shutil.copy(FIXTURES / "compile_model.py", tmp_path)
+    run = run_tool(["capture", "--mode", "record", "--fake-gpu", "--as", "cuda:90,hip:gfx942", "--",
+                    venv_python, "compile_model.py"], cwd=tmp_path, timeout=600,
+                   TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.count("matmul: (1024, 1024) on cuda:0") == 2, run.stdout
+    data = tomllib.loads((tmp_path / "portcheck.toml").read_text())
+    by_vendor = {}
+    for kernel in data["kernel"]:
+        for persona in kernel["captured_as"]:
+            by_vendor.setdefault(persona, set()).add(kernel["target"].rsplit(":", 1)[1])
+    # The same six kernels as torch.compile wrote live on the H200 (docs/capture.md), for each.
+    assert by_vendor == {"cuda:90": KERNELS, "hip:gfx942": KERNELS}
+    # max-autotune's candidates differ by vendor: AMD's fit its 64 KiB of LDS.
+    rows = rows_of(tmp_path / "portcheck.toml")
+    amd_mm = [r for r in rows.values() if r["target"].endswith(":triton_mm") and r["captured_as"] == ["hip:gfx942"]]
+    nvidia_mm = [r for r in rows.values() if r["target"].endswith(":triton_mm") and r["captured_as"] == ["cuda:90"]]
+    assert len(amd_mm) > 0 and len(nvidia_mm) > 0
+
+    report = tmp_path / "report.json"
+    run = run_tool(["check", "--python", venv_python, "-t", "cuda:90,hip:gfx942", "--json", report, "--no-cache"],
+                   cwd=tmp_path, timeout=900)
+    assert run.returncode == 1, run.stdout + run.stderr
+    cells = json.loads(report.read_text())["cells"]
+    # Each vendor's kernels only on its own targets: AMD's were generated for AMD.
+    assert len(cells) == len(rows)
+    for cell in cells:
+        assert rows[cell["row"]]["captured_as"] == [cell["target"]], cell["row"]
+    # The one failure is the candidate Inductor itself drops on an H200: "OutOfMemoryError: out of
+    # resource: triton_mm Required: 262144 Hardware limit:232448".
+    failed = [(c["target"], c["kind"], c["message"]) for c in cells if c["status"] != "ok"]
+    assert failed == [("cuda:90", "launch-limit",
+                       "needs 262144 bytes of shared memory; cuda:90 allows 232448")], failed
+
+
+def test_fake_gpu_needs_record_mode(tmp_path):
+    run = run_tool(["capture", "--fake-gpu", "--", "touch", "ran"], cwd=tmp_path)
+    assert run.returncode == 2 and "--fake-gpu needs --mode record" in run.stderr, run.stderr
+    assert not (tmp_path / "ran").exists()
