@@ -221,7 +221,7 @@ class MergeTest : public ::testing::Test {
   std::filesystem::path write(const std::string& text) {
     std::filesystem::create_directories(dir.path() / "pkg");
     std::ofstream(dir.path() / "pkg" / "__init__.py") << "";
-    const auto path = dir.path() / "portcheck.toml";
+    auto path = dir.path() / "portcheck.toml";
     std::ofstream(path) << text;
     return path;
   }
@@ -378,7 +378,7 @@ TEST_F(MergeTest, UpdateReportsAnnotationsOfRowsNotCapturedAgainAndKeepsCrlf) {
                               "pytest new\r\n",
                               0),
             0u);
-  EXPECT_EQ(result.text.find("\n", 0) - 1, result.text.find("\r\n", 0));
+  EXPECT_EQ(result.text.find('\n', 0) - 1, result.text.find("\r\n", 0));
   EXPECT_EQ(result.text.find("xfail"), std::string::npos);
   EXPECT_EQ(load_manifest(write(result.text)).rows.size(), 1u);
 }

@@ -748,7 +748,7 @@ TEST(Reduce, OnlyDivisibilityIsGroupedAway) {
   a.signature["n"] = "i32:16";
   b.variant = "plain";
   EXPECT_EQ(reduction_key(a), reduction_key(b));
-  for (auto change : std::vector<std::function<void(KernelRow&)>>{
+  for (const auto& change : std::vector<std::function<void(KernelRow&)>>{
            [](KernelRow& r) { r.signature["x"] = "*fp16:16"; },
            [](KernelRow& r) { r.signature["n"] = "i64"; },
            [](KernelRow& r) { r.constants["BLOCK"] = 256; },

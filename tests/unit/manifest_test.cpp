@@ -16,7 +16,7 @@ class ManifestTest : public ::testing::Test {
 
   std::filesystem::path write(const std::string& text) {
     std::ofstream(dir.path() / "kernels.py") << "# kernels\n";
-    const auto path = dir.path() / "portcheck.toml";
+    auto path = dir.path() / "portcheck.toml";
     std::ofstream(path) << text;
     return path;
   }
