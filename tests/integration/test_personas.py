@@ -8,6 +8,10 @@ import pytest
 
 from conftest import run_tool
 from test_capture import capture, copy_sample, rows_of
+import test_html
+from test_html import browser_errors, css, needs_browser, open_page, td
+
+browser = test_html.browser  # its Chromium fixture, shared by this module's browser test
 
 BOTH = "cuda:90,hip:gfx942"
 
@@ -56,16 +60,23 @@ def test_check_compiles_each_row_for_its_own_vendor_and_nothing_fails(persona_ca
     assert "- : not checked on that target" in run.stdout
 
 
-def test_one_vendors_choices_on_the_other_are_marked_in_every_format(tmp_path, venv_python):
-    """Captured as cuda:90 only (the default), row_scale's 32 warps need 2,048 threads on
-    hip:gfx942: reported, but as another vendor's host choices, never as a new failure."""
-    pkg = copy_sample(tmp_path)
+@pytest.fixture(scope="module")
+def one_vendor_check(tmp_path_factory, venv_python):
+    """Captured as cuda:90 only (the default), row_scale, checked for both vendors in every format."""
+    pkg = copy_sample(tmp_path_factory.mktemp("one-vendor"))
     run = capture(pkg, venv_python, "--mode", "record", pytest_args=["-k", "row_scale"])
     assert run.returncode == 0, run.stderr
     assert rows_of(pkg / "portcheck.toml")["row_scale_kernel"]["captured_as"] == ["cuda:90"]
     run = run_tool(["check", "--python", venv_python, "-t", BOTH, "--json", "r.json", "--junit", "j.xml",
                     "--sarif", "s.sarif", "--markdown", "m.md", "--html", "h.html", "--gitlab", "g.json"],
                    cwd=pkg, timeout=600)
+    return pkg, run
+
+
+def test_one_vendors_choices_on_the_other_are_marked_in_every_format(one_vendor_check):
+    """row_scale's 32 warps need 2,048 threads on hip:gfx942: reported, but as another vendor's
+    host choices, never as a new failure."""
+    pkg, run = one_vendor_check
     assert run.returncode == 0, run.stdout + run.stderr  # not new: the run passes
     cells = {c["target"]: c for c in run.json(pkg / "r.json")["cells"]}
     amd = cells["hip:gfx942"]
@@ -87,6 +98,18 @@ def test_one_vendors_choices_on_the_other_are_marked_in_every_format(tmp_path, v
     gitlab = json.loads((pkg / "g.json").read_text())
     assert [(i["severity"], note in i["description"]) for i in gitlab] == [("minor", True)]
     assert '"host_choices_of":["cuda:90"]' in (pkg / "h.html").read_text()
+
+
+@needs_browser
+def test_the_html_detail_says_whose_choices_they_are(browser, one_vendor_check):
+    pkg, _ = one_vendor_check
+    open_page(browser, pkg / "h.html")
+    assert td(browser, "row_scale_kernel", "hip:gfx942").text.startswith("launch?")
+    td(browser, "row_scale_kernel", "hip:gfx942").click()
+    status = css(browser, "#d-fields")[0].get_attribute("textContent")
+    assert "not new: these options are what cuda:90\u2019s host code chose" in status, status
+    assert "records what hip:gfx942 is launched with" in status
+    assert not browser_errors(browser)
 
 
 PROBE = textwrap.dedent('''\
