@@ -112,8 +112,8 @@ def test_failures_are_cached_and_timeouts_are_not(venv_python, tmp_path):
     env_home = tmp_path / "home3"
     json_path = project / "hang.json"
     for _ in range(2):
-        run = run_tool(["check", "--python", venv_python, "--json", json_path, "--timeout", "3", "-t", "cuda:80"],
-                       cwd=project, TRITON_PORTCHECK_HOME=env_home, TRITON_PORTCHECK_INJECT="llir:hang@uses_helper")
+        run_tool(["check", "--python", venv_python, "--json", json_path, "--timeout", "3", "-t", "cuda:80"],
+                 cwd=project, TRITON_PORTCHECK_HOME=env_home, TRITON_PORTCHECK_INJECT="llir:hang@uses_helper")
         report = json.loads(json_path.read_text())
         timeouts = [c for c in report["cells"] if c["kind"] == "timeout"]
         assert len(timeouts) == 1 and not timeouts[0]["cached"]

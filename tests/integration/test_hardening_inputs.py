@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import AXPY_SIGNATURE, KERNELS_PY, axpy_manifest, cells_by_position, run_tool, write_manifest
+from conftest import AXPY_SIGNATURE, axpy_manifest, cells_by_position, run_tool, write_manifest
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,6 @@ No test here downloads a wheel: environments are made with `python -m venv` from
 interpreter, and the extra package is a tiny wheel written by the test.
 """
 import json
-import os
 import signal
 import subprocess
 import time

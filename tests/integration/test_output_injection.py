@@ -13,7 +13,6 @@ import json
 import re
 import subprocess
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 

@@ -1,6 +1,5 @@
 """Static pre-checks (before compiling) and launch-limit checks (after compiling)."""
 import json
-import time
 
 import pytest
 
