@@ -102,7 +102,7 @@ def _after_import(name, callback):
     callbacks of one name run in the order they were given, from one finder (two finders of
     one name would each ask the other)."""
     if name in sys.modules:
-        callback(sys.modules[name])
+        _run_callbacks(sys.modules[name], [callback])
         return
     waiting = next((f for f in sys.meta_path if isinstance(f, _AfterImport) and f.name == name), None)
     if waiting is not None:
@@ -135,12 +135,18 @@ class _AfterImport(importlib.abc.MetaPathFinder):
     def _done(self, module):
         if self in sys.meta_path:
             sys.meta_path.remove(self)
-        for callback in self.callbacks:
-            try:
-                callback(module)
-            except Exception as e:  # one hook that fails leaves the others, and the program, be
-                _warn(f"cannot hook {module.__name__} ({type(e).__name__}: {e}); "
-                      f"{_UNHOOKED.get(module.__name__, 'nothing will be recorded')}")
+        _run_callbacks(module, self.callbacks)
+
+
+def _run_callbacks(module, callbacks):
+    """Each hook of an imported module, whether it was imported before the hook or after: one
+    that fails leaves the others, and the program, be."""
+    for callback in callbacks:
+        try:
+            callback(module)
+        except Exception as e:
+            _warn(f"cannot hook {module.__name__} ({type(e).__name__}: {e}); "
+                  f"{_UNHOOKED.get(module.__name__, 'nothing will be recorded')}")
 
 
 # What a module the hook could not patch means for the capture.

@@ -51,10 +51,6 @@ std::vector<PlannedCell> shard_of(std::vector<PlannedCell> cells, const ShardInf
   return mine;
 }
 
-}  // namespace
-
-namespace {
-
 // Which rows are one kernel for the vendors: the function they compile; for a module generated
 // at run time, its name alone, since each vendor's run generates its own file (torch.compile
 // writes `triton_mm` candidates and `triton_poi_fused_..._0` anew for AMD).
