@@ -3,6 +3,7 @@
 Everything here drives the real binary (build/triton-portcheck) and the real Python worker in the
 project's .venv (real Triton, no GPU). The full demo matrix is compiled once per session.
 """
+import atexit
 import json
 import os
 import shutil
@@ -56,8 +57,11 @@ def require_binary():
     return BINARY
 
 
-# One result cache and timings file per test session, never the user's.
+# One result cache and timings file per test session, never the user's. It holds the Triton
+# environments bisect installs (hundreds of MiB each), so it goes when the process that made it
+# ends: every xdist worker imports this module and owns its own.
 SESSION_HOME = tempfile.mkdtemp(prefix="portcheck-itest-home-")
+atexit.register(shutil.rmtree, SESSION_HOME, ignore_errors=True)
 
 
 def tool_env(tag=None, **extra):

@@ -107,7 +107,7 @@ def test_page_is_self_contained_and_csp_names_the_script(demo_html, demo_run):
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(tmp_path_factory):
     missing = missing_browser()
     if missing:
         pytest.skip("browser tests need " + ", ".join(missing))
@@ -120,7 +120,10 @@ def browser():
                 "--window-size=1600,1000", "--force-device-scale-factor=1"):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    # Chromium leaves a folder in TMPDIR per start; keep them inside pytest's own temporary tree.
+    scratch = tmp_path_factory.mktemp("chromium")
+    service = Service(CHROMEDRIVER, env={**os.environ, "TMPDIR": str(scratch)})
+    driver = webdriver.Chrome(service=service, options=options)
     driver.set_page_load_timeout(60)
     yield driver
     driver.quit()
