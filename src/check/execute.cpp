@@ -61,6 +61,7 @@ class CellRun {
 
   // Serves every cell it can without compiling; returns the tasks of the others.
   std::vector<Task> serve() {
+    prefetch();
     std::vector<Task> tasks;
     for (std::size_t id = 0; id < cells_.size(); ++id) {
       if (auto input = without_compile(id)) {
@@ -139,11 +140,26 @@ class CellRun {
       return CellInput{fault->second, std::move(predicted), false, {}};
     const auto key = key_for(id);
     if (settings_.cache == nullptr || key.empty()) return std::nullopt;
-    const auto entry = settings_.cache->load(key);
-    if (!entry || !fits_limits(*entry, cell.timeout_s, cell.max_rss)) return std::nullopt;
+    const auto entry = settings_.cache->load(key, cell.timeout_s, cell.max_rss);
+    if (!entry) return std::nullopt;
     ++from_cache_;
     return CellInput{
         evidence_from_cache(*entry, cell.row->ref.import_root), std::move(predicted), true, {}};
+  }
+
+  // One request to a shared cache for every cell that would look there, rather than one per
+  // cell: a remote a few milliseconds away costs one round trip, not hundreds.
+  void prefetch() {
+    if (settings_.cache == nullptr) return;
+    std::vector<std::string> keys;
+    for (std::size_t id = 0; id < cells_.size(); ++id) {
+      const bool served_otherwise =
+          unsupported_.count(cells_[id].target.name()) != 0 || inspection_.failed.count(id) != 0 ||
+          settings_.static_mode == StaticMode::only ||
+          (settings_.static_mode == StaticMode::skip && prediction_for(id).is_object());
+      if (!served_otherwise) keys.push_back(key_for(id));
+    }
+    settings_.cache->prefetch(keys);
   }
 
   Task task_for(std::size_t id) const {
@@ -302,7 +318,10 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
   out.worker_stats = session->stats();
   session.reset();  // no worker outlives the matrix
   settings.timings->save();
-  if (run.stored() > 0) settings.cache->evict_to_fit();
+  // What this run wrote, compiled or fetched from a shared cache, may have passed the bound.
+  if (settings.cache != nullptr &&
+      (run.stored() > 0 || settings.cache->counters().bytes_fetched > 0))
+    settings.cache->local().evict_to_fit();
   out.cells = run.results();
   out.from_cache = run.from_cache();
   return out;

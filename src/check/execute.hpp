@@ -20,6 +20,7 @@
 #include "src/check/worker_session.hpp"
 #include "src/core/cell.hpp"
 #include "src/run/result_cache.hpp"
+#include "src/run/tiered_cache.hpp"
 
 namespace portcheck {
 
@@ -31,7 +32,7 @@ struct ExecuteSettings {
   bool reduce = false;                            // --reduce (check/reduce.hpp)
   bool progress = false;                          // a live progress line on stderr
   std::chrono::steady_clock::time_point started;  // of the run, for the progress line
-  ResultCache* cache = nullptr;                   // nullptr: --no-cache
+  TieredCache* cache = nullptr;                   // nullptr: --no-cache
   CellTimings* timings = nullptr;                 // past wall times; required
   std::filesystem::path data;                     // known-failures.toml, launch-limits.toml
   // A multi-version run: a target this Triton cannot compile for is a verdict of its cells

@@ -5,17 +5,10 @@
 
 #include <ctime>
 
+#include "util/strings.hpp"
+
 namespace portcheck {
 namespace {
-
-std::string iso_time_utc(std::chrono::system_clock::time_point t) {
-  const std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  ::gmtime_r(&tt, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::string host_name() {
   char buf[256] = {};
@@ -66,7 +59,7 @@ nlohmann::json environment_block(const CheckOptions& options, const Manifest& ma
         {"path", probe.at("triton").value("path", nlohmann::json())}}},
       {"python", probe.value("python", nlohmann::json())},
       {"host", host_name()},
-      {"started", iso_time_utc(pass.started)},
+      {"started", util::iso_time_utc(pass.started)},
       {"gpu", nullptr},
       {"options", options_block(options, manifest, matrix, pass)},
       {"resources", resources_block(executed)},

@@ -30,6 +30,7 @@ struct CheckFlags {
   std::string isolation = "fork";
   bool no_cache = false;
   std::string worker_max_rss_text;
+  std::optional<double> cache_timeout;
 };
 
 // What to check, with which limits, and where the reports go.
@@ -50,6 +51,21 @@ void add_selection_options(CLI::App* check, CheckFlags& f) {
       ->add_option("-j,--jobs", f.options.jobs, "Cells compiled at once (default: number of cores)")
       ->check(CLI::Range(1, 4096));  // -1 would wrap to 2^64-1 in a size_t
   add_output_flags(check, f.outputs);
+}
+
+// A shared cache other machines fill (docs/remote-cache.md).
+void add_remote_cache_options(CLI::App* check, CheckFlags& f) {
+  check->add_option("--cache-url", f.options.cache_url,
+                    "Shared result cache: redis://HOST[:PORT][/DB] or http(s)://HOST/PATH; none: "
+                    "no shared cache (default: $TRITON_PORTCHECK_CACHE_URL, else the manifest's "
+                    "cache_url)");
+  check->add_flag("--cache-readonly", f.options.cache_readonly,
+                  "Read the shared cache, never write to it (untrusted pull requests)");
+  check
+      ->add_option("--cache-timeout", f.cache_timeout,
+                   "Seconds the shared cache may take to answer before this run goes on without "
+                   "it (default 2)")
+      ->check(CLI::Range(0.001, 600.0));
 }
 
 // How the cells are compiled: static pre-checks, Triton environments, isolation, cache.
@@ -89,6 +105,7 @@ void add_mode_options(CLI::App* check, CheckFlags& f) {
       ->check(CLI::IsMember({"fork", "process"}));
   check->add_flag("--no-cache", f.no_cache,
                   "Compile every cell, neither reading nor writing the result cache");
+  add_remote_cache_options(check, f);
   check->add_option("--worker-max-rss", f.worker_max_rss_text,
                     "Replace the fork server when it grows beyond this (default 4GiB)");
 }
@@ -129,6 +146,7 @@ CheckOptions check_options(const CheckFlags& f, const CLI::App& check) {
   // The IR is written by the compile itself: cells served from the cache would leave none.
   options.use_cache = !f.no_cache && !f.save_ir;
   options.cache_max_bytes = cache_bound();
+  options.cache_timeout_s = f.cache_timeout;
   if (!f.worker_max_rss_text.empty())
     options.worker_max_rss_bytes = positive_size(f.worker_max_rss_text, "--worker-max-rss", "4GiB");
   options.targets = split_list(f.raw_targets);

@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include "src/core/errors.hpp"
+#include "src/core/remote_url.hpp"
 #include "src/core/specialization.hpp"
 #include "util/ascii.hpp"
 #include "util/bounded_json.hpp"
@@ -301,8 +302,18 @@ class Parser {
         manifest.max_rss_bytes = need_bytes(v, full);
       } else if (key == "pythonpath") {
         manifest.python_path = need_folders(v, full);
+      } else if (key == "cache_url") {
+        manifest.cache_url = need_string(v, full);
+        std::string problem;
+        if (!parse_remote_url(*manifest.cache_url, &problem)) fail(v, full, problem);
+      } else if (key == "cache_readonly") {
+        const auto* flag = v.as_boolean();
+        if (flag == nullptr) fail(v, full, "expected true or false");
+        manifest.cache_readonly = flag->get();
       } else {
-        fail(v, full, "unknown key (expected targets, triton, timeout, max_rss or pythonpath)");
+        fail(v, full,
+             "unknown key (expected targets, triton, timeout, max_rss, pythonpath, cache_url or "
+             "cache_readonly)");
       }
     }
   }

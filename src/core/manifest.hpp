@@ -76,6 +76,8 @@ struct Manifest {
   double timeout_s = 300;
   std::uint64_t max_rss_bytes = 8ULL << 30;
   std::vector<std::filesystem::path> python_path;  // [defaults] pythonpath, absolute
+  std::optional<std::string> cache_url;  // [defaults] cache_url, a valid core/remote_url.hpp URL
+  bool cache_readonly = false;           // [defaults] cache_readonly
   std::vector<KernelRow> rows;
   // Not errors, but worth one line before the run: a [[kernel]] that looks meant as a row and
   // is not one (its variants complete it, and every variant replaces one of its own values).

@@ -96,6 +96,27 @@ std::filesystem::path ResultCache::path_for(const std::string& key) const {
   return root_ / "results" / key.substr(0, 2) / (key + ".json");
 }
 
+std::optional<nlohmann::json> ResultCache::check_entry(const std::string& text,
+                                                       const std::string& key,
+                                                       std::string* problem) {
+  problem->clear();
+  auto entry = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (entry.is_object() && entry.contains("schema") && entry["schema"] != kEntrySchema)
+    return std::nullopt;  // another version's entry: a plain miss
+  if (entry.is_object() && !entry.contains("schema") && !entry.contains("checksum"))
+    return std::nullopt;  // written before entries were sealed: a plain miss too
+  if (!entry.is_object())
+    *problem = "not a JSON object";
+  else if (!entry.contains("checksum") || entry["checksum"] != checksum_of(entry))
+    *problem = "its checksum does not match its content";
+  else if (entry.value("key", nlohmann::json()) != key)
+    *problem = "it holds another key";
+  else
+    *problem = type_problem(entry);
+  if (!problem->empty()) return std::nullopt;
+  return entry;
+}
+
 std::optional<nlohmann::json> ResultCache::load(const std::string& key) {
   const auto path = path_for(key);
   std::string text;
@@ -104,26 +125,17 @@ std::optional<nlohmann::json> ResultCache::load(const std::string& key) {
   } catch (const std::exception&) {
     return std::nullopt;  // absent, or evicted meanwhile: a plain miss
   }
-  const auto entry = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (entry.is_object() && entry.contains("schema") && entry["schema"] != kEntrySchema)
-    return std::nullopt;  // another version's entry: a plain miss
-  if (entry.is_object() && !entry.contains("schema") && !entry.contains("checksum"))
-    return std::nullopt;  // written before entries were sealed: a plain miss too
   std::string problem;
-  if (!entry.is_object())
-    problem = "not a JSON object";
-  else if (!entry.contains("checksum") || entry["checksum"] != checksum_of(entry))
-    problem = "its checksum does not match its content";
-  else if (entry.value("key", nlohmann::json()) != key)
-    problem = "it holds another key";
-  else
-    problem = type_problem(entry);
-  if (!problem.empty()) {
-    note_damage(path, problem);
-    return std::nullopt;
-  }
+  auto entry = check_entry(text, key, &problem);
+  if (!problem.empty()) note_damage(path, problem);
+  if (!entry) return std::nullopt;
   ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);  // most recently used now
   return entry;
+}
+
+bool ResultCache::contains(const std::string& key) const {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path_for(key), ec);
 }
 
 void ResultCache::note_damage(const std::filesystem::path& path, const std::string& problem) {
@@ -135,15 +147,25 @@ void ResultCache::note_damage(const std::filesystem::path& path, const std::stri
                  path.c_str(), problem.c_str());
 }
 
-void ResultCache::store(const std::string& key, const nlohmann::json& entry) {
-  const auto path = path_for(key);
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
+std::string ResultCache::seal(const nlohmann::json& entry) {
   auto sealed = entry;
   sealed["schema"] = kEntrySchema;
   sealed["checksum"] = checksum_of(sealed);
+  return sealed.dump();
+}
+
+std::string ResultCache::store(const std::string& key, const nlohmann::json& entry) {
+  auto text = seal(entry);
+  store_sealed(key, text);
+  return text;
+}
+
+void ResultCache::store_sealed(const std::string& key, const std::string& text) {
+  const auto path = path_for(key);
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
   try {
-    util::atomic_write_file(path, sealed.dump());
+    util::atomic_write_file(path, text);
   } catch (const std::exception&) {
     // A read-only or full cache costs speed, never a run.
   }

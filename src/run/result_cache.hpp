@@ -24,7 +24,16 @@ class ResultCache {
   // version's schema and its fields have the types the tool reads. Anything else is a miss; the
   // first damaged entry is reported on stderr, once.
   std::optional<nlohmann::json> load(const std::string& key);
-  void store(const std::string& key, const nlohmann::json& entry);
+  // Seals `entry` (schema, checksum), writes it, and returns the text written.
+  std::string store(const std::string& key, const nlohmann::json& entry);
+  // Writes an entry already sealed (one fetched from a shared cache, checked by check_entry).
+  void store_sealed(const std::string& key, const std::string& text);
+  [[nodiscard]] bool contains(const std::string& key) const;  // present, whatever its state
+  // The entry `text` holds for `key` when every check of load() passes; else nullopt, with
+  // `problem` saying what is wrong (empty for an entry of another version: a plain miss).
+  static std::optional<nlohmann::json> check_entry(const std::string& text, const std::string& key,
+                                                   std::string* problem);
+  static std::string seal(const nlohmann::json& entry);
   [[nodiscard]] std::size_t damaged() const { return damaged_; }  // entries refused so far
   // Removes least-recently-used entries until the cache fits in 90% of its bound.
   void evict_to_fit();

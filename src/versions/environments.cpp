@@ -51,14 +51,7 @@ bool is_version(const std::string& s) {
   return c.done();
 }
 
-std::string now_iso8601() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
+std::string now_iso8601() { return util::iso_time_utc(std::chrono::system_clock::now()); }
 
 // Apparent size of every regular file below `dir`; symlinks are not followed (a venv's
 // bin/python points at the base interpreter).

@@ -124,8 +124,9 @@ class CheckPipeline : public ::testing::Test {
     settings.data = tmp.path() / "data";
     settings.unsupported_targets_are_cells = several_releases;
     ResultCache cache(tmp.path() / "cache", 64ULL << 20);
+    TieredCache tiered(cache, nullptr, std::nullopt);
     CellTimings timings(tmp.path() / "timings.json");
-    settings.cache = options.use_cache ? &cache : nullptr;
+    settings.cache = options.use_cache ? &tiered : nullptr;
     settings.timings = &timings;
     compiled.clear();
     inspected.clear();

@@ -1,0 +1,83 @@
+#include "src/run/remote_store.hpp"
+
+#include <fmt/format.h>
+
+#include "util/http_client.hpp"
+#include "util/redis_client.hpp"
+
+namespace portcheck {
+namespace {
+
+class RedisStore : public RemoteStore {
+ public:
+  RedisStore(const RemoteUrl& url, std::chrono::milliseconds timeout)
+      : client_({url.host, url.port, url.db, url.user, url.password}, timeout) {}
+
+  std::vector<std::optional<std::string>> get_many(const std::vector<std::string>& keys) override {
+    std::vector<std::string> names;
+    names.reserve(keys.size());
+    for (const auto& key : keys) names.push_back(name_of(key));
+    return client_.get_many(names);
+  }
+  void put(const std::string& key, std::string_view value) override {
+    client_.set(name_of(key), value);
+  }
+  void ping() override { client_.ping(); }
+
+ private:
+  // A namespace of its own, so that one Redis can serve other tools (ccache's keys are "ccache:").
+  static std::string name_of(const std::string& key) { return "triton-portcheck:" + key; }
+  util::RedisClient client_;
+};
+
+class HttpStore : public RemoteStore {
+ public:
+  HttpStore(const RemoteUrl& url, std::chrono::milliseconds timeout)
+      : base_(url.base), timeout_(timeout) {}
+
+  std::vector<std::optional<std::string>> get_many(const std::vector<std::string>& keys) override {
+    std::vector<std::string> urls;
+    urls.reserve(keys.size());
+    for (const auto& key : keys) urls.push_back(url_of(key));
+    std::vector<std::optional<std::string>> out;
+    for (auto& response : client().get_many(urls)) {
+      if (response.status == 200)
+        out.emplace_back(std::move(response.body));
+      else if (response.status == 404)
+        out.emplace_back(std::nullopt);
+      else
+        throw util::RejectedError(fmt::format("GET answered HTTP {}", response.status));
+    }
+    return out;
+  }
+
+  void put(const std::string& key, std::string_view value) override {
+    const auto status = client().put(url_of(key), value);
+    if (status < 200 || status > 299)
+      throw util::RejectedError(fmt::format("PUT answered HTTP {}", status));
+  }
+
+  // Any HTTP answer for a key that is surely absent means the server is there and speaks HTTP.
+  void ping() override { client().get_many({url_of("portcheck-ping")}); }
+
+ private:
+  [[nodiscard]] std::string url_of(const std::string& key) const { return base_ + "/" + key; }
+  // Made on first use: a system without libcurl learns it then, as a failed request.
+  util::HttpClient& client() {
+    if (!client_) client_ = std::make_unique<util::HttpClient>(timeout_);
+    return *client_;
+  }
+  std::string base_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<util::HttpClient> client_;
+};
+
+}  // namespace
+
+std::unique_ptr<RemoteStore> open_remote_store(const RemoteUrl& url,
+                                               std::chrono::milliseconds timeout) {
+  if (url.kind == RemoteUrl::Kind::redis) return std::make_unique<RedisStore>(url, timeout);
+  return std::make_unique<HttpStore>(url, timeout);
+}
+
+}  // namespace portcheck

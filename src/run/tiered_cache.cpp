@@ -1,0 +1,139 @@
+#include "src/run/tiered_cache.hpp"
+
+#include <cstdio>
+
+#include "util/remote_error.hpp"
+
+namespace portcheck {
+namespace {
+
+// Adds the seconds `work` takes to `total`, however it ends.
+class Stopwatch {
+ public:
+  explicit Stopwatch(double& total) : total_(total), started_(std::chrono::steady_clock::now()) {}
+  ~Stopwatch() {
+    total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  }
+  Stopwatch(const Stopwatch&) = delete;
+  Stopwatch& operator=(const Stopwatch&) = delete;
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace
+
+nlohmann::json CacheCounters::to_json() const {
+  return {{"local_hits", local_hits},       {"remote_hits", remote_hits},
+          {"misses", misses},               {"stored", stored},
+          {"remote_stored", remote_stored}, {"remote_errors", remote_errors},
+          {"remote_skipped", remote_skipped}, {"remote_rejected", remote_rejected},
+          {"bytes_fetched", bytes_fetched}, {"bytes_stored", bytes_stored},
+          {"remote_read_seconds", remote_read_seconds},
+          {"remote_write_seconds", remote_write_seconds},
+          {"local_seconds", local_seconds}};
+}
+
+TieredCache::TieredCache(ResultCache& local, std::unique_ptr<RemoteStore> remote,
+                         std::optional<RemoteCacheSettings> settings)
+    : local_(local), remote_(std::move(remote)), settings_(std::move(settings)) {}
+
+void TieredCache::prefetch(const std::vector<std::string>& keys) {
+  if (remote_ == nullptr) return;
+  std::vector<std::string> missing;
+  const std::set<std::string> unique(keys.begin(), keys.end());
+  for (const auto& key : unique)
+    if (!key.empty() && !local_.contains(key)) missing.push_back(key);
+  if (missing.empty()) return;
+  if (!remote_usable()) {
+    counters_.remote_skipped += missing.size();
+    return;
+  }
+  std::vector<std::optional<std::string>> values;
+  try {
+    const Stopwatch watch(counters_.remote_read_seconds);
+    values = remote_->get_many(missing);
+  } catch (const std::exception& error) {
+    remote_failed("reading", error, /*reads_too=*/true);
+    return;
+  }
+  for (std::size_t i = 0; i < missing.size() && i < values.size(); ++i) {
+    if (!values[i]) continue;
+    std::string problem;
+    if (!ResultCache::check_entry(*values[i], missing[i], &problem)) {
+      if (!problem.empty()) note_rejected(missing[i], problem);
+      continue;  // damaged, tampered with, or another version's: never copied, never served
+    }
+    local_.store_sealed(missing[i], *values[i]);
+    fetched_.insert(missing[i]);
+    counters_.bytes_fetched += values[i]->size();
+  }
+}
+
+std::optional<nlohmann::json> TieredCache::load(const std::string& key, double timeout_s,
+                                                std::uint64_t max_rss) {
+  std::optional<nlohmann::json> entry;
+  {
+    const Stopwatch watch(counters_.local_seconds);
+    entry = local_.load(key);
+  }
+  if (!entry || !fits_limits(*entry, timeout_s, max_rss)) {
+    ++counters_.misses;
+    return std::nullopt;
+  }
+  ++(fetched_.count(key) != 0 ? counters_.remote_hits : counters_.local_hits);
+  return entry;
+}
+
+void TieredCache::store(const std::string& key, const nlohmann::json& entry) {
+  std::string text;
+  {
+    const Stopwatch watch(counters_.local_seconds);
+    text = local_.store(key, entry);
+  }
+  ++counters_.stored;
+  if (remote_ == nullptr || (settings_ && settings_->readonly)) return;
+  if (!remote_usable() || writes_refused_) {
+    ++counters_.remote_skipped;
+    return;
+  }
+  try {
+    const Stopwatch watch(counters_.remote_write_seconds);
+    remote_->put(key, text);
+    ++counters_.remote_stored;
+    counters_.bytes_stored += text.size();
+  } catch (const util::RejectedError& error) {
+    remote_failed("writing", error, /*reads_too=*/false);
+  } catch (const std::exception& error) {
+    remote_failed("writing", error, /*reads_too=*/true);
+  }
+}
+
+void TieredCache::remote_failed(const std::string& what, const std::exception& error,
+                                bool reads_too) {
+  ++counters_.remote_errors;
+  const bool first = !remote_failed_ && !writes_refused_;
+  if (reads_too)
+    remote_failed_ = true;
+  else
+    writes_refused_ = true;
+  if (!first) return;
+  const auto where = settings_ ? settings_->url.shown() : std::string("the remote cache");
+  std::fprintf(stderr, "triton-portcheck: remote cache %s: %s failed (%s); %s\n",
+               where.c_str(), what.c_str(), error.what(),
+               reads_too ? "this run goes on with the local cache only"
+                         : "this run stores its results in the local cache only");
+}
+
+void TieredCache::note_rejected(const std::string& key, const std::string& problem) {
+  if (counters_.remote_rejected++ != 0) return;  // once per run, as for local damage
+  const auto where = settings_ ? settings_->url.shown() : std::string("the remote cache");
+  std::fprintf(stderr,
+               "triton-portcheck: ignoring an entry of remote cache %s (key %s: %s); it is "
+               "compiled again%s\n",
+               where.c_str(), key.c_str(), problem.c_str(),
+               settings_ && settings_->readonly ? "" : " and replaced there");
+}
+
+}  // namespace portcheck

@@ -1,0 +1,50 @@
+#pragma once
+// A Redis client on hiredis: GET in batches, SET, PING, each bounded by one timeout.
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/remote_error.hpp"
+
+struct redisContext;
+
+namespace util {
+
+struct RedisAddress {
+  std::string host = "localhost";
+  int port = 6379;
+  int db = 0;
+  std::string user;      // Redis 6 ACL user; empty: the default user
+  std::string password;  // empty: no AUTH
+};
+
+// Whether this build has hiredis (cmake: found at build time, else the client is absent).
+bool redis_supported();
+
+// Connects lazily, on the first request; a request that finds the connection broken throws
+// TransportError and drops it, so a later request connects again.
+class RedisClient {
+ public:
+  RedisClient(RedisAddress address, std::chrono::milliseconds timeout);
+  ~RedisClient();
+  RedisClient(const RedisClient&) = delete;
+  RedisClient& operator=(const RedisClient&) = delete;
+
+  // One value per key (nullopt: absent or not a string), fetched with MGET in batches so that
+  // a thousand keys cost a few round trips.
+  std::vector<std::optional<std::string>> get_many(const std::vector<std::string>& keys);
+  void set(const std::string& key, std::string_view value);
+  void ping();
+
+ private:
+  redisContext* connection();
+  void drop();
+  RedisAddress address_;
+  std::chrono::milliseconds timeout_;
+  redisContext* context_ = nullptr;
+};
+
+}  // namespace util
