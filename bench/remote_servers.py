@@ -91,14 +91,19 @@ class RedisServer(Server):
         return [server, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                 "--appendonly", "no", "--dir", str(self.folder), "--daemonize", "no"]
 
-    def cli(self, *args):
+    def cli(self, *args, stdin=None):
         client = shutil.which("redis-cli") or "/usr/bin/redis-cli"
         return subprocess.run([client, "-p", str(self.port), *args], capture_output=True,
-                              text=True, check=True).stdout
+                              text=True, check=True, input=stdin).stdout
+
+    def stored_count(self):
+        """Cheap enough to poll while a benchmark runs: one command, no per-key work."""
+        return int(self.cli("DBSIZE").strip())
 
     def stored_bytes(self):
         keys = [k for k in self.cli("--scan", "--pattern", "triton-portcheck:*").split() if k]
-        return len(keys), sum(int(self.cli("STRLEN", k).strip()) for k in keys)
+        sizes = self.cli(stdin="".join(f"STRLEN {k}\n" for k in keys)).split() if keys else []
+        return len(keys), sum(int(size) for size in sizes)
 
 
 class WebDavServer(Server):
@@ -144,6 +149,9 @@ http {{
         server = shutil.which("nginx") or "/usr/sbin/nginx"
         return [server, "-e", str(self.folder / "error.log"), "-p", str(self.folder),
                 "-c", str(self.folder / "nginx.conf")]
+
+    def stored_count(self):
+        return sum(1 for _ in self.store.iterdir())
 
     def stored_bytes(self):
         files = [p for p in self.store.iterdir() if p.is_file()]

@@ -53,17 +53,13 @@ struct EasyDeleter {
 };
 using Easy = std::unique_ptr<CURL, EasyDeleter>;
 
-// A multi handle with its easy handles attached; detaches and frees them all, however it ends.
+// Easy handles attached to the client's multi handle for one batch; detaches and frees them
+// all, however it ends. The multi handle (and the connections it keeps alive) stays.
 class Batch {
  public:
-  Batch() : multi_(api().multi_init()) {
-    if (multi_ == nullptr) throw TransportError("curl_multi_init failed");
-    api().multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, kParallelTransfers);
-  }
+  explicit Batch(CURLM* multi) : multi_(multi) {}
   ~Batch() {
     for (auto& easy : attached_) api().multi_remove_handle(multi_, easy.get());
-    attached_.clear();
-    api().multi_cleanup(multi_);
   }
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
@@ -94,19 +90,25 @@ class Batch {
 
 }  // namespace
 
-HttpClient::HttpClient(std::chrono::milliseconds timeout) : timeout_(timeout) { api(); }
+HttpClient::HttpClient(std::chrono::milliseconds timeout) : timeout_(timeout) {
+  multi_ = api().multi_init();
+  if (multi_ == nullptr) throw TransportError("curl_multi_init failed");
+  api().multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, kParallelTransfers);
+}
 
 HttpClient::~HttpClient() {
   if (easy_for_put_ != nullptr) api().easy_cleanup(static_cast<CURL*>(easy_for_put_));
+  api().multi_cleanup(static_cast<CURLM*>(multi_));
 }
 
 std::vector<HttpResponse> HttpClient::get_many(const std::vector<std::string>& urls) {
   std::vector<HttpResponse> out(urls.size());
-  // A few hundred URLs at most per batch keeps the number of handles (and sockets) bounded.
-  constexpr std::size_t kPerBatch = 256;
+  // Each transfer's timeout runs from when it is added, queued or not: a batch is as many as the
+  // connections can finish well within one timeout even from a server a continent away.
+  constexpr auto kPerBatch = 4 * static_cast<std::size_t>(kParallelTransfers);
   for (std::size_t first = 0; first < urls.size(); first += kPerBatch) {
     const auto last = std::min(urls.size(), first + kPerBatch);
-    Batch batch;
+    Batch batch(static_cast<CURLM*>(multi_));
     for (std::size_t i = first; i < last; ++i) {
       Easy easy(api().easy_init());
       if (!easy) throw TransportError("curl_easy_init failed");

@@ -30,7 +30,8 @@ class HttpClient {
   long put(const std::string& url, std::string_view body);
 
  private:
-  void* easy_for_put_ = nullptr;  // kept across PUTs: one connection, kept alive
+  void* multi_ = nullptr;         // CURLM*: its connections are kept alive across batches
+  void* easy_for_put_ = nullptr;  // CURL*, kept across PUTs: one connection, kept alive
   std::chrono::milliseconds timeout_;
 };
 

@@ -4,7 +4,6 @@
 
 #include <initializer_list>
 
-
 namespace util {
 namespace {
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <array>
-#include <ctime>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <limits>
 
 #include <fmt/format.h>

@@ -9,17 +9,17 @@
 
 #include "src/check/execute.hpp"
 #include "src/check/plan.hpp"
+#include "src/check/remote_cache_choice.hpp"
 #include "src/check/run_summary.hpp"
 #include "src/check/triton_validation.hpp"
 #include "src/check/worker_session.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/manifest.hpp"
-#include "src/run/python_worker.hpp"
-#include "src/check/remote_cache_choice.hpp"
 #include "src/run/cache_runs.hpp"
+#include "src/run/python_worker.hpp"
 #include "src/run/result_cache.hpp"
-#include "src/run/tiered_cache.hpp"
 #include "src/run/scratch_dir.hpp"
+#include "src/run/tiered_cache.hpp"
 #include "src/versions/environments.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -191,8 +191,8 @@ void report_remote_cache(const TieredCache& cache, Report& report) {
   block["url"] = remote->url.shown();
   block["readonly"] = remote->readonly;
   report.environment["remote_cache"] = std::move(block);
-  const auto errors = c.remote_errors > 0 ? fmt::format(", {} failed requests", c.remote_errors)
-                                           : std::string();
+  const auto errors =
+      c.remote_errors > 0 ? fmt::format(", {} failed requests", c.remote_errors) : std::string();
   fmt::print(stderr,
              "triton-portcheck: remote cache {}{}: {} hits there, {} in the local cache, {} "
              "misses; {} results stored there{}\n",
@@ -227,8 +227,8 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   }
   ResultCache local_cache(portcheck_home() / "cache", options.cache_max_bytes);
   const auto remote = remote_cache_choice(options, manifest);
-  TieredCache cache(local_cache,
-                    remote ? open_remote_store(remote->url, remote->timeout) : nullptr, remote);
+  TieredCache cache(local_cache, remote ? open_remote_store(remote->url, remote->timeout) : nullptr,
+                    remote);
   Report combined;
   // Several releases: a target one of them cannot compile for is that release's cells' verdict;
   // the run is refused only for a target none of them can compile for.

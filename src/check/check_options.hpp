@@ -42,7 +42,7 @@ struct CheckOptions {
   // A shared remote cache (check/remote_cache_choice.hpp): --cache-url, "none" to use none;
   // unset: $TRITON_PORTCHECK_CACHE_URL, else the manifest's [defaults] cache_url.
   std::optional<std::string> cache_url;
-  bool cache_readonly = false;           // --cache-readonly
+  bool cache_readonly = false;            // --cache-readonly
   std::optional<double> cache_timeout_s;  // --cache-timeout
   std::uint64_t worker_max_rss_bytes = 4ULL << 30;
   std::optional<ShardInfo> shard;

@@ -33,9 +33,9 @@ double timeout_seconds(const CheckOptions& options) {
     used = 0;
   }
   if (used != text->size() || !(seconds > 0 && seconds <= kMaxTimeoutSeconds))
-    throw UsageError(fmt::format(
-        "TRITON_PORTCHECK_CACHE_TIMEOUT: '{}' is not a number of seconds from 0 to {}", *text,
-        kMaxTimeoutSeconds));
+    throw UsageError(
+        fmt::format("TRITON_PORTCHECK_CACHE_TIMEOUT: '{}' is not a number of seconds from 0 to {}",
+                    *text, kMaxTimeoutSeconds));
   return seconds;
 }
 

@@ -44,7 +44,8 @@ void print_recent_runs(const std::filesystem::path& root) {
                              ? r["remote"].get<std::string>()
                              : std::string("-");
     if (r.value("readonly", false)) remote += " (read-only)";
-    if (n("remote_rejected") > 0) remote += fmt::format(", {} entries refused", n("remote_rejected"));
+    if (n("remote_rejected") > 0)
+      remote += fmt::format(", {} entries refused", n("remote_rejected"));
     fmt::print("  {:<20}  {:>6}  {:>7}  {:>6}  {:>7}  {:>7}  {:>6}  {}\n",
                r.value("time", std::string("?")), n("local_hits"), n("remote_hits"), n("misses"),
                n("stored"), n("remote_stored"), n("remote_errors"), remote);

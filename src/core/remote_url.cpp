@@ -102,8 +102,9 @@ std::optional<RemoteUrl> parse_remote_url(const std::string& text, std::string* 
     return url;
   }
   if (view.starts_with("rediss://") || view.starts_with("unix:")) {
-    *problem = "only redis:// (no TLS) and http(s):// caches are supported; reach a TLS Redis "
-               "through an http(s):// server or a tunnel";
+    *problem =
+        "only redis:// (no TLS) and http(s):// caches are supported; reach a TLS Redis "
+        "through an http(s):// server or a tunnel";
     return std::nullopt;
   }
   *problem = "expected redis://HOST[:PORT][/DB] or http(s)://HOST/PATH";

@@ -25,14 +25,20 @@ class Stopwatch {
 }  // namespace
 
 nlohmann::json CacheCounters::to_json() const {
-  return {{"local_hits", local_hits},       {"remote_hits", remote_hits},
-          {"misses", misses},               {"stored", stored},
-          {"remote_stored", remote_stored}, {"remote_errors", remote_errors},
-          {"remote_skipped", remote_skipped}, {"remote_rejected", remote_rejected},
-          {"bytes_fetched", bytes_fetched}, {"bytes_stored", bytes_stored},
+  return {{"local_hits", local_hits},
+          {"remote_hits", remote_hits},
+          {"misses", misses},
+          {"stored", stored},
+          {"remote_stored", remote_stored},
+          {"remote_errors", remote_errors},
+          {"remote_skipped", remote_skipped},
+          {"remote_rejected", remote_rejected},
+          {"bytes_fetched", bytes_fetched},
+          {"bytes_stored", bytes_stored},
           {"remote_read_seconds", remote_read_seconds},
           {"remote_write_seconds", remote_write_seconds},
-          {"local_seconds", local_seconds}};
+          {"local_read_seconds", local_read_seconds},
+          {"local_write_seconds", local_write_seconds}};
 }
 
 TieredCache::TieredCache(ResultCache& local, std::unique_ptr<RemoteStore> remote,
@@ -42,9 +48,12 @@ TieredCache::TieredCache(ResultCache& local, std::unique_ptr<RemoteStore> remote
 void TieredCache::prefetch(const std::vector<std::string>& keys) {
   if (remote_ == nullptr) return;
   std::vector<std::string> missing;
-  const std::set<std::string> unique(keys.begin(), keys.end());
-  for (const auto& key : unique)
-    if (!key.empty() && !local_.contains(key)) missing.push_back(key);
+  {
+    const Stopwatch watch(counters_.local_read_seconds);
+    const std::set<std::string> unique(keys.begin(), keys.end());
+    for (const auto& key : unique)
+      if (!key.empty() && !local_.contains(key)) missing.push_back(key);
+  }
   if (missing.empty()) return;
   if (!remote_usable()) {
     counters_.remote_skipped += missing.size();
@@ -75,7 +84,7 @@ std::optional<nlohmann::json> TieredCache::load(const std::string& key, double t
                                                 std::uint64_t max_rss) {
   std::optional<nlohmann::json> entry;
   {
-    const Stopwatch watch(counters_.local_seconds);
+    const Stopwatch watch(counters_.local_read_seconds);
     entry = local_.load(key);
   }
   if (!entry || !fits_limits(*entry, timeout_s, max_rss)) {
@@ -89,7 +98,7 @@ std::optional<nlohmann::json> TieredCache::load(const std::string& key, double t
 void TieredCache::store(const std::string& key, const nlohmann::json& entry) {
   std::string text;
   {
-    const Stopwatch watch(counters_.local_seconds);
+    const Stopwatch watch(counters_.local_write_seconds);
     text = local_.store(key, entry);
   }
   ++counters_.stored;
@@ -120,8 +129,8 @@ void TieredCache::remote_failed(const std::string& what, const std::exception& e
     writes_refused_ = true;
   if (!first) return;
   const auto where = settings_ ? settings_->url.shown() : std::string("the remote cache");
-  std::fprintf(stderr, "triton-portcheck: remote cache %s: %s failed (%s); %s\n",
-               where.c_str(), what.c_str(), error.what(),
+  std::fprintf(stderr, "triton-portcheck: remote cache %s: %s failed (%s); %s\n", where.c_str(),
+               what.c_str(), error.what(),
                reads_too ? "this run goes on with the local cache only"
                          : "this run stores its results in the local cache only");
 }

@@ -36,7 +36,8 @@ struct CacheCounters {
   std::uint64_t bytes_stored = 0;
   double remote_read_seconds = 0;   // waiting on the remote's answers to reads
   double remote_write_seconds = 0;  // and to writes
-  double local_seconds = 0;         // in the local cache's lookups and writes
+  double local_read_seconds = 0;    // in the local cache's lookups
+  double local_write_seconds = 0;   // and writes
   [[nodiscard]] nlohmann::json to_json() const;
 };
 

@@ -185,5 +185,5 @@ def test_action_parses_and_references_only_what_exists():
     # Every flag it passes is one the tool has.
     help_text = subprocess.run([str(BINARY), "check", "--help"], capture_output=True, text=True).stdout
     for flag in ("--github", "--junit", "--sarif", "--json", "--html", "--python", "--manifest", "--baseline",
-                 "--targets", "--shard"):
+                 "--targets", "--shard", "--cache-url", "--cache-readonly"):
         assert flag in help_text, flag

@@ -6,7 +6,6 @@ cache is checked like the rest of the input."""
 import json
 import re
 import sys
-import threading
 import time
 
 import pytest
@@ -77,7 +76,7 @@ def test_a_remote_killed_mid_run_loses_nothing(server, tmp_path, venv_python):
     proc = popen_tool(["check", "--demo", "-t", TARGETS, "--python", venv_python, "--json", out, "--cache-url",
                        server.url, "-j", "1"], cwd=tmp_path, env=env)
     deadline = time.monotonic() + 120
-    while server.stored_bytes()[0] < 3 and time.monotonic() < deadline and proc.poll() is None:
+    while server.stored_count() < 3 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     assert proc.poll() is None, "the run ended before the remote could be killed"
     server.stop()

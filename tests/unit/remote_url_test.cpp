@@ -1,4 +1,5 @@
-// Cache URLs: every form users write (ccache's and redis-cli's), and one clear problem for the rest.
+// Cache URLs: every form users write (ccache's and redis-cli's), and one clear problem for the
+// rest.
 #include "src/core/remote_url.hpp"
 
 #include <gtest/gtest.h>
