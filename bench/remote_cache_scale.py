@@ -92,7 +92,7 @@ def run_round(work, tag, manifest, server, n, python, cores):
             "compiled": total("misses"), "remote_hits": total("remote_hits"),
             "hit_rate": total("remote_hits") / lookups if lookups else 0.0, "bytes_stored": total("bytes_stored"),
             "bytes_fetched": total("bytes_fetched"), "remote_read_s": total("remote_read_seconds"),
-            "local_read_s": total("local_read_seconds"), "errors": total("remote_errors"), "verdicts": verdicts}
+            "local_read_s": total("local_read_seconds"), "local_write_s": total("local_write_seconds"), "errors": total("remote_errors"), "verdicts": verdicts}
 
 
 def run_interrupted(work, tag, manifest, server, python, cores, how):
@@ -102,7 +102,7 @@ def run_interrupted(work, tag, manifest, server, python, cores, how):
     while runner.process.poll() is None and server.stored_count() < 324:
         time.sleep(0.2)
     at = time.monotonic() - runner.started
-    (server.stop if how == "killed" else server.pause)()
+    (server.kill if how == "killed" else server.pause)()
     return dict(runner.finish(), at=at)
 
 
@@ -131,7 +131,7 @@ def measure_store(kind, server_class, manifest, python, cores, work):
 
 
 def table(kind, rows):
-    out = [f"| {kind} | N | jobs each | round | wall (s) | cells compiled | remote hit rate | stored there "
+    out = ["| store | N | jobs each | round | wall (s) | cells compiled | remote hit rate | stored there "
            "| fetched |", "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
     for n, cold, warm, stored in rows:
         for name, r in (("1: empty store", cold), ("2: empty homes", warm)):
@@ -195,16 +195,19 @@ def render(lines, stop_rows, costs, checks, args, seconds):
                     "| store | what happened | wall (s) | wall, store up (s) | cells | stored locally "
                     "| stored there | failed requests | waited on the store (s) |",
                     "|---|---|---:|---:|---:|---:|---:|---:|---:|"] + stop_rows
-    out += ["", "The cost of one lookup (the tool's own counters, N = 1):", "",
-            "| store | local miss | remote miss | local hit | remote hit | wall, all 648 from the store (s) "
+    out += ["", "The cost of a lookup per cell (the tool's own counters, N = 1): a miss in round 1, a remote hit in "
+            "round 2 (fetching, checking, copying into the local cache and reading it back), a local hit in a third "
+            "run in round 2's home:", "",
+            "| store | local miss | a remote miss adds | local hit | remote hit | wall, all 648 from the store (s) "
             "| wall, all 648 local (s) |",
             "|---|---:|---:|---:|---:|---:|---:|"]
     for kind, cold, warm, local in costs:
         per = lambda seconds, count: f"{1e6 * seconds / count:.0f} µs" if count else "-"  # noqa: E731
+        remote_hit = warm["remote_read_s"] + warm["local_write_s"] + warm["local_read_s"]
         out.append(f"| {kind} | {per(cold['local_read_s'], cold['compiled'])} | "
                    f"{per(cold['remote_read_s'], cold['compiled'])} | "
                    f"{per(local['local_read_s'], local['cells'])} | "
-                   f"{per(warm['remote_read_s'], warm['remote_hits'])} | {warm['wall']:.2f} | {local['wall']:.2f} |")
+                   f"{per(remote_hit, warm['remote_hits'])} | {warm['wall']:.2f} | {local['wall']:.2f} |")
     out += ["", "Checks:", ""] + [f"- {'met' if ok else 'NOT MET'}: {what}" for what, ok in checks]
     out += ["", "Notes:", "",
             "- All runners share this machine's cores (each gets cores / N jobs), so round 1's wall does not fall "

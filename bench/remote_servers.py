@@ -57,6 +57,11 @@ class Server:
         self.stop()
         raise RuntimeError(f"{self.name} did not listen on {self.port}")
 
+    def kill(self):
+        """Dead at once, as a crashed or OOM-killed server: its connections are reset."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
     def pause(self):
         """Stopped, not dead: it accepts connections and never answers (a hung server)."""
         os.killpg(self.process.pid, signal.SIGSTOP)

@@ -11,7 +11,7 @@ namespace portcheck {
 namespace {
 
 constexpr double kDefaultTimeoutSeconds = 2;
-constexpr double kMaxTimeoutSeconds = 600;
+constexpr double kMaxCacheTimeoutSeconds = 600;
 
 std::optional<std::string> from_environment(const char* name) {
   const char* value = std::getenv(name);
@@ -32,10 +32,10 @@ double timeout_seconds(const CheckOptions& options) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text->size() || !(seconds > 0 && seconds <= kMaxTimeoutSeconds))
+  if (used != text->size() || !(seconds > 0 && seconds <= kMaxCacheTimeoutSeconds))
     throw UsageError(
         fmt::format("TRITON_PORTCHECK_CACHE_TIMEOUT: '{}' is not a number of seconds from 0 to {}",
-                    *text, kMaxTimeoutSeconds));
+                    *text, kMaxCacheTimeoutSeconds));
   return seconds;
 }
 

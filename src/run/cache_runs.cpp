@@ -15,7 +15,7 @@ namespace portcheck {
 namespace {
 
 constexpr std::size_t kLinesKept = 50;
-constexpr std::uintmax_t kTrimAbove = 64 * 1024;
+constexpr std::uintmax_t kTrimAbove = 64U << 10U;
 
 std::filesystem::path runs_file(const std::filesystem::path& cache_root) {
   return cache_root / "runs.jsonl";

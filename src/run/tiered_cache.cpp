@@ -67,6 +67,8 @@ void TieredCache::prefetch(const std::vector<std::string>& keys) {
     remote_failed("reading", error, /*reads_too=*/true);
     return;
   }
+  // Checking and copying what came back is part of what a remote hit costs.
+  const Stopwatch watch(counters_.local_write_seconds);
   for (std::size_t i = 0; i < missing.size() && i < values.size(); ++i) {
     if (!values[i]) continue;
     std::string problem;

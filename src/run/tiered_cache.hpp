@@ -37,7 +37,7 @@ struct CacheCounters {
   double remote_read_seconds = 0;   // waiting on the remote's answers to reads
   double remote_write_seconds = 0;  // and to writes
   double local_read_seconds = 0;    // in the local cache's lookups
-  double local_write_seconds = 0;   // and writes
+  double local_write_seconds = 0;   // and writes (fetched entries checked and copied included)
   [[nodiscard]] nlohmann::json to_json() const;
 };
 

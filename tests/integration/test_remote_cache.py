@@ -79,7 +79,7 @@ def test_a_remote_killed_mid_run_loses_nothing(server, tmp_path, venv_python):
     while server.stored_count() < 3 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.05)
     assert proc.poll() is None, "the run ended before the remote could be killed"
-    server.stop()
+    server.kill()
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 1, stdout + stderr
     report = json.loads(out.read_text())
