@@ -39,7 +39,7 @@ def main():
             for binary in args.binaries:
                 wall, cells = one_run(binary, args.python, args.isolation, workdir)
                 walls[binary].append(wall)
-    print(f"| binary | cells | runs | median wall s | all |\n| --- | --- | --- | --- | --- |")
+    print("| binary | cells | runs | median wall s | all |\n| --- | --- | --- | --- | --- |")
     for binary, values in walls.items():
         print(f"| {binary} | {cells} | {len(values)} | {statistics.median(values):.2f} | "
               f"{', '.join(f'{v:.2f}' for v in values)} |")

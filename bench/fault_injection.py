@@ -411,7 +411,7 @@ def random_signal(rep, sig, process_group, manifest="demo"):
         except ProcessLookupError:
             pass  # it ended just now
         sent = time.monotonic()
-        rc = rep.wait(proc)
+        rep.wait(proc)
         if time.monotonic() - sent > 5:  # Ctrl-C must always work, and at once
             rep.outcome.wrong_exits += 1
             rep.outcome.notes.append(f"exited {time.monotonic() - sent:.1f} s after the signal")

@@ -29,10 +29,10 @@ def server(request, tmp_path):
         yield running
 
 
-def check(tmp_path, name, url, venv_python, *extra, **env):
+def check(tmp_path, name, url, venv_python, *extra, targets=TARGETS, **env):
     home = tmp_path / f"home-{name}"
     out = tmp_path / f"{name}.json"
-    args = ["check", "--demo", "-t", TARGETS, "--python", venv_python, "--json", out, *extra]
+    args = ["check", "--demo", "-t", targets, "--python", venv_python, "--json", out, *extra]
     if url is not None:
         args += ["--cache-url", url]
     run = run_tool(args, cwd=tmp_path, TRITON_PORTCHECK_HOME=home, **env)
@@ -100,6 +100,21 @@ def test_a_hung_remote_costs_at_most_its_timeout(server, tmp_path, venv_python):
     assert 0.9 <= waited <= 1.5, remote
     assert remote["remote_errors"] == 1 and remote["remote_skipped"] == len(report["cells"])
     assert len(remote_lines(run.stderr)) == 2, run.stderr  # the failure, then the summary
+
+
+def test_a_full_redis_stops_the_writes_and_the_run_goes_on(tmp_path, venv_python):
+    with RedisServer(tmp_path) as redis:
+        _, reference, _ = check(tmp_path, "fill", redis.url, venv_python)
+        used = int(re.search(r"used_memory:(\d+)", redis.cli("INFO", "memory")).group(1))
+        redis.cli("CONFIG", "SET", "maxmemory-policy", "noeviction")
+        redis.cli("CONFIG", "SET", "maxmemory", str(used + 1024))
+        run, report, remote = check(tmp_path, "full", redis.url, venv_python, targets="cuda:80,hip:gfx942")
+        assert "writing failed (OOM command not allowed" in run.stderr, run.stderr
+        assert "this run stores its results in the local cache only" in run.stderr
+        assert remote["remote_errors"] == 1 and remote["remote_stored"] == 0
+        # Reads went on: the hip:gfx942 cells came from the store, the cuda:80 ones were compiled.
+        assert remote["remote_hits"] == len(report["cells"]) // 2 == remote["misses"]
+        assert remote["stored"] == remote["misses"]
 
 
 def tamper(server):
