@@ -2,7 +2,6 @@
 
 #if PORTCHECK_HAVE_CURL
 #include <algorithm>
-#include <memory>
 
 #include "util/libcurl_loader.hpp"
 #endif
@@ -12,9 +11,12 @@ namespace util {
 #if PORTCHECK_HAVE_CURL
 namespace {
 
-// Transfers at once in a batch of GETs: enough to hide the latency of a remote server, few
-// enough not to look like an attack to it.
+// Transfers at once: enough to hide the latency of a distant server, few enough not to look
+// like an attack to it.
 constexpr long kParallelTransfers = 8;
+// Each transfer's timeout runs from when it is added, queued or not: a batch is as many as the
+// connections finish well within one timeout even from a server a continent away.
+constexpr auto kPerBatch = 4 * static_cast<std::size_t>(kParallelTransfers);
 
 const Libcurl& api() {
   const char* why = nullptr;
@@ -23,50 +25,88 @@ const Libcurl& api() {
   return *loaded;
 }
 
-std::size_t append_body(char* data, std::size_t size, std::size_t count, void* into) {
-  static_cast<std::string*>(into)->append(data, size * count);
-  return size * count;
-}
-
-// Options every transfer shares: bounded in time, no signals (the tool handles its own), no
-// redirects followed (a cache that moved is misconfigured, not a reason to go elsewhere).
-void common_options(CURL* easy, const std::string& url, std::string* body,
-                    std::chrono::milliseconds timeout) {
-  const auto& c = api();
-  c.easy_setopt(easy, CURLOPT_URL, url.c_str());
-  c.easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  c.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout.count()));
-  c.easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
-  c.easy_setopt(easy, CURLOPT_WRITEFUNCTION, &append_body);
-  c.easy_setopt(easy, CURLOPT_WRITEDATA, body);
-  c.easy_setopt(easy, CURLOPT_USERAGENT, "triton-portcheck");
-}
-
-long status_of(CURL* easy) {
-  long status = 0;
-  api().easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
-  return status;
-}
-
 struct EasyDeleter {
   void operator()(CURL* easy) const { api().easy_cleanup(easy); }
 };
+struct MultiDeleter {
+  void operator()(CURLM* multi) const { api().multi_cleanup(multi); }
+};
+struct ListDeleter {
+  void operator()(curl_slist* list) const { api().slist_free_all(list); }
+};
 using Easy = std::unique_ptr<CURL, EasyDeleter>;
+using Multi = std::unique_ptr<CURLM, MultiDeleter>;
+using HeaderList = std::unique_ptr<curl_slist, ListDeleter>;
 
-// Easy handles attached to the client's multi handle for one batch; detaches and frees them
-// all, however it ends. The multi handle (and the connections it keeps alive) stays.
+// Where a transfer's answer goes; past `limit` bytes the transfer is aborted.
+struct Sink {
+  std::string* body;
+  std::uint64_t limit;
+};
+
+std::size_t append_body(char* data, std::size_t size, std::size_t count, void* to) {
+  auto* sink = static_cast<Sink*>(to);
+  if (sink->body->size() + size * count > sink->limit) return 0;  // curl: CURLE_WRITE_ERROR
+  sink->body->append(data, size * count);
+  return size * count;
+}
+
+// One transfer, ready to add to a batch: bounded in time and size, no signals (the tool handles
+// its own), no redirects followed (a cache that moved is misconfigured, not a reason to go
+// elsewhere).
+struct Transfer {
+  Easy easy;
+  std::string body;
+  Sink sink{&body, 0};
+  HeaderList headers;
+
+  Transfer(const std::string& url, const HttpSettings& settings) : easy(api().easy_init()) {
+    if (!easy) throw TransportError("curl_easy_init failed");
+    sink.limit = settings.max_body_bytes;
+    const auto& c = api();
+    auto* e = easy.get();
+    c.easy_setopt(e, CURLOPT_URL, url.c_str());
+    c.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    c.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(settings.timeout.count()));
+    c.easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(settings.timeout.count()));
+    c.easy_setopt(e, CURLOPT_WRITEFUNCTION, &append_body);
+    c.easy_setopt(e, CURLOPT_WRITEDATA, &sink);
+    c.easy_setopt(e, CURLOPT_USERAGENT, settings.user_agent.c_str());
+  }
+
+  // `content` must outlive the transfer (curl does not copy POSTFIELDS).
+  void make_put(const std::string& content) {
+    const auto& c = api();
+    headers.reset(c.slist_append(nullptr, "Content-Type: application/json"));
+    headers.reset(c.slist_append(headers.release(), "Expect:"));  // no 100-continue round trip
+    c.easy_setopt(easy.get(), CURLOPT_HTTPHEADER, headers.get());
+    c.easy_setopt(easy.get(), CURLOPT_CUSTOMREQUEST, "PUT");
+    c.easy_setopt(easy.get(), CURLOPT_POSTFIELDS, content.data());
+    c.easy_setopt(easy.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(content.size()));
+  }
+
+  [[nodiscard]] long status() const {
+    long status = 0;
+    api().easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &status);
+    return status;
+  }
+};
+
+// Transfers attached to the client's multi handle for one batch; detached however it ends. The
+// multi handle, and the connections it keeps alive, stay for the next batch.
 class Batch {
  public:
   explicit Batch(CURLM* multi) : multi_(multi) {}
   ~Batch() {
-    for (auto& easy : attached_) api().multi_remove_handle(multi_, easy.get());
+    for (auto& t : transfers_) api().multi_remove_handle(multi_, t->easy.get());
   }
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
 
-  void add(Easy easy) {
-    api().multi_add_handle(multi_, easy.get());
-    attached_.push_back(std::move(easy));
+  Transfer& add(std::unique_ptr<Transfer> transfer) {
+    api().multi_add_handle(multi_, transfer->easy.get());
+    transfers_.push_back(std::move(transfer));
+    return *transfers_.back();
   }
   // Runs until every transfer is done; throws for the first that failed without an answer.
   void run() {
@@ -81,75 +121,72 @@ class Batch {
       if (running > 0) c.multi_wait(multi_, nullptr, 0, 1000, nullptr);
     }
   }
-  [[nodiscard]] CURL* easy(std::size_t i) const { return attached_[i].get(); }
+  [[nodiscard]] Transfer& at(std::size_t i) const { return *transfers_[i]; }
 
  private:
   CURLM* multi_;
-  std::vector<Easy> attached_;
+  std::vector<std::unique_ptr<Transfer>> transfers_;  // stable addresses: curl holds pointers
 };
 
 }  // namespace
 
-HttpClient::HttpClient(std::chrono::milliseconds timeout) : timeout_(timeout) {
-  multi_ = api().multi_init();
-  if (multi_ == nullptr) throw TransportError("curl_multi_init failed");
-  api().multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, kParallelTransfers);
+struct HttpClient::Connections {
+  Multi multi;
+};
+
+HttpClient::HttpClient(HttpSettings settings)
+    : connections_(std::make_unique<Connections>()), settings_(std::move(settings)) {
+  connections_->multi.reset(api().multi_init());
+  if (!connections_->multi) throw TransportError("curl_multi_init failed");
+  api().multi_setopt(connections_->multi.get(), CURLMOPT_MAX_TOTAL_CONNECTIONS, kParallelTransfers);
 }
 
-HttpClient::~HttpClient() {
-  if (easy_for_put_ != nullptr) api().easy_cleanup(static_cast<CURL*>(easy_for_put_));
-  api().multi_cleanup(static_cast<CURLM*>(multi_));
-}
+HttpClient::~HttpClient() = default;
 
 std::vector<HttpResponse> HttpClient::get_many(const std::vector<std::string>& urls) {
   std::vector<HttpResponse> out(urls.size());
-  // Each transfer's timeout runs from when it is added, queued or not: a batch is as many as the
-  // connections can finish well within one timeout even from a server a continent away.
-  constexpr auto kPerBatch = 4 * static_cast<std::size_t>(kParallelTransfers);
   for (std::size_t first = 0; first < urls.size(); first += kPerBatch) {
     const auto last = std::min(urls.size(), first + kPerBatch);
-    Batch batch(static_cast<CURLM*>(multi_));
-    for (std::size_t i = first; i < last; ++i) {
-      Easy easy(api().easy_init());
-      if (!easy) throw TransportError("curl_easy_init failed");
-      common_options(easy.get(), urls[i], &out[i].body, timeout_);
-      batch.add(std::move(easy));
-    }
+    Batch batch(connections_->multi.get());
+    for (std::size_t i = first; i < last; ++i)
+      batch.add(std::make_unique<Transfer>(urls[i], settings_));
     batch.run();
-    for (std::size_t i = first; i < last; ++i) out[i].status = status_of(batch.easy(i - first));
+    for (std::size_t i = first; i < last; ++i) {
+      auto& transfer = batch.at(i - first);
+      out[i] = {transfer.status(), std::move(transfer.body)};
+    }
   }
   return out;
 }
 
-long HttpClient::put(const std::string& url, std::string_view body) {
-  const auto& c = api();
-  if (easy_for_put_ == nullptr) easy_for_put_ = c.easy_init();
-  auto* easy = static_cast<CURL*>(easy_for_put_);
-  if (easy == nullptr) throw TransportError("curl_easy_init failed");
-  std::string answer;
-  common_options(easy, url, &answer, timeout_);
-  curl_slist* headers = c.slist_append(nullptr, "Content-Type: application/json");
-  headers = c.slist_append(headers, "Expect:");  // no 100-continue round trip
-  c.easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-  c.easy_setopt(easy, CURLOPT_CUSTOMREQUEST, "PUT");
-  c.easy_setopt(easy, CURLOPT_POSTFIELDS, body.data());
-  c.easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  const auto result = c.easy_perform(easy);
-  c.easy_setopt(easy, CURLOPT_HTTPHEADER, nullptr);
-  c.slist_free_all(headers);
-  if (result != CURLE_OK) throw TransportError(c.easy_strerror(result));
-  return status_of(easy);
+std::vector<long> HttpClient::put_many(
+    const std::vector<std::pair<std::string, std::string>>& objects) {
+  std::vector<long> out(objects.size());
+  for (std::size_t first = 0; first < objects.size(); first += kPerBatch) {
+    const auto last = std::min(objects.size(), first + kPerBatch);
+    Batch batch(connections_->multi.get());
+    for (std::size_t i = first; i < last; ++i)
+      batch.add(std::make_unique<Transfer>(objects[i].first, settings_))
+          .make_put(objects[i].second);
+    batch.run();
+    for (std::size_t i = first; i < last; ++i) out[i] = batch.at(i - first).status();
+  }
+  return out;
 }
 
 #else  // built without libcurl's header
 
-HttpClient::HttpClient(std::chrono::milliseconds timeout) : timeout_(timeout) {
+struct HttpClient::Connections {};
+
+HttpClient::HttpClient(HttpSettings settings) : settings_(std::move(settings)) {
   throw TransportError(
       "this build has no HTTP client (libcurl's header was not found when it was built)");
 }
 HttpClient::~HttpClient() = default;
 std::vector<HttpResponse> HttpClient::get_many(const std::vector<std::string>&) { return {}; }
-long HttpClient::put(const std::string&, std::string_view) { return 0; }
+std::vector<long> HttpClient::put_many(const std::vector<std::pair<std::string, std::string>>&) {
+  return {};
+}
 
 #endif
 

@@ -1,9 +1,12 @@
 #pragma once
-// An HTTP client on libcurl (util/libcurl_loader.hpp) for a plain object store: GET many objects
-// at once over a few connections, PUT one. Every transfer is bounded by one timeout.
+// An HTTP client on libcurl (util/libcurl_loader.hpp) for a plain object store: GET and PUT many
+// objects at once over a few kept-alive connections. Every transfer is bounded by one timeout.
 #include <chrono>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "util/remote_error.hpp"
@@ -15,24 +18,30 @@ struct HttpResponse {
   std::string body;
 };
 
+struct HttpSettings {
+  std::chrono::milliseconds timeout{2000};  // per transfer, connecting included
+  std::string user_agent;
+  std::uint64_t max_body_bytes = 64ULL << 20;  // a longer answer is a transport failure
+};
+
 class HttpClient {
  public:
   // Throws TransportError when this system has no libcurl (or this build none).
-  explicit HttpClient(std::chrono::milliseconds timeout);
+  explicit HttpClient(HttpSettings settings);
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
   // One response per URL, in order. Throws TransportError for the first transfer that got no
-  // HTTP answer (refused, timed out, reset); the others still running are abandoned.
+  // HTTP answer (refused, timed out, reset, too long); the others still running are abandoned.
   std::vector<HttpResponse> get_many(const std::vector<std::string>& urls);
-  // The status of a PUT of `body`; throws TransportError as above.
-  long put(const std::string& url, std::string_view body);
+  // PUT of each (url, body); the statuses in order. Throws TransportError as above.
+  std::vector<long> put_many(const std::vector<std::pair<std::string, std::string>>& objects);
 
  private:
-  void* multi_ = nullptr;         // CURLM*: its connections are kept alive across batches
-  void* easy_for_put_ = nullptr;  // CURL*, kept across PUTs: one connection, kept alive
-  std::chrono::milliseconds timeout_;
+  struct Connections;  // the multi handle: connections kept alive across batches
+  std::unique_ptr<Connections> connections_;
+  HttpSettings settings_;
 };
 
 }  // namespace util

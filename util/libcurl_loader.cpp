@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <initializer_list>
+#include <memory>
 
 namespace util {
 namespace {
@@ -36,16 +37,21 @@ bool resolve_all(void* h, Libcurl& c) {
          resolve(h, "curl_slist_free_all", c.slist_free_all);
 }
 
+struct LibraryCloser {
+  void operator()(void* handle) const { ::dlclose(handle); }
+};
+
 const Libcurl* load() {
   static Libcurl api;
   for (const char* name : {"libcurl.so.4", "libcurl-gnutls.so.4"}) {
-    // Never closed: the process keeps it as it would a linked library.
-    void* handle = ::dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) continue;
+    std::unique_ptr<void, LibraryCloser> handle(::dlopen(name, RTLD_NOW | RTLD_LOCAL));
+    if (!handle) continue;
     CURLcode (*global_init)(long) = nullptr;
-    if (resolve_all(handle, api) && resolve(handle, "curl_global_init", global_init) &&
-        global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK)
+    if (resolve_all(handle.get(), api) && resolve(handle.get(), "curl_global_init", global_init) &&
+        global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK) {
+      (void)handle.release();  // kept for the process's life, as a linked library would be
       return &api;
+    }
   }
   return nullptr;
 }

@@ -124,9 +124,25 @@ std::vector<std::optional<std::string>> RedisClient::get_many(
   return out;
 }
 
-void RedisClient::set(const std::string& key, std::string_view value) {
+void RedisClient::set_many(const std::vector<std::pair<std::string, std::string>>& items) {
   try {
-    command(connection(), {"SET", key, std::string(value)});
+    auto* context = connection();
+    for (const auto& [key, value] : items) {
+      const char* args[] = {"SET", key.data(), value.data()};
+      const std::size_t lengths[] = {3, key.size(), value.size()};
+      if (redisAppendCommandArgv(context, 3, args, lengths) != REDIS_OK)
+        throw TransportError(transport_problem(*context));
+    }
+    std::string refused;  // read every reply, so that the connection stays in step
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      void* raw = nullptr;
+      if (redisGetReply(context, &raw) != REDIS_OK)
+        throw TransportError(transport_problem(*context));
+      const Reply reply(static_cast<redisReply*>(raw));
+      if (reply && reply->type == REDIS_REPLY_ERROR && refused.empty())
+        refused = error_text(*reply);
+    }
+    if (!refused.empty()) throw RejectedError(refused);
   } catch (const TransportError&) {
     drop();
     throw;
@@ -156,7 +172,9 @@ std::vector<std::optional<std::string>> RedisClient::get_many(const std::vector<
   connection();
   return {};
 }
-void RedisClient::set(const std::string&, std::string_view) { connection(); }
+void RedisClient::set_many(const std::vector<std::pair<std::string, std::string>>&) {
+  connection();
+}
 void RedisClient::ping() { connection(); }
 
 #endif

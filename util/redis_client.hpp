@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "util/remote_error.hpp"
@@ -36,7 +37,9 @@ class RedisClient {
   // One value per key (nullopt: absent or not a string), fetched with MGET in batches so that
   // a thousand keys cost a few round trips.
   std::vector<std::optional<std::string>> get_many(const std::vector<std::string>& keys);
-  void set(const std::string& key, std::string_view value);
+  // SET of every (key, value), pipelined: one round trip for the lot. Throws RejectedError for
+  // the first the server refused (the others may have been stored).
+  void set_many(const std::vector<std::pair<std::string, std::string>>& items);
   void ping();
 
  private:

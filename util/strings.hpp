@@ -1,5 +1,4 @@
 #pragma once
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,8 +20,6 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 // "8GiB", "512MiB", "2G", "1000000" -> bytes; nullopt when malformed.
 std::optional<std::uint64_t> parse_byte_size(std::string_view text);
 std::string format_bytes(std::uint64_t bytes);
-// "2026-12-01T21:10:56Z"
-std::string iso_time_utc(std::chrono::system_clock::time_point t);
 // A duration as a person reads it at a glance: "8 s", "3 min 05 s", "2 h 07 min".
 std::string format_duration(double seconds);
 

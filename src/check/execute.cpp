@@ -314,6 +314,7 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
   CellRun run(cells, inspection, settings, judgement, std::move(why_unsupported));
   auto tasks = run.serve();
   out.completed = run.compile(std::move(tasks), session->runner(), interrupted);
+  if (settings.cache != nullptr) settings.cache->flush();  // the last results' batch
   out.workers_peak_rss_bytes = session->runner().peak_tree_rss_bytes();
   out.worker_stats = session->stats();
   session.reset();  // no worker outlives the matrix

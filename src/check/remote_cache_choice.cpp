@@ -1,5 +1,6 @@
 #include "src/check/remote_cache_choice.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -11,6 +12,8 @@ namespace portcheck {
 namespace {
 
 constexpr double kDefaultTimeoutSeconds = 2;
+// 0 ms would mean "no timeout at all" to both libcurl and hiredis.
+constexpr double kMinCacheTimeoutSeconds = 0.001;
 constexpr double kMaxCacheTimeoutSeconds = 600;
 
 std::optional<std::string> from_environment(const char* name) {
@@ -18,6 +21,8 @@ std::optional<std::string> from_environment(const char* name) {
   if (value == nullptr || *value == '\0') return std::nullopt;
   return std::string(value);
 }
+
+constexpr const char* kManifestSource = "[defaults] cache_url";
 
 bool truthy(const std::string& text) { return text == "1" || text == "true" || text == "yes"; }
 
@@ -32,10 +37,11 @@ double timeout_seconds(const CheckOptions& options) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text->size() || !(seconds > 0 && seconds <= kMaxCacheTimeoutSeconds))
+  if (used != text->size() ||
+      !(seconds >= kMinCacheTimeoutSeconds && seconds <= kMaxCacheTimeoutSeconds))
     throw UsageError(
-        fmt::format("TRITON_PORTCHECK_CACHE_TIMEOUT: '{}' is not a number of seconds from 0 to {}",
-                    *text, kMaxCacheTimeoutSeconds));
+        fmt::format("TRITON_PORTCHECK_CACHE_TIMEOUT: '{}' is not a number of seconds from {} to {}",
+                    *text, kMinCacheTimeoutSeconds, kMaxCacheTimeoutSeconds));
   return seconds;
 }
 
@@ -52,19 +58,23 @@ std::optional<RemoteCacheSettings> remote_cache_choice(const CheckOptions& optio
   }
   if (!text) {
     text = manifest.cache_url;
-    source = "[defaults] cache_url";
+    source = kManifestSource;
   }
   if (!text || *text == "none") return std::nullopt;
   std::string problem;
   auto url = parse_remote_url(*text, &problem);
-  if (!url) throw UsageError(fmt::format("{} '{}': {}", source, *text, problem));
+  if (!url) throw UsageError(fmt::format("{} '{}': {}", source, redact_url(*text), problem));
   RemoteCacheSettings settings;
   settings.url = std::move(*url);
+  // The manifest's cache_readonly goes with the manifest's URL: a team commits "laptops read",
+  // and CI, which names its cache itself, still writes.
   settings.readonly =
-      options.cache_readonly || manifest.cache_readonly ||
-      truthy(from_environment("TRITON_PORTCHECK_CACHE_READONLY").value_or(std::string()));
+      options.cache_readonly ||
+      truthy(from_environment("TRITON_PORTCHECK_CACHE_READONLY").value_or(std::string())) ||
+      (source == kManifestSource && manifest.cache_readonly);
   settings.timeout =
-      std::chrono::milliseconds(static_cast<long long>(timeout_seconds(options) * 1000));
+      std::max(std::chrono::milliseconds(1),
+               std::chrono::milliseconds(static_cast<long long>(timeout_seconds(options) * 1000)));
   return settings;
 }
 

@@ -14,6 +14,8 @@ namespace portcheck {
 // of a URL or timeout that does not parse (a manifest's was checked when it was loaded).
 //   $TRITON_PORTCHECK_CACHE_URL, $TRITON_PORTCHECK_CACHE_READONLY (1, true, yes),
 //   $TRITON_PORTCHECK_CACHE_TIMEOUT (seconds; default 2).
+// Read-only when --cache-readonly or $TRITON_PORTCHECK_CACHE_READONLY says so, or when the URL is
+// the manifest's and the manifest says cache_readonly = true.
 std::optional<RemoteCacheSettings> remote_cache_choice(const CheckOptions& options,
                                                        const Manifest& manifest);
 

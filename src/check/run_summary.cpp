@@ -5,7 +5,7 @@
 
 #include <ctime>
 
-#include "util/strings.hpp"
+#include "util/iso_time.hpp"
 
 namespace portcheck {
 namespace {

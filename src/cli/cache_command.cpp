@@ -21,7 +21,7 @@ constexpr std::size_t kRunsShown = 10;
 void print_remote(const std::string& text) {
   std::string problem;
   const auto url = parse_remote_url(text, &problem);
-  if (!url) throw UsageError(fmt::format("cache URL '{}': {}", text, problem));
+  if (!url) throw UsageError(fmt::format("cache URL '{}': {}", redact_url(text), problem));
   const auto store = open_remote_store(*url, std::chrono::milliseconds(2000));
   try {
     store->ping();

@@ -69,18 +69,19 @@ std::optional<RemoteUrl> parse_redis(std::string_view rest, RemoteUrl url, std::
 
 }  // namespace
 
-std::string RemoteUrl::shown() const {
+std::string redact_url(const std::string& text) {
   const auto scheme_end = text.find("://");
-  const auto at = text.rfind('@');
-  if (scheme_end == std::string::npos || at == std::string::npos || at < scheme_end) return text;
-  const auto credentials = text.substr(scheme_end + 3, at - scheme_end - 3);
-  const auto colon = credentials.find(':');
-  // redis://PASSWORD@ and http(s)://USER:PASSWORD@: the password is what follows the colon,
-  // or the whole of it when there is none (Redis only; an HTTP user alone is no secret).
-  if (colon == std::string::npos)
-    return kind == Kind::redis ? text.substr(0, scheme_end + 3) + "***" + text.substr(at) : text;
-  return text.substr(0, scheme_end + 3 + colon + 1) + "***" + text.substr(at);
+  if (scheme_end == std::string::npos) return text;
+  const auto authority = scheme_end + 3;
+  const auto path = text.find('/', authority);
+  const auto at = text.rfind('@', path == std::string::npos ? std::string::npos : path);
+  if (at == std::string::npos || at < authority) return text;
+  const auto colon = text.find(':', authority);
+  const auto secret = colon != std::string::npos && colon < at ? colon + 1 : authority;
+  return text.substr(0, secret) + "***" + text.substr(at);
 }
+
+std::string RemoteUrl::shown() const { return redact_url(text); }
 
 std::optional<RemoteUrl> parse_remote_url(const std::string& text, std::string* problem) {
   RemoteUrl url;

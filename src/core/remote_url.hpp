@@ -24,6 +24,11 @@ struct RemoteUrl {
   [[nodiscard]] std::string shown() const;
 };
 
+// Any text given as a cache URL, parsed or not, with the password of its credentials replaced
+// by "***" (everything between "://" and "@" after the first colon, or all of it without one):
+// what messages may print.
+std::string redact_url(const std::string& text);
+
 // The parsed URL, or nullopt with `problem` saying what is wrong with it.
 std::optional<RemoteUrl> parse_remote_url(const std::string& text, std::string* problem);
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "util/fs.hpp"
+#include "util/iso_time.hpp"
 #include "util/strings.hpp"
 #include "util/unique_fd.hpp"
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "src/run/result_cache.hpp"
 #include "util/http_client.hpp"
 #include "util/redis_client.hpp"
 
@@ -19,8 +20,11 @@ class RedisStore : public RemoteStore {
     for (const auto& key : keys) names.push_back(name_of(key));
     return client_.get_many(names);
   }
-  void put(const std::string& key, std::string_view value) override {
-    client_.set(name_of(key), value);
+  void put_many(const std::vector<std::pair<std::string, std::string>>& items) override {
+    std::vector<std::pair<std::string, std::string>> named;
+    named.reserve(items.size());
+    for (const auto& [key, value] : items) named.emplace_back(name_of(key), value);
+    client_.set_many(named);
   }
   void ping() override { client_.ping(); }
 
@@ -51,20 +55,26 @@ class HttpStore : public RemoteStore {
     return out;
   }
 
-  void put(const std::string& key, std::string_view value) override {
-    const auto status = client().put(url_of(key), value);
-    if (status < 200 || status > 299)
-      throw util::RejectedError(fmt::format("PUT answered HTTP {}", status));
+  void put_many(const std::vector<std::pair<std::string, std::string>>& items) override {
+    std::vector<std::pair<std::string, std::string>> objects;
+    objects.reserve(items.size());
+    for (const auto& [key, value] : items) objects.emplace_back(url_of(key), value);
+    for (const auto status : client().put_many(objects))
+      if (status < 200 || status > 299)
+        throw util::RejectedError(fmt::format("PUT answered HTTP {}", status));
   }
 
-  // Any HTTP answer for a key that is surely absent means the server is there and speaks HTTP.
-  void ping() override { client().get_many({url_of("portcheck-ping")}); }
+  // A key that is surely absent: 404 (or 200) means the store is there and lets us read;
+  // 401, 403 or 500 is said as such.
+  void ping() override { get_many({"portcheck-ping"}); }
 
  private:
   [[nodiscard]] std::string url_of(const std::string& key) const { return base_ + "/" + key; }
   // Made on first use: a system without libcurl learns it then, as a failed request.
   util::HttpClient& client() {
-    if (!client_) client_ = std::make_unique<util::HttpClient>(timeout_);
+    if (!client_)
+      client_ = std::make_unique<util::HttpClient>(
+          util::HttpSettings{timeout_, "triton-portcheck/" PORTCHECK_VERSION, kMaxEntryBytes});
     return *client_;
   }
   std::string base_;

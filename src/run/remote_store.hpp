@@ -7,7 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/core/remote_url.hpp"
@@ -22,7 +22,9 @@ class RemoteStore {
   // One value per key, in order; nullopt: the store has none.
   virtual std::vector<std::optional<std::string>> get_many(
       const std::vector<std::string>& keys) = 0;
-  virtual void put(const std::string& key, std::string_view value) = 0;
+  // Stores every (key, value) in as few round trips as the protocol allows. A RejectedError may
+  // leave some of them stored.
+  virtual void put_many(const std::vector<std::pair<std::string, std::string>>& items) = 0;
   // A request that succeeds on a working store whatever it holds.
   virtual void ping() = 0;
 };

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "util/bounded_json.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -100,7 +101,19 @@ std::optional<nlohmann::json> ResultCache::check_entry(const std::string& text,
                                                        const std::string& key,
                                                        std::string* problem) {
   problem->clear();
-  auto entry = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (text.size() > kMaxEntryBytes) {
+    *problem = fmt::format("larger than {}", util::format_bytes(kMaxEntryBytes));
+    return std::nullopt;
+  }
+  nlohmann::json entry;
+  try {
+    // Bounded: a shared store may hold anything, and nesting 100,000 deep would overflow the
+    // stack in the first walk over it (the checksum's dump).
+    entry = util::parse_json_bounded(text);
+  } catch (const util::JsonInputError& error) {
+    *problem = std::string("not JSON: ") + error.what();
+    return std::nullopt;
+  }
   if (entry.is_object() && entry.contains("schema") && entry["schema"] != kEntrySchema)
     return std::nullopt;  // another version's entry: a plain miss
   if (entry.is_object() && !entry.contains("schema") && !entry.contains("checksum"))

@@ -79,5 +79,8 @@ class CellTimings {
 };
 
 inline constexpr std::uint64_t kDefaultCacheBytes = 512ULL << 20;
+// No entry we write comes near this (a few KiB; the largest seen, with a long compiler log, under
+// 1 MiB); anything larger is not ours and is not read.
+inline constexpr std::uint64_t kMaxEntryBytes = 64ULL << 20;
 
 }  // namespace portcheck

@@ -47,6 +47,7 @@ TieredCache::TieredCache(ResultCache& local, std::unique_ptr<RemoteStore> remote
 
 void TieredCache::prefetch(const std::vector<std::string>& keys) {
   if (remote_ == nullptr) return;
+  flush();  // a pass before this one may have left writes queued
   std::vector<std::string> missing;
   {
     const Stopwatch watch(counters_.local_read_seconds);
@@ -109,11 +110,25 @@ void TieredCache::store(const std::string& key, const nlohmann::json& entry) {
     ++counters_.remote_skipped;
     return;
   }
+  if (pending_.empty()) pending_since_ = std::chrono::steady_clock::now();
+  pending_.emplace_back(key, std::move(text));
+  const auto waited = std::chrono::steady_clock::now() - pending_since_;
+  if (pending_.size() >= kWriteBatch || waited >= std::chrono::seconds(1)) flush();
+}
+
+void TieredCache::flush() {
+  if (pending_.empty()) return;
+  auto batch = std::move(pending_);
+  pending_.clear();
+  if (!remote_usable() || writes_refused_) {
+    counters_.remote_skipped += batch.size();
+    return;
+  }
   try {
     const Stopwatch watch(counters_.remote_write_seconds);
-    remote_->put(key, text);
-    ++counters_.remote_stored;
-    counters_.bytes_stored += text.size();
+    remote_->put_many(batch);
+    counters_.remote_stored += batch.size();
+    for (const auto& item : batch) counters_.bytes_stored += item.second.size();
   } catch (const util::RejectedError& error) {
     remote_failed("writing", error, /*reads_too=*/false);
   } catch (const std::exception& error) {
@@ -124,12 +139,13 @@ void TieredCache::store(const std::string& key, const nlohmann::json& entry) {
 void TieredCache::remote_failed(const std::string& what, const std::exception& error,
                                 bool reads_too) {
   ++counters_.remote_errors;
-  const bool first = !remote_failed_ && !writes_refused_;
-  if (reads_too)
-    remote_failed_ = true;
-  else
-    writes_refused_ = true;
-  if (!first) return;
+  // A refused write stops the writes; anything else stops the remote altogether. Each is said
+  // once: a store that first refuses writes and later stops answering is told both times.
+  auto& reported = reads_too ? reads_reported_ : writes_reported_;
+  (reads_too ? remote_failed_ : writes_refused_) = true;
+  if (reported) return;
+  reported = true;
+  if (reads_too) writes_reported_ = true;  // nothing more to say about writes
   const auto where = settings_ ? settings_->url.shown() : std::string("the remote cache");
   std::fprintf(stderr, "triton-portcheck: remote cache %s: %s failed (%s); %s\n", where.c_str(),
                what.c_str(), error.what(),

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -60,8 +61,13 @@ class TieredCache {
   // (fits_limits); counts a hit or a miss.
   std::optional<nlohmann::json> load(const std::string& key, double timeout_s,
                                      std::uint64_t max_rss);
-  // Writes to the local cache and, unless read-only, to the remote.
+  // Writes to the local cache and, unless read-only, queues it for the remote: written in batches
+  // (of kWriteBatch, or what waited a second), so a distant store costs one round trip per batch
+  // while cells wait to start, not one per cell.
   void store(const std::string& key, const nlohmann::json& entry);
+  // Sends what is queued. Called when a pass over the cells ends, and before each prefetch.
+  void flush();
+  static constexpr std::size_t kWriteBatch = 32;
 
   [[nodiscard]] ResultCache& local() { return local_; }
   [[nodiscard]] const CacheCounters& counters() const { return counters_; }
@@ -80,6 +86,10 @@ class TieredCache {
   bool remote_failed_ = false;  // no more requests in this run
   bool writes_refused_ = false;
   std::set<std::string> fetched_;  // keys copied from the remote this run
+  std::vector<std::pair<std::string, std::string>> pending_;  // (key, sealed entry) to write
+  std::chrono::steady_clock::time_point pending_since_;
+  bool reads_reported_ = false;  // each kind of failure is reported once
+  bool writes_reported_ = false;
   CacheCounters counters_;
 };
 

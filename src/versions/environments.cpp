@@ -22,6 +22,7 @@
 #include "src/run/result_cache.hpp"
 #include "src/run/supervisor.hpp"
 #include "util/fs.hpp"
+#include "util/iso_time.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
 #include "util/text_cursor.hpp"

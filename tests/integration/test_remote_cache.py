@@ -174,11 +174,13 @@ def test_the_url_comes_from_the_flag_then_the_environment_then_the_manifest(tmp_
 
 
 @pytest.mark.parametrize("where, value, expected", [
-    ("flag", "redis://host:99999", "--cache-url 'redis://host:99999': the port is not a number from 1 to 65535"),
+    ("flag", "redis://:s3cret@host:99999", "--cache-url 'redis://:***@host:99999': the port is not a number from 1 "
+     "to 65535"),
     ("env", "s3://bucket", "TRITON_PORTCHECK_CACHE_URL 's3://bucket': expected redis://HOST[:PORT][/DB]"),
     ("manifest", "rediss://host", "portcheck.toml:2: defaults.cache_url: only redis:// (no TLS)"),
     ("manifest-readonly", '"yes"', "portcheck.toml:2: defaults.cache_readonly: expected true or false"),
     ("timeout", "0", "--cache-timeout"),
+    ("env-timeout", "0.0001", "TRITON_PORTCHECK_CACHE_TIMEOUT: '0.0001' is not a number of seconds from 0.001 to 600"),
 ])
 def test_a_bad_cache_setting_is_one_line_and_exit_2(tmp_path, venv_python, where, value, expected):
     body = '[defaults]\n{}\ntargets = ["cuda:90"]\n'
@@ -188,12 +190,14 @@ def test_a_bad_cache_setting_is_one_line_and_exit_2(tmp_path, venv_python, where
                               "constants = { BLOCK = 64 }\n")
     args = ["check", "-m", manifest, "--python", venv_python]
     args += {"flag": ["--cache-url", value], "timeout": ["--cache-timeout", value]}.get(where, [])
-    env = {"TRITON_PORTCHECK_CACHE_URL": value} if where == "env" else {}
+    env = {"env": {"TRITON_PORTCHECK_CACHE_URL": value},
+           "env-timeout": {"TRITON_PORTCHECK_CACHE_URL": "redis://localhost", "TRITON_PORTCHECK_CACHE_TIMEOUT": value},
+           }.get(where, {})
     run = run_tool(args, cwd=tmp_path, **env)
     assert run.returncode == 2, run.stdout + run.stderr
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and expected in lines[0], run.stderr
-    assert "Traceback" not in run.stderr
+    assert "Traceback" not in run.stderr and "s3cret" not in run.stderr
 
 
 def test_cache_stats_shows_the_last_runs_and_whether_the_remote_answers(tmp_path, venv_python):

@@ -55,6 +55,12 @@ TEST(RemoteUrl, PasswordsAreNeverShown) {
   EXPECT_EQ(parsed("redis://s3cret@host").shown(), "redis://***@host");
   EXPECT_EQ(parsed("https://user:pw@h/p").shown(), "https://user:***@h/p");
   EXPECT_EQ(parsed("http://h:8080/p").shown(), "http://h:8080/p");
+  EXPECT_EQ(parsed("http://user@h/p").shown(), "http://***@h/p");
+  // Text that does not parse is redacted too: error messages quote it.
+  EXPECT_EQ(redact_url("redis://:s3cret@host:99999"), "redis://:***@host:99999");
+  EXPECT_EQ(redact_url("s3://key:secret@bucket/path"), "s3://key:***@bucket/path");
+  EXPECT_EQ(redact_url("http://h/p@q"), "http://h/p@q");  // an @ in the path is no credential
+  EXPECT_EQ(redact_url("no scheme:secret@x"), "no scheme:secret@x");
 }
 
 TEST(RemoteUrl, MistakesSayWhatIsWrong) {

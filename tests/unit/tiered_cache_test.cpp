@@ -48,10 +48,10 @@ class FakeStore : public RemoteStore {
     }
     return out;
   }
-  void put(const std::string& key, std::string_view value) override {
+  void put_many(const std::vector<std::pair<std::string, std::string>>& items) override {
     ++server_.puts;
     fail_if_told();
-    server_.values[key] = std::string(value);
+    for (const auto& [key, value] : items) server_.values[key] = value;
   }
   void ping() override { fail_if_told(); }
 
@@ -85,6 +85,7 @@ TEST(TieredCache, WhatOneMachineStoresAnotherServesWithoutCompiling) {
   first.cache.prefetch({kKey});
   EXPECT_FALSE(first.cache.load(kKey, 0, 0));
   first.cache.store(kKey, entry(kKey));
+  first.cache.flush();
   EXPECT_EQ(first.cache.counters().remote_stored, 1U);
 
   Machine second(server);
@@ -110,6 +111,7 @@ TEST(TieredCache, ATamperedRemoteEntryIsNeitherServedNorCopied) {
   FakeServer server;
   Machine writer(server);
   writer.cache.store(kKey, entry(kKey));
+  writer.cache.flush();
   auto& text = server.values[kKey];
   text.replace(text.find("cubin"), 5, "CUBIN");  // content changed, checksum kept
   server.values[kOther] = "not json at all";
@@ -123,6 +125,7 @@ TEST(TieredCache, ATamperedRemoteEntryIsNeitherServedNorCopied) {
   EXPECT_EQ(reader.cache.counters().remote_hits, 0U);
   // The recompiled result replaces it there.
   reader.cache.store(kKey, entry(kKey));
+  reader.cache.flush();
   Machine later(server);
   later.cache.prefetch({kKey});
   EXPECT_TRUE(later.cache.load(kKey, 0, 0));
@@ -147,10 +150,13 @@ TEST(TieredCache, AFullServerStopsTheWritesOnlyAndReadsGoOn) {
   FakeServer server;
   Machine writer(server);
   writer.cache.store(kKey, entry(kKey));
+  writer.cache.flush();
   server.fault = FakeServer::Fault::rejected;
   Machine m(server);
   m.cache.store(kOther, entry(kOther));
+  m.cache.flush();
   m.cache.store(std::string(64, 'e'), entry(std::string(64, 'e')));
+  m.cache.flush();
   EXPECT_EQ(m.cache.counters().remote_errors, 1U);
   EXPECT_EQ(m.cache.counters().remote_skipped, 1U);
   server.fault = FakeServer::Fault::none;
@@ -163,10 +169,12 @@ TEST(TieredCache, ReadOnlyReadsAndNeverWrites) {
   FakeServer server;
   Machine trusted(server);
   trusted.cache.store(kKey, entry(kKey));
+  trusted.cache.flush();
   Machine pull_request(server, /*readonly=*/true);
   pull_request.cache.prefetch({kKey});
   EXPECT_TRUE(pull_request.cache.load(kKey, 0, 0));
   pull_request.cache.store(kOther, entry(kOther));
+  pull_request.cache.flush();
   EXPECT_EQ(server.values.count(kOther), 0U);
   EXPECT_EQ(server.puts, 1);
   EXPECT_TRUE(pull_request.local.contains(kOther));  // its own runs still profit
@@ -176,11 +184,27 @@ TEST(TieredCache, AnEntryReachedUnderLongerLimitsIsAMiss) {
   FakeServer server;
   Machine writer(server);
   writer.cache.store(kKey, entry(kKey, /*wall_s=*/30));
+  writer.cache.flush();
   Machine m(server);
   m.cache.prefetch({kKey});
   EXPECT_FALSE(m.cache.load(kKey, /*timeout_s=*/10, 0));
   EXPECT_EQ(m.cache.counters().misses, 1U);
   EXPECT_TRUE(m.cache.load(kKey, 60, 0));
+}
+
+TEST(TieredCache, WritesGoInBatchesNotOneRequestPerCell) {
+  FakeServer server;
+  Machine m(server);
+  const auto cells = TieredCache::kWriteBatch + 8;
+  for (std::size_t i = 0; i < cells; ++i) {
+    const auto key = std::string(60, 'f') + std::to_string(1000 + i);
+    m.cache.store(key, entry(key));
+  }
+  EXPECT_EQ(server.puts, 1);  // the first full batch went at once
+  m.cache.flush();
+  EXPECT_EQ(server.puts, 2);
+  EXPECT_EQ(server.values.size(), cells);
+  EXPECT_EQ(m.cache.counters().remote_stored, cells);
 }
 
 TEST(TieredCache, WithoutARemoteItIsTheLocalCache) {
