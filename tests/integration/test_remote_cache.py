@@ -69,12 +69,12 @@ def test_two_empty_homes_sharing_one_store_compile_each_cell_once(server, tmp_pa
 
 
 def test_a_remote_killed_mid_run_loses_nothing(server, tmp_path, venv_python, demo_run):
-    """The whole demo on one core (81 cells, seconds): writes go in batches (32 cells, or what waited
-    a second), so the store holds some results well before the run ends."""
+    """The whole demo (81 cells, seconds): writes go in batches (32 cells, or what waited a second),
+    so the store holds some results well before the run ends."""
     home = tmp_path / "home-killed"
     out = tmp_path / "killed.json"
     env = tool_env(TRITON_PORTCHECK_HOME=home)
-    proc = popen_tool(["check", "--demo", "--python", venv_python, "--json", out, "--cache-url", server.url, "-j", "1"],
+    proc = popen_tool(["check", "--demo", "--python", venv_python, "--json", out, "--cache-url", server.url, "-j", "2"],
                       cwd=tmp_path, env=env)
     deadline = time.monotonic() + 120
     while server.stored_count() < 3 and time.monotonic() < deadline and proc.poll() is None:
