@@ -124,13 +124,25 @@ class CellRun {
     return fmt::format("{}|{}", cell.row->display_name(), target_key(cell));
   }
 
-  // Not compiled: a target this Triton cannot compile for, predicted to fail (--static skip),
-  // --static-only, its module failed to import
-  // (crashed, hung or blew the memory limit: that is its evidence), or found in the cache under
-  // limits that this run's would not have cut short.
+  // Not compiled: served without the cache (below), or found in the cache under limits that this
+  // run's would not have cut short.
   std::optional<CellInput> without_compile(std::size_t id) {
+    if (auto input = without_cache(id)) return input;
     const auto& cell = cells_[id];
-    if (const auto why = unsupported_.find(cell.target.name()); why != unsupported_.end())
+    const auto key = key_for(id);
+    if (settings_.cache == nullptr || key.empty()) return std::nullopt;
+    const auto entry = settings_.cache->load(key, cell.timeout_s, cell.max_rss);
+    if (!entry) return std::nullopt;
+    ++from_cache_;
+    return CellInput{
+        evidence_from_cache(*entry, cell.row->ref.import_root), prediction_for(id), true, {}};
+  }
+
+  // The cells whose verdict needs neither a compile nor the cache: a target this Triton cannot
+  // compile for, --static-only or a predicted failure under --static skip, a module that failed
+  // to import (crashed, hung or blew the memory limit: that is its evidence).
+  [[nodiscard]] std::optional<CellInput> without_cache(std::size_t id) const {
+    if (const auto why = unsupported_.find(cells_[id].target.name()); why != unsupported_.end())
       return CellInput{std::nullopt, nullptr, false, why->second};
     auto predicted = prediction_for(id);
     if (settings_.static_mode == StaticMode::only ||
@@ -138,13 +150,7 @@ class CellRun {
       return CellInput{std::nullopt, std::move(predicted), false, {}};
     if (const auto fault = inspection_.failed.find(id); fault != inspection_.failed.end())
       return CellInput{fault->second, std::move(predicted), false, {}};
-    const auto key = key_for(id);
-    if (settings_.cache == nullptr || key.empty()) return std::nullopt;
-    const auto entry = settings_.cache->load(key, cell.timeout_s, cell.max_rss);
-    if (!entry) return std::nullopt;
-    ++from_cache_;
-    return CellInput{
-        evidence_from_cache(*entry, cell.row->ref.import_root), std::move(predicted), true, {}};
+    return std::nullopt;
   }
 
   // One request to a shared cache for every cell that would look there, rather than one per
@@ -152,13 +158,8 @@ class CellRun {
   void prefetch() {
     if (settings_.cache == nullptr) return;
     std::vector<std::string> keys;
-    for (std::size_t id = 0; id < cells_.size(); ++id) {
-      const bool served_otherwise =
-          unsupported_.count(cells_[id].target.name()) != 0 || inspection_.failed.count(id) != 0 ||
-          settings_.static_mode == StaticMode::only ||
-          (settings_.static_mode == StaticMode::skip && prediction_for(id).is_object());
-      if (!served_otherwise) keys.push_back(key_for(id));
-    }
+    for (std::size_t id = 0; id < cells_.size(); ++id)
+      if (!without_cache(id)) keys.push_back(key_for(id));
     settings_.cache->prefetch(keys);
   }
 
