@@ -14,11 +14,15 @@ class KernelImportError(Exception):
         self.details = details
 
 
-def load_kernel(ref):
-    # The manifest's folder first, then its `pythonpath` folders, all ahead of site-packages.
+def add_import_folders(ref):
+    """The manifest's folder first, then its `pythonpath` folders, all ahead of site-packages."""
     for folder in reversed([ref.get("import_root")] + list(ref.get("pythonpath") or [])):
         if folder and folder not in sys.path:
             sys.path.insert(0, folder)
+
+
+def load_kernel(ref):
+    add_import_folders(ref)
     try:
         if ref.get("file"):
             module = _import_file(ref["file"])

@@ -13,7 +13,10 @@ so that whatever Triton or a user's module prints on stdout cannot corrupt the c
   {"op": "quit"} or end of input             -> the server exits
 
 A cell whose package a zygote has imported is forked from that zygote instead (zygote.py): the
-package is imported once per target, not once per cell.
+package is imported once per target, not once per cell. A fork command with "fresh": true is
+always forked from here: the tool reruns so a cell that a threaded zygote forked and that failed
+in a way a fork hazard could explain. Every "forked" event says how many threads the process that
+forked the cell had ("threads").
 
 Each child starts its own session (so the supervisor can find and kill its whole tree, ptxas
 included), points fds 0-2 at the cell's files, and compiles exactly as a fresh worker process
@@ -29,7 +32,8 @@ import sys
 import threading
 import time
 
-from . import cell_child, faults, handlers, protocol, signal_guard, zygote
+from . import cell_child, faults, handlers, protocol, signal_guard, zygote_pool, zygote_process
+from .zygote import ZygoteLost
 
 COMMAND_FD = 3
 EVENT_FD = 4
@@ -46,12 +50,17 @@ class Server:
         self._pending = b""
         # SIGCHLD writes a byte here, so a finished child wakes select() at once instead of
         # waiting out its timeout: with many short cells that latency would add up.
-        self._wake_read, wake_write = os.pipe()
-        os.set_blocking(wake_write, False)
-        signal.set_wakeup_fd(wake_write)
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_write, False)
+        signal.set_wakeup_fd(self._wake_write)
         signal.signal(signal.SIGCHLD, lambda *_: None)
-        self.zygotes = zygote.Zygotes(os.getpid(), self.fork_plain, self.send) \
+        self.zygotes = zygote_pool.Zygotes(os.getpid(), self.fork_plain, self.send, self.own_fds) \
             if os.environ.get(ZYGOTES_ENV, "1") != "0" else None
+
+    def own_fds(self):
+        """What a process forked from here closes: the tool's channel, the wake-up pipe, and
+        (zygote_pool.py adds them) the zygotes' channels."""
+        return [COMMAND_FD, EVENT_FD, self._wake_read, self._wake_write]
 
     def send(self, event):
         protocol.send_line(self.events, event)
@@ -64,9 +73,9 @@ class Server:
                                        self._select_timeout())
         if self._wake_read in readable:
             os.read(self._wake_read, 4096)
-        for fd in zygote_fds:
-            if fd in readable:
-                self.zygotes.on_readable(fd)
+        for sock in zygote_fds:
+            if sock in readable:
+                self.zygotes.on_readable(sock)
         if COMMAND_FD not in readable:
             return []
         chunk = os.read(COMMAND_FD, 1 << 16)
@@ -98,7 +107,7 @@ class Server:
                 if self.zygotes:
                     self.zygotes.expire()
                 self.reap()
-        except zygote.ZygoteLost as lost:
+        except ZygoteLost as lost:
             # A cell killed the zygote that forked it: as if it had killed this server.
             sys.stderr.write(f"portcheck-worker: {lost}\n")
         finally:
@@ -123,7 +132,8 @@ class Server:
     def fork(self, command):
         self.forks_received += 1
         faults.maybe_inject_server(self.forks_received)
-        if self.zygotes and self.zygotes.fork(command["id"], command, _read_request(command)):
+        if not command.get("fresh") and self.zygotes and \
+                self.zygotes.fork(command["id"], command, _read_request(command)):
             return
         self.fork_plain(command["id"], command)
 
@@ -133,12 +143,14 @@ class Server:
             # a user's module does, since only the forking thread survives in the child.
             sys.stderr.write(f"portcheck-worker: forking with {threading.active_count()} threads\n")
         server = os.getpid()
+        threads = zygote_process.threads_now()
+        inherited = self.own_fds() + [s.fileno() for s in (self.zygotes.event_fds() if self.zygotes else [])]
         freeze_heap()
         pid = os.fork()
         if pid == 0:
-            run_child(command, server)  # never returns
+            run_child(command, server, inherited)  # never returns
         self.children[pid] = cell_id
-        self.send({"event": "forked", "id": cell_id, "pid": pid})
+        self.send({"event": "forked", "id": cell_id, "pid": pid, "threads": threads})
 
     def reap(self):
         if not self.children and not (self.zygotes and self.zygotes.any()):
@@ -147,8 +159,7 @@ class Server:
             cell = self.children.pop(pid, None)
             if cell is not None:
                 self.send({"event": "exited", "id": cell, "pid": pid, **how})
-            elif self.zygotes:
-                self.zygotes.on_exit(pid)  # a zygote, or something a cell left
+            # else a zygote (its channel's end tells the pool) or something a cell left
 
     def shutdown(self):
         if self.zygotes:

@@ -1,79 +1,138 @@
-"""The zygote process itself (zygote.py is the server's side): imports a cell's package as the
-cell would, says whether it can serve, then forks the cells the server sends until its input
-ends and its cells have ended. Protocol in zygote.py."""
-import json
+"""The zygote process itself (zygote.py is the server's side): imports what it was made for, says
+whether it can serve, then forks what the server asks for until its channel ends and its children
+have ended. Protocol in zygote.py.
+
+Two kinds, one loop:
+- a *base* imports the third-party modules a package's import begins with (import_scan.py),
+  with no driver, and then forks package zygotes (`spawn`) and, where those cannot serve, cells;
+- a *package* zygote imports a kernel's module as a cell would, under the target's stand-in driver
+  (or, for the inspections, under none, noting whether the import asks the driver), and forks
+  that key's cells.
+
+An import that leaves threads running is fine: fork() copies the calling thread only, which is all
+a cell needs. What a thread held at that moment (a lock) stays held in the child; every fork
+therefore reports how many threads the forking process had (or inherited from its own parent),
+and the tool runs again, in a fresh process, any such cell that fails in a way a fork hazard could
+explain (docs/how-it-works.md).
+"""
+import importlib
 import os
 import resource
 import select
 import signal
-import threading
+import socket
+import time
+import warnings
 
-from .protocol import send_line
+from . import channel
 
 
-
-def main(request, commands, events, server_pid, data_limit):
-    """Never returns: imports, says whether it can serve, then forks cells until its input ends
-    and its cells have ended."""
+def threads_now():
+    """Threads of this process, native ones included (torch, CUDA, OpenMP start their own)."""
     try:
-        _become_zygote(server_pid)
-        why, driver_free = _import_for(request, data_limit)
-        if why is None and threading.active_count() > 1:
-            why = f"the import left {threading.active_count()} Python threads; fork copies one"
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        import threading
+        return threading.active_count()
+
+
+def main(spec, sock, server_pid, parent_pid, close_fds=()):
+    """Never returns: imports, says whether it can serve, then serves until its input ends and
+    its children have ended."""
+    try:
+        _become_zygote(server_pid, parent_pid, close_fds)
+        channel.send(sock, {"event": "started", "pid": os.getpid()})
+        started = time.monotonic()
+        why, driver_free = _import_for(spec)
+        seconds = time.monotonic() - started
         if why is not None:
-            send_line(events, {"event": "unusable", "why": why})
+            channel.send(sock, {"event": "unusable", "why": why, "seconds": seconds})
             os._exit(0)
-        send_line(events, {"event": "ready", "driver_free": driver_free})
-        _serve(commands, events, server_pid)
-    except BaseException:  # never unwind into the server's code
+        hazard = max(threads_now(), int(spec.get("parent_threads") or 1))
+        channel.send(sock, {"event": "ready", "driver_free": driver_free, "threads": hazard,
+                            "seconds": seconds})
+        _Serve(sock, server_pid, int(spec.get("parent_threads") or 1)).run()
+    except BaseException:  # never unwind into the parent's code
         pass
     os._exit(0)
 
 
-def _become_zygote(server_pid):
+def _become_zygote(server_pid, parent_pid, close_fds):
     from . import cell_child, signal_guard
-    from .server import COMMAND_FD, EVENT_FD
-    cell_child.die_with_parent(server_pid)
+    cell_child.die_with_parent(parent_pid)
     os.setpgid(0, 0)  # its own group in the server's session: killed with what its import left
     signal.set_wakeup_fd(-1)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(null, fd)
-    for fd in (null, COMMAND_FD, EVENT_FD):
-        os.close(fd)
-    # Before any user code, as in a cell; and its import cannot signal the server either: a
-    # module that kills its parent does so in each of its cells, each its own red cell, while
-    # here it would take every cell of the server with it.
-    signal_guard.install(also=(server_pid, ))
+    for fd in (null, *close_fds):
+        _close(fd)
+    # Before any user code, as in a cell; and its import cannot signal the server or the base it
+    # was forked from: a module that kills its parent does so in each of its cells, each its own
+    # red cell, while here it would take every cell of the server with it.
+    signal_guard.install(also=tuple({server_pid, parent_pid}))
 
 
-def _import_for(request, data_limit):
-    """Imports what a cell of this request imports, as it would (handlers.cell). Returns (why not,
-    or None; whether the import left Triton's driver alone). The data limit holds only for the
-    import: the cells have their own limits."""
-    from . import driver, loader
-    from .stages import make_target
+def _import_for(spec):
+    """(why it cannot serve, or None; whether the import left Triton's driver alone). The data
+    limit holds for the import only: the cells have their own limits."""
     old = resource.getrlimit(resource.RLIMIT_DATA)
-    watch = None
+    limit = int(spec.get("data_limit") or 0)
     try:
-        if data_limit > 0 and (old[1] == resource.RLIM_INFINITY or data_limit < old[1]):
-            resource.setrlimit(resource.RLIMIT_DATA, (data_limit, old[1]))
-        if "inspect" in request:
-            ref = request["inspect"]["kernels"][0]["kernel"]
-            watch = _DriverWatch()
-        else:
-            ref = request["kernel"]
-            driver.install(make_target(request["target"]))
-        loader.load_kernel(ref)
-        return None, watch is not None and not watch.asked()
+        if limit > 0 and (old[1] == resource.RLIM_INFINITY or limit < old[1]):
+            resource.setrlimit(resource.RLIMIT_DATA, (limit, old[1]))
+        if spec["role"] == "base":
+            return _import_third_party(spec), True
+        return _import_package(spec)
     except BaseException as e:
         return f"{type(e).__name__}: {e}", False
     finally:
+        resource.setrlimit(resource.RLIMIT_DATA, old)
+
+
+def _import_package(spec):
+    from . import driver, loader
+    from .stages import make_target
+    watch = None
+    try:
+        if spec.get("target") is None:
+            watch = _DriverWatch()
+        else:
+            driver.install(make_target(spec["target"]))
+        loader.load_kernel(spec["ref"])
+        return None, watch is not None and not watch.asked()
+    finally:
         if watch is not None:
             watch.stop()
-        resource.setrlimit(resource.RLIMIT_DATA, old)
+
+
+def _import_third_party(spec):
+    """Imports the modules the package's import begins with, as its `import X` / `from X import a`
+    statements would, with the manifest's folders on sys.path as a cell has them. A module that
+    is not installed is skipped (the user's import meets that itself); any other failure, or an
+    import that asks Triton's driver (it would depend on the target), makes the base unusable."""
+    from . import loader
+    loader.add_import_folders(spec["ref"])
+    watch = _DriverWatch()
+    try:
+        for name, attributes in spec.get("third_party") or []:
+            try:
+                module = importlib.import_module(name)
+            except ModuleNotFoundError:
+                continue
+            for attribute in attributes:
+                if attribute != "*" and not hasattr(module, attribute):
+                    try:
+                        importlib.import_module(f"{name}.{attribute}")
+                    except ModuleNotFoundError:
+                        pass
+            if watch.asked():
+                return f"importing {name} asked Triton's driver: it depends on the target"
+        return None
+    finally:
+        watch.stop()
 
 
 class _DriverWatch:
@@ -108,31 +167,93 @@ class _DriverWatch:
         self._config.__class__ = self._base
 
 
-def _serve(commands, events, server_pid):
-    wake_read, wake_write = os.pipe()
-    os.set_blocking(wake_write, False)
-    signal.set_wakeup_fd(wake_write)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    children, pending, open_input = set(), b"", True
-    while open_input or children:
-        readable, _, _ = select.select([commands, wake_read] if open_input else [wake_read],
-                                       [], [], 0.5)
-        if wake_read in readable:
-            os.read(wake_read, 4096)
-        if commands in readable:
-            chunk = os.read(commands, 1 << 16)
-            open_input = bool(chunk)
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in filter(bytes.strip, lines):
-                message = json.loads(line)
-                if "warm" in message:
-                    _warm_up(message["warm"])
-                    continue
-                pid = _fork_cell(message["command"], (commands, events, wake_read, wake_write))
-                children.add(pid)
-                send_line(events, {"event": "forked", "id": message["id"], "pid": pid})
-        _reap(children, events)
+class _Serve:
+    """The loop after the import: forks cells and zygotes on request, reports their ends."""
+
+    def __init__(self, sock, server_pid, inherited_threads):
+        self.sock = sock
+        self.server_pid = server_pid
+        self.inherited_threads = inherited_threads
+        self.cells = set()
+        self.zygotes = set()  # package zygotes this base forked: reaped here, reported by themselves
+        self.open = True
+        self.wake_read, self.wake_write = os.pipe()
+        os.set_blocking(self.wake_write, False)
+        signal.set_wakeup_fd(self.wake_write)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+
+    def run(self):
+        while self.open or self.cells or self.zygotes:
+            waiting = [self.sock, self.wake_read] if self.open else [self.wake_read]
+            readable, _, _ = select.select(waiting, [], [], 0.5)
+            if self.wake_read in readable:
+                os.read(self.wake_read, 4096)
+            if self.sock in readable:
+                messages, ended = channel.receive(self.sock)
+                for message, fds in messages:
+                    self.handle(message, fds)
+                self.open = self.open and not ended
+            self.reap()
+
+    def handle(self, message, fds):
+        if "warm" in message:
+            _warm_up(message["warm"])
+        elif "spawn" in message and fds:
+            self.spawn(message["spawn"], fds[0])
+            for fd in fds:
+                _close(fd)
+        elif "command" in message:
+            pid, threads = self.fork_cell(message["command"])
+            self.cells.add(pid)
+            channel.send(self.sock, {"event": "forked", "id": message["id"], "pid": pid, "threads": threads})
+
+    def hazard(self):
+        return max(threads_now(), self.inherited_threads)
+
+    def _fork(self):
+        """fork(), quietly: Python 3.12 warns about forking with threads, and a user's warning
+        filter may turn that warning into an exception in this process."""
+        from . import server
+        server.freeze_heap()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return os.fork()
+
+    def fork_cell(self, command):
+        from . import server
+        threads = self.hazard()
+        me = os.getpid()
+        pid = self._fork()
+        if pid == 0:
+            for fd in (self.sock.fileno(), self.wake_read, self.wake_write):
+                _close(fd)
+            server.run_child(command, me, inherited=())  # never returns
+        return pid, threads
+
+    def spawn(self, spec, fd):
+        """A package zygote forked from this base: it talks to the server on `fd`."""
+        spec = dict(spec, parent_threads=self.hazard())
+        me = os.getpid()
+        pid = self._fork()
+        if pid == 0:
+            own = (self.sock.fileno(), self.wake_read, self.wake_write)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            main(spec, _socket_of(fd), self.server_pid, me, close_fds=own)
+        self.zygotes.add(pid)
+
+    def reap(self):
+        from .server import ended_children
+        if not (self.cells or self.zygotes):
+            return
+        for pid, how in ended_children():
+            if pid in self.cells:
+                self.cells.discard(pid)
+                channel.send(self.sock, {"event": "exited", "pid": pid, **how})
+            self.zygotes.discard(pid)  # else a process its import left, ended
+
+
+def _socket_of(fd):
+    return socket.socket(fileno=fd)
 
 
 def _warm_up(targets):
@@ -143,26 +264,8 @@ def _warm_up(targets):
         pass
 
 
-def _fork_cell(command, own_fds):
-    from . import server
-    zygote = os.getpid()
-    server.freeze_heap()
-    pid = os.fork()
-    if pid == 0:
-        for fd in own_fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        server.run_child(command, zygote, inherited=())  # never returns
-    return pid
-
-
-def _reap(children, events):
-    from .server import ended_children
-    if not children:
-        return
-    for pid, how in ended_children():
-        if pid in children:  # else a process its import left, ended
-            children.discard(pid)
-            send_line(events, {"event": "exited", "pid": pid, **how})
+def _close(fd):
+    try:
+        os.close(fd)
+    except OSError:
+        pass

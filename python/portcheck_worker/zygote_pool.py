@@ -1,0 +1,372 @@
+"""The fork server's zygotes (zygote.py says what they are): which one forks a cell, starting
+them, their events, their memory and their end.
+
+Memory: package zygotes and bases together stay within a share of the server's allowance
+(`--worker-max-rss`, whose session is replaced beyond it), counted by proportional set size, a
+zygote still importing at the largest size seen. Before a new one starts, idle ones are retired,
+least recently used first; a base only once no zygote it forked is alive. Retirements are counted
+and reported, like starts, unusable imports and import seconds.
+"""
+import os
+import sys
+import time
+
+from . import channel, import_scan, zygote_process
+from .zygote import Zygote, ZygoteLost, kernel_ref, key_for, kill_group
+
+# How long an import may take before its zygote is given up: a share of the cells' own time
+# limit, since the cells queued behind it wait that long before they are forked elsewhere.
+_IMPORT_SHARE_OF_TIMEOUT = 0.25
+_IMPORT_DEADLINE_S = 120.0
+# How much of the server's memory allowance zygotes may hold.
+_SHARE_OF_SERVER_RSS = 0.5
+_MAX_ZYGOTES = 24
+
+
+class Zygotes:
+    """The server's zygotes. `fork_plain(id, command)` is the server's own fork, `send_event` its
+    channel to the tool, `server_fds()` the descriptors a process it forks must close."""
+
+    def __init__(self, server_pid, fork_plain, send_event, server_fds):
+        self.server_pid = server_pid
+        self.fork_plain = fork_plain
+        self.send_event = send_event
+        self.server_fds = server_fds
+        self.by_key = {}  # package zygotes
+        self.bases = {}  # base key -> base (kept when unusable, so it is not started again)
+        self.unusable = set()  # package keys whose zygote failed
+        self.cell_ids = {}  # pid of a cell a zygote forked -> cell id
+        self.retired = []  # no more work; they exit once their children have ended
+        self.warm_targets = None  # the server's warm-up, once it has run: zygotes made after inherit it
+        self.expected = {}  # inspections' key -> {compile key: (a cell's request, its command)}
+        self.scans = {}  # kernel reference -> its third-party imports (import_scan)
+        budget = int(os.environ.get("PORTCHECK_SERVER_MAX_RSS", 4 << 30))
+        self.rss_budget = int(budget * _SHARE_OF_SERVER_RSS)
+
+    # --- which process forks a cell ----------------------------------------------------------
+    def fork(self, cell_id, command, request):
+        """Hands the cell to a zygote (starting one); False: fork it from the server."""
+        key = key_for(request)
+        if key is None:
+            return False
+        if "inspect" in request:
+            self._expect(key, request, command)
+        shared = self.by_key.get(key_for(request, any_target=True))
+        if shared is not None and shared.ready and shared.driver_free and self._warm(shared, request):
+            shared.submit(cell_id, command)
+            return True
+        zygote = None if key in self.unusable else self.by_key.get(key)
+        if zygote is None and key not in self.unusable:
+            zygote = self._start_package(key, request, command)
+        if zygote is None:
+            return self._fork_from_base(cell_id, command, request)
+        zygote.submit(cell_id, command)
+        return True
+
+    def _fork_from_base(self, cell_id, command, request):
+        """A cell whose package zygote cannot serve: its base forks it, over the third-party
+        modules it imported; the cell imports its own module."""
+        base = self.bases.get(self._base_key(request))
+        if base is None or not base.usable or not self._warm(base, request):
+            return False
+        base.submit(cell_id, command)
+        return True
+
+    def _warm(self, zygote, request):
+        """Whether `zygote` can fork this request's cell warm: a compile forked from a zygote
+        made before the server's warm-up would initialise every backend again, 0.5 s per cell.
+        Such a zygote warms up once, itself."""
+        if zygote.warm or "inspect" in request:
+            return True
+        if self.warm_targets is None:
+            return False
+        zygote.warm_up(self.warm_targets)
+        return True
+
+    def _expect(self, key, request, command):
+        """Notes the compile zygotes an inspection's cells will want (its request lists them)."""
+        wanted = self.expected.setdefault(key, {})
+        for cell in request["inspect"].get("cells") or []:
+            cell_request = cell.get("request") if isinstance(cell, dict) else None
+            compile_key = key_for(cell_request) if isinstance(cell_request, dict) else None
+            if compile_key is not None:
+                wanted.setdefault(compile_key, (cell_request, command))
+
+    def _start_expected(self, key):
+        """The inspections' zygote of a package that asks the driver at import is ready: each
+        target needs its own import, so those start now, beside the other inspections, instead
+        of once the first compiles wait for them."""
+        for compile_key, (request, command) in self.expected.pop(key, {}).items():
+            if compile_key not in self.by_key and compile_key not in self.unusable:
+                if self._start_package(compile_key, request, command) is None:
+                    return
+
+    def warm_all(self, targets):
+        """The server is warming up: the zygotes made before it do the same, at the same time,
+        so that they can fork compiles of every target (and a base's package zygotes inherit it)."""
+        self.warm_targets = targets
+        for zygote in self._all():
+            if zygote.ready and self._compiles(zygote) and not zygote.warm:
+                zygote.warm_up(targets)  # the others once their import has ended (_on_ready)
+
+    @staticmethod
+    def _compiles(zygote):
+        """Whether it will fork compiles: a package zygote of a target, or the inspections' one of
+        a package that never asks the driver. Not a base: its warm-up would delay the package
+        zygotes waiting for it, which warm up themselves, each on its own core."""
+        return zygote.role == "package" and (zygote.spec.get("target") is not None or zygote.driver_free)
+
+    # --- starting zygotes ----------------------------------------------------------------------
+    def _deadline_s(self, command):
+        timeout_s = (command.get("timeout_ms") or 0) / 1000.0
+        return min(_IMPORT_DEADLINE_S, timeout_s * _IMPORT_SHARE_OF_TIMEOUT) if timeout_s > 0 \
+            else _IMPORT_DEADLINE_S
+
+    def _data_limit(self, command):
+        limit = self.rss_budget
+        if command.get("max_rss_bytes"):
+            limit = min(limit, int(command["max_rss_bytes"]))
+        return limit
+
+    def _third_party(self, request):
+        """(base key, the third-party imports its package's import begins with); (None, []) when
+        it has none (import_scan.py)."""
+        ref = kernel_ref(request)
+        if ref is None:
+            return None, []
+        where = repr(sorted((k, repr(v)) for k, v in ref.items() if k != "function"))
+        if where not in self.scans:
+            self.scans[where] = import_scan.third_party_imports(ref)
+        modules = self.scans[where]
+        if not modules:
+            return None, []
+        return repr((ref.get("import_root"), ref.get("pythonpath") or [], modules)), modules
+
+    def _base_key(self, request):
+        return self._third_party(request)[0]
+
+    def _start_base(self, request, command):
+        """The base for this request's third-party imports, started if need be; None if it has
+        none, or there is no room for one."""
+        key, modules = self._third_party(request)
+        if key is None:
+            return None
+        if key in self.bases:
+            return self.bases[key]
+        if not self._make_room():
+            return None
+        spec = {"role": "base", "ref": kernel_ref(request), "third_party": modules,
+                "data_limit": self._data_limit(command)}
+        base = Zygote(key, spec, None, self._deadline_s(command))
+        self.bases[key] = base
+        self._launch(base)
+        return base
+
+    def _start_package(self, key, request, command):
+        base = self._start_base(request, command)
+        if not self._make_room():
+            return None
+        target = None if "inspect" in request else request.get("target")
+        spec = {"role": "package", "ref": kernel_ref(request), "target": target,
+                "data_limit": self._data_limit(command)}
+        zygote = Zygote(key, spec, base if base is not None and base.usable else None,
+                        self._deadline_s(command))
+        self.by_key[key] = zygote
+        if zygote.parent is not None and not zygote.parent.ready:
+            zygote.parent.waiting_children.append(zygote)
+        else:
+            self._launch(zygote)
+        return zygote
+
+    def _launch(self, zygote):
+        """Forks it from its base, or from the server when it has none."""
+        ours, theirs = channel.pair()
+        parent = zygote.parent
+        if parent is not None and parent.ready:
+            zygote.warm = parent.warm
+            if not parent.send({"spawn": zygote.spec}, fds=[theirs.fileno()]):
+                parent = None  # the base is gone: its end of input says so; start from here
+        else:
+            parent = None
+        if parent is None:
+            zygote.parent = None
+            zygote.warm = self.warm_targets is not None
+            zygote.pid = self._fork_zygote(zygote.spec, ours, theirs)
+        theirs.close()
+        zygote.sock = ours
+        zygote.state = "importing"
+        zygote.deadline = time.monotonic() + zygote.deadline_s
+        self._tell("started", zygote)
+
+    def _fork_zygote(self, spec, ours, theirs):
+        from .server import freeze_heap
+        freeze_heap()
+        pid = os.fork()
+        if pid == 0:
+            own = [ours.fileno(), *self.server_fds(), *(z.sock.fileno() for z in self._all() if z.sock)]
+            zygote_process.main(spec, theirs, self.server_pid, self.server_pid, close_fds=own)
+        return pid
+
+    def _tell(self, change, zygote, seconds=None):
+        """The tool counts starts, unusable imports, retirements and import seconds."""
+        event = {"event": "zygote", "change": change, "role": zygote.role}
+        if seconds is not None:
+            event["seconds"] = seconds
+        self.send_event(event)
+
+    # --- memory --------------------------------------------------------------------------------
+    def _make_room(self):
+        """Before a new zygote: retires idle zygotes, least recently used first, while they and
+        one more of the largest size would exceed their share of the server's allowance, or are
+        too many. One still importing counts at the largest size seen (its import has not reached
+        its size yet). False when there is no room even so."""
+        live = [z for z in self._all() if z.usable]
+        sizes = {z: z.pss() for z in live}
+        largest = max(sizes.values(), default=0)
+        total = sum(size if z.ready else max(size, largest) for z, size in sizes.items())
+        count = len(live)
+
+        def fits():
+            return total + largest <= self.rss_budget and count < _MAX_ZYGOTES
+
+        for zygote in sorted((z for z in live if not z.retiring), key=lambda z: z.last_used):
+            if fits():
+                break
+            if not zygote.ready or zygote.busy() or self._has_children(zygote):
+                continue  # work waits on it, or zygotes it forked live on
+            total -= sizes[zygote]
+            count -= 1
+            self._retire(zygote)
+        return fits()
+
+    def _has_children(self, base):
+        return any(z.parent is base and z.state != "ended" for z in self._all())
+
+    def _retire(self, zygote):
+        if self.by_key.get(zygote.key) is zygote:
+            del self.by_key[zygote.key]
+        if self.bases.get(zygote.key) is zygote:
+            del self.bases[zygote.key]
+        zygote.retire()
+        self.retired.append(zygote)
+        self._tell("retired", zygote)
+
+    def _all(self):
+        return [*self.by_key.values(), *self.bases.values(), *self.retired]
+
+    # --- events --------------------------------------------------------------------------------
+    def event_fds(self):
+        return [z.sock for z in self._all() if z.sock is not None]
+
+    def any(self):
+        return any(z.state != "ended" for z in self._all())
+
+    def on_readable(self, sock):
+        for zygote in self._all():
+            if zygote.sock is sock:
+                messages, ended = channel.receive(sock)
+                for message, fds in messages:
+                    for fd in fds:
+                        os.close(fd)
+                    self._on_event(zygote, message)
+                if ended:
+                    self._on_end(zygote)
+                return
+
+    def _on_event(self, zygote, event):
+        kind = event.get("event")
+        if kind == "started":
+            zygote.pid = event.get("pid")
+        elif kind == "ready":
+            self._on_ready(zygote, event)
+        elif kind == "unusable":
+            sys.stderr.write(f"portcheck-worker: no {zygote.role} zygote for {zygote.key}: {event.get('why')}\n")
+            self._tell("unusable", zygote, event.get("seconds"))
+            self._give_up(zygote)
+        elif kind == "forked":
+            zygote.unforked.pop(event["id"], None)
+            zygote.cells.add(event["pid"])
+            self.cell_ids[event["pid"]] = event["id"]
+            self.send_event({"event": "forked", "id": event["id"], "pid": event["pid"],
+                             "threads": event.get("threads", 1)})
+        elif kind == "exited":
+            zygote.cells.discard(event["pid"])
+            cell_id = self.cell_ids.pop(event["pid"], None)
+            if cell_id is not None:
+                self.send_event({**event, "id": cell_id})
+
+    def _on_ready(self, zygote, event):
+        zygote.state, zygote.deadline = "ready", None
+        zygote.driver_free = bool(event.get("driver_free"))
+        zygote.threads = int(event.get("threads") or 1)
+        self._tell("ready", zygote, event.get("seconds"))
+        children, zygote.waiting_children = zygote.waiting_children, []
+        for child in children:
+            if child.state == "waiting":
+                self._launch(child)
+        if zygote.role == "package" and not zygote.driver_free:
+            self._start_expected(zygote.key)
+        queued, zygote.queued = zygote.queued, []
+        for cell_id, command in queued:
+            zygote.submit(cell_id, command)
+        if self._compiles(zygote) and not zygote.warm and self.warm_targets is not None:
+            zygote.warm_up(self.warm_targets)  # compiles are coming: warm before they ask
+
+    def _on_end(self, zygote):
+        """Its channel ended: it exited (retired, unusable, or killed). Raises ZygoteLost if it
+        died holding cells."""
+        was = zygote.state
+        zygote.state = "ended"
+        zygote.kill()  # what its import left in its group
+        if zygote in self.retired:
+            self.retired.remove(zygote)
+        if zygote.cells or zygote.unforked:
+            raise ZygoteLost(f"zygote {zygote.pid} died with cells {sorted(zygote.cells)}")
+        if was != "unusable":
+            self._give_up(zygote)
+
+    def _give_up(self, zygote):
+        """Its waiting cells go to its base, or the server; its key keeps no zygote; a base's
+        waiting package zygotes start from the server."""
+        if zygote.state != "ended":
+            zygote.state = "unusable"
+        if zygote.role == "package":
+            self.unusable.add(zygote.key)
+            if self.by_key.get(zygote.key) is zygote:
+                del self.by_key[zygote.key]
+                if zygote.sock is not None:  # it exits by itself: watched until its channel ends
+                    self.retired.append(zygote)
+        children, zygote.waiting_children = zygote.waiting_children, []
+        for child in children:
+            child.parent = None
+            self._launch(child)
+        waiting = zygote.queued + list(zygote.unforked.items())
+        zygote.queued, zygote.unforked = [], {}
+        base = zygote.parent if zygote.parent is not None and zygote.parent.usable else None
+        for cell_id, command in waiting:
+            if base is not None:
+                base.submit(cell_id, command)
+            else:
+                self.fork_plain(cell_id, command)
+
+    def expire(self):
+        """Gives up the zygotes whose import has outlived its deadline."""
+        now = time.monotonic()
+        for zygote in self._all():
+            if zygote.deadline is not None and now > zygote.deadline and zygote.state == "importing":
+                zygote.deadline = None
+                self._tell("unusable", zygote, zygote.deadline_s)
+                sys.stderr.write(f"portcheck-worker: no {zygote.role} zygote for {zygote.key}: its import "
+                                 f"took longer than {zygote.deadline_s:.0f} s\n")
+                zygote.kill()
+                self._give_up(zygote)
+
+    def next_deadline(self):
+        deadlines = [z.deadline for z in self._all() if z.deadline is not None]
+        return min(deadlines) if deadlines else None
+
+    def shutdown(self):
+        for zygote in self._all():
+            zygote.kill()
+        for pid in list(self.cell_ids):
+            kill_group(pid)
