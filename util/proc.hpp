@@ -27,6 +27,9 @@ std::vector<ProcessInfo> snapshot_processes();
 // processes, not for every sample of every cell.
 std::optional<std::uint64_t> proportional_set_size(pid_t pid);
 
+// The machine's physical memory (sysconf), 0 when it cannot be read.
+std::uint64_t physical_memory_bytes();
+
 // Members of session `sid` in a snapshot.
 std::vector<ProcessInfo> session_members(const std::vector<ProcessInfo>& all, pid_t sid);
 

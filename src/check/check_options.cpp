@@ -1,5 +1,6 @@
 #include "src/check/check_options.hpp"
 
+#include <algorithm>
 #include <array>
 #include <system_error>
 
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "src/core/errors.hpp"
+#include "util/proc.hpp"
 
 namespace portcheck {
 namespace {
@@ -65,6 +67,11 @@ void prepare_output_folder(const std::filesystem::path& dir, std::string_view fl
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     throw UsageError(fmt::format("{} {}: the folder is not writable; {} that this user can write",
                                  flag, dir.string(), expected));
+}
+
+std::uint64_t default_worker_max_rss_bytes() {
+  constexpr std::uint64_t kAtLeast = 4ULL << 30;
+  return std::max(kAtLeast, util::physical_memory_bytes() / 4);
 }
 
 }  // namespace portcheck

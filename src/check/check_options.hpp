@@ -27,6 +27,12 @@ std::optional<StaticMode> parse_static_mode(std::string_view name);
 // created or is not writable: checked before any compile, so no cell is lost to it.
 void prepare_output_folder(const std::filesystem::path& dir, std::string_view flag);
 
+// The fork server's memory allowance when --worker-max-rss is not given: a quarter of the
+// machine's memory, at least 4 GiB. Half of it holds the zygotes, each of which holds a real
+// library's import (torch and transformers: about 1 GB), so a fixed 4 GiB fitted two on a
+// 128 GiB machine and retired them over and over.
+std::uint64_t default_worker_max_rss_bytes();
+
 struct CheckOptions {
   std::filesystem::path manifest = "portcheck.toml";
   bool demo = false;
@@ -44,7 +50,7 @@ struct CheckOptions {
   std::optional<std::string> cache_url;
   bool cache_readonly = false;            // --cache-readonly
   std::optional<double> cache_timeout_s;  // --cache-timeout
-  std::uint64_t worker_max_rss_bytes = 4ULL << 30;
+  std::uint64_t worker_max_rss_bytes = default_worker_max_rss_bytes();
   std::optional<ShardInfo> shard;
   StaticMode static_mode = StaticMode::compile;
   std::vector<std::string> only_rows;               // empty: every row of the manifest

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "src/check/cell_cache.hpp"
+#include "src/check/fork_hazard.hpp"
 #include "src/check/module_inspection.hpp"
 #include "src/check/reduce.hpp"
 #include "src/check/triton_validation.hpp"
@@ -82,6 +83,9 @@ class CellRun {
     const auto on_ended = [this](ProcessRunner::Id id, const ProcessOutcome& outcome) {
       ended(id, outcome);
     };
+    scheduler.rerun_when([this](ProcessRunner::Id id, const ProcessOutcome& outcome) {
+      return fresh_rerun(id, outcome);
+    });
     const bool completed = scheduler.run(std::move(tasks), on_ended, interrupted, progress_line());
     if (settings_.progress) {
       std::fprintf(stderr, "\r\033[K");
@@ -99,6 +103,7 @@ class CellRun {
   }
   [[nodiscard]] std::size_t from_cache() const { return from_cache_; }
   [[nodiscard]] std::size_t stored() const { return stored_; }
+  [[nodiscard]] int rerun_fresh() const { return static_cast<int>(rerun_fresh_.size()); }
 
  private:
   [[nodiscard]] nlohmann::json prediction_for(std::size_t id) const {
@@ -179,15 +184,43 @@ class CellRun {
                                  cell.row->ref.import_root);
     task.spec.timeout = std::chrono::milliseconds(static_cast<long long>(cell.timeout_s * 1000));
     task.spec.max_rss_bytes = cell.max_rss;
+    task.group = zygote_group(cell);
     return task;
+  }
+
+  // The cells one zygote of the fork server serves: a target and a top-level package or file
+  // (python/portcheck_worker/zygote.py keys its zygotes so).
+  static std::string zygote_group(const PlannedCell& cell) {
+    const auto& ref = cell.row->ref;
+    const auto unit = ref.file.empty() ? ref.module.substr(0, ref.module.find('.')) : ref.file.string();
+    return fmt::format("{}|{}|{}", cell.target.name(), ref.import_root.string(), unit);
+  }
+
+  // A cell forked from a process with threads that failed in a way a fork hazard could explain
+  // is run again, forked from the bare fork server, and that verdict is the one reported.
+  std::optional<ProcessSpec> fresh_rerun(std::size_t id, const ProcessOutcome& outcome) {
+    if (outcome.forked_from_threads <= 1 || rerun_fresh_.count(id) != 0) return std::nullopt;
+    auto evidence = evidence_from_files(dir_of(id), outcome);
+    if (!fork_hazard_could_explain(classify(evidence))) {
+      read_evidence_.insert_or_assign(id, std::move(evidence));  // ended() needs it next
+      return std::nullopt;
+    }
+    rerun_fresh_.insert(id);
+    forget_run(dir_of(id));
+    auto spec = task_for(id).spec;
+    spec.fresh = true;
+    return spec;
   }
 
   void ended(std::size_t id, const ProcessOutcome& outcome) {
     if (outcome.how == Termination::cancelled) return;  // never finished: not a result
     const auto& cell = cells_[id];
-    CellInput input{evidence_from_files(dir_of(id), outcome), prediction_for(id), false, {}};
+    auto read = read_evidence_.extract(id);
+    CellInput input{read ? std::move(read.mapped()) : evidence_from_files(dir_of(id), outcome),
+                    prediction_for(id), false, {}};
     remember_evidence(id, input.evidence);
     keep(id, interpret(cell, input, judgement_));
+    results_[id]->rerun_fresh = rerun_fresh_.count(id) != 0;
     settings_.timings->set(timing_key(cell), outcome.wall_seconds);
     const auto key = key_for(id);
     if (settings_.cache != nullptr && !key.empty() && cacheable(*input.evidence, *results_[id])) {
@@ -254,6 +287,8 @@ class CellRun {
   std::size_t from_cache_ = 0;
   std::size_t stored_ = 0;
   std::size_t failed_ = 0;  // so far, for the progress line
+  std::set<std::size_t> rerun_fresh_;  // cells run again in a fresh process (fresh_rerun)
+  std::map<std::size_t, CellEvidence> read_evidence_;  // read by fresh_rerun, kept by ended()
   // --reduce: the cell that stands for each (itself when none other does), the cells that do,
   // their evidence, and the cells waiting for it.
   std::vector<std::size_t> representative_;
@@ -287,6 +322,10 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
                  "triton-portcheck: warning: the cells' code can signal triton-portcheck here (no "
                  "seccomp guard: %s); a kernel that kills its parent may end the run\n",
                  why_not.c_str());
+  // With no result cache every cell that is not predicted away compiles: the warm-up can start
+  // now, beside the modules' imports. With one, it waits for the first cell the cache lacks.
+  if (settings.cache == nullptr && settings.static_mode != StaticMode::only && !cells.empty())
+    session->prewarm();
   const auto& probed_targets = out.probe.value("targets", nlohmann::json::array());
   if (!settings.unsupported_targets_are_cells)
     validate_targets(manifest, matrix, probed_targets, out.triton_version);
@@ -326,6 +365,7 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
     settings.cache->local().evict_to_fit();
   out.cells = run.results();
   out.from_cache = run.from_cache();
+  out.worker_stats.cells_rerun_fresh += run.rerun_fresh() + inspection.rerun_fresh;
   return out;
 }
 

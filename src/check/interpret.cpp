@@ -77,6 +77,7 @@ void take_evidence(CellResult& cell, const CellEvidence& evidence) {
   cell.fingerprint = c.fingerprint;
   cell.error_source = c.error_source;
   cell.wall_s = evidence.outcome.wall_seconds;
+  cell.waited_s = evidence.outcome.waited_seconds;
   if (evidence.result) take_result(cell, *evidence.result);
   if (cell.kind != FailureKind::none) cell.log = failure_log(evidence);
 }

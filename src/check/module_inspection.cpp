@@ -1,6 +1,7 @@
 #include "src/check/module_inspection.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,17 @@ bool answered(const CellEvidence& evidence) {
   return evidence.outcome.how == Termination::exited && evidence.outcome.exit_code == 0 &&
          evidence.result && evidence.result->is_object() &&
          evidence.result->value("status", "") == "ok";
+}
+
+// Answered, and every kernel of the module imported: what a fresh process would say when the
+// import works there.
+bool answered_for_every_kernel(const CellEvidence& evidence) {
+  if (!answered(evidence)) return false;
+  const auto kernels = evidence.result->find("kernels");
+  if (kernels == evidence.result->end() || !kernels->is_object()) return true;
+  return std::all_of(kernels->begin(), kernels->end(), [](const nlohmann::json& kernel) {
+    return !kernel.is_object() || kernel.value("ok", true) != false;
+  });
 }
 
 void merge_answer(const nlohmann::json& answer, InspectionResults& out) {
@@ -71,6 +83,13 @@ ProcessSpec worker_cell_spec(const std::vector<std::string>& python_argv,
   spec.result_path = dir / "result.json";
   spec.progress_path = dir / "progress";
   return spec;
+}
+
+void forget_run(const std::filesystem::path& dir) {
+  for (const char* name : {"result.json", "progress", "stdout", "stderr"}) {
+    std::error_code ignored;
+    std::filesystem::remove(dir / name, ignored);
+  }
 }
 
 CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome) {
@@ -142,8 +161,24 @@ InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,
     for (const auto& cell : modules[id].cells)
       out.failed.emplace(cell.at("id").get<std::size_t>(), evidence);
   };
+  // An inspection that failed in a process with threads (a zygote's) is run again fresh: every
+  // cell of its module would otherwise carry what may be a fork hazard.
+  std::set<std::size_t> rerun;
+  std::vector<ProcessSpec> specs;
+  for (const auto& task : tasks) specs.push_back(task.spec);
   Scheduler scheduler(runner, settings.jobs);
+  scheduler.rerun_when([&](ProcessRunner::Id id,
+                           const ProcessOutcome& outcome) -> std::optional<ProcessSpec> {
+    if (outcome.forked_from_threads <= 1 || rerun.count(id) != 0) return std::nullopt;
+    if (answered_for_every_kernel(evidence_from_files(dirs[id], outcome))) return std::nullopt;
+    rerun.insert(id);
+    forget_run(dirs[id]);
+    auto spec = specs[id];
+    spec.fresh = true;
+    return spec;
+  });
   out.completed = scheduler.run(std::move(tasks), on_ended, interrupted);
+  out.rerun_fresh = static_cast<int>(rerun.size());
   return out;
 }
 

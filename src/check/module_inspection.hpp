@@ -29,6 +29,10 @@ ProcessSpec worker_cell_spec(const std::vector<std::string>& python_argv,
                              const std::vector<std::string>& env, const std::filesystem::path& dir,
                              const std::filesystem::path& cwd);
 
+// Removes what a cell's run left in its folder (result, progress marks, output), before it runs
+// again: a second run that dies early must not be read with the first one's result.
+void forget_run(const std::filesystem::path& dir);
+
 // What a worker left in a cell's folder (result.json, progress, stderr), with how it ended.
 CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome);
 
@@ -68,6 +72,7 @@ struct InspectionResults {
   nlohmann::json static_result;                       // {"cells": {...}, "seconds": s} or null
   std::map<std::size_t, CellEvidence> failed;         // cell id -> its module's fault
   bool completed = true;                              // false: interrupted before the end
+  int rerun_fresh = 0;  // inspections run again in a fresh process (check/fork_hazard.hpp)
 };
 
 InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,

@@ -42,7 +42,12 @@ nlohmann::json resources_block(const ExecutedCells& executed) {
           {"workers_peak_rss_bytes", executed.workers_peak_rss_bytes},
           {"fork_servers_started", executed.worker_stats.servers_started},
           {"cells_retried", executed.worker_stats.cells_retried},
-          {"warm_up_s", executed.worker_stats.warm_up_seconds}};
+          {"warm_up_s", executed.worker_stats.warm_up_seconds},
+          {"zygotes_started", executed.worker_stats.zygotes_started},
+          {"zygotes_unusable", executed.worker_stats.zygotes_unusable},
+          {"zygotes_retired", executed.worker_stats.zygotes_retired},
+          {"zygote_import_s", executed.worker_stats.zygote_import_seconds},
+          {"cells_rerun_fresh", executed.worker_stats.cells_rerun_fresh}};
 }
 
 }  // namespace

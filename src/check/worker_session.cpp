@@ -28,9 +28,11 @@ class ForkServerSession final : public WorkerSession {
     return runner_.probe(request, std::chrono::seconds(300));
   }
   ProcessRunner& runner() override { return runner_; }
+  void prewarm() override { runner_.prewarm(); }
   [[nodiscard]] WorkerStats stats() const override {
     const auto& s = runner_.stats();
-    return {s.servers_started, s.cells_retried, s.warm_up_seconds};
+    return {s.servers_started,  s.cells_retried,    s.warm_up_seconds,        s.zygotes_started,
+            s.zygotes_unusable, s.zygotes_retired, s.zygote_import_seconds, 0};
   }
 
  private:

@@ -34,6 +34,13 @@ struct WorkerStats {
   int servers_started = 0;
   int cells_retried = 0;
   double warm_up_seconds = 0;
+  int zygotes_started = 0;  // the fork server's zygotes (ForkServerRunner::Stats)
+  int zygotes_unusable = 0;
+  int zygotes_retired = 0;
+  double zygote_import_seconds = 0;
+  // Cells and inspections run again in a fresh process (check/fork_hazard.hpp); the pipeline
+  // counts them, not the session.
+  int cells_rerun_fresh = 0;
 };
 
 class WorkerSession {
@@ -48,6 +55,9 @@ class WorkerSession {
   virtual nlohmann::json probe(const nlohmann::json& request) = 0;
   virtual ProcessRunner& runner() = 0;
   [[nodiscard]] virtual WorkerStats stats() const { return {}; }
+  // The run will compile cells: a fork server warms up while the modules' imports run rather
+  // than when the first compile waits for it (ForkServerRunner::prewarm). Nothing otherwise.
+  virtual void prewarm() {}
 };
 
 using WorkerSessionFactory =

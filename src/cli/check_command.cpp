@@ -107,7 +107,8 @@ void add_mode_options(CLI::App* check, CheckFlags& f) {
                   "Compile every cell, neither reading nor writing the result cache");
   add_remote_cache_options(check, f);
   check->add_option("--worker-max-rss", f.worker_max_rss_text,
-                    "Replace the fork server when it grows beyond this (default 4GiB)");
+                    "Replace the fork server (its zygotes included) when it grows beyond this "
+                    "(default: a quarter of the machine's memory, at least 4GiB)");
 }
 
 // --timeout: a number of seconds that the supervisor can enforce.

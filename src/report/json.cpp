@@ -55,6 +55,8 @@ nlohmann::json cell_json(const CellResult& c, const std::map<std::string, std::s
       {"link", or_null(c.link)},
       {"compile_s", c.compile_s},
       {"wall_s", c.wall_s},
+      {"waited_s", c.waited_s},
+      {"rerun_fresh", c.rerun_fresh},
       {"stages", c.stages},
       {"metadata", c.metadata},
       {"sizes", c.sizes},

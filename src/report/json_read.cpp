@@ -113,6 +113,8 @@ CellResult cell_from(const JsonAt& c) {
   cell.launch = launch_from(c);
   cell.compile_s = c.number_or("compile_s", 0.0);
   cell.wall_s = c.number_or("wall_s", 0.0);
+  cell.waited_s = c.number_or("waited_s", 0.0);
+  cell.rerun_fresh = c.boolean_or("rerun_fresh", false);
   const std::pair<const char*, nlohmann::json CellResult::*> objects[] = {
       {"stages", &CellResult::stages},
       {"metadata", &CellResult::metadata},

@@ -15,6 +15,7 @@
 #include "src/core/errors.hpp"
 #include "src/run/python_worker.hpp"
 #include "util/fs.hpp"
+#include "util/json_reader.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
 
@@ -124,7 +125,8 @@ void ForkServerRunner::send_fork(Id id, const InFlight& cell) {
         {"stderr", cell.spec.stderr_path.string()},
         // A zygote importing the cell's package gives up within a share of these (zygote.py).
         {"timeout_ms", cell.spec.timeout.count()},
-        {"max_rss_bytes", cell.spec.max_rss_bytes}});
+        {"max_rss_bytes", cell.spec.max_rss_bytes},
+        {"fresh", cell.spec.fresh}});
 }
 
 std::vector<nlohmann::json> ForkServerRunner::pump(
@@ -159,6 +161,10 @@ std::vector<nlohmann::json> ForkServerRunner::pump(
       const pid_t pid = event.at("pid").get<pid_t>();
       if (auto it = in_flight_.find(id); it != in_flight_.end()) {
         it->second.pid = pid;
+        it->second.threads =
+            static_cast<int>(util::integer_member(event, "threads", 0, 1 << 20).value_or(0));
+        it->second.waited =
+            std::chrono::duration<double>(Clock::now() - it->second.requested).count();
         by_pid_[pid] = id;
         limits_.watch(pid, id, it->second.spec, it->second.requested);
       }
@@ -179,9 +185,18 @@ std::vector<nlohmann::json> ForkServerRunner::pump(
       else
         status = (event.value("code", 0) & 0xff) << 8;
       // Many short cells: the rest of a finished cell's session goes at the next sample.
-      ended.emplace_back(id, finish_session(pid, entry, cell.verdict.value_or(Termination::exited),
-                                            status, Sweep::at_next_sample));
+      auto outcome = finish_session(pid, entry, cell.verdict.value_or(Termination::exited), status,
+                                    Sweep::at_next_sample);
+      outcome.forked_from_threads = cell.threads;
+      outcome.waited_seconds = cell.waited;
+      ended.emplace_back(id, std::move(outcome));
       in_flight_.erase(id);
+    } else if (name == "zygote") {
+      count_zygote_event(event);
+    } else if (name == "warm") {
+      server_.warmed = true;
+      stats_.warm_up_seconds += util::number_member(event, "seconds").value_or(0.0);
+      other.push_back(std::move(event));
     } else {
       other.push_back(std::move(event));
     }
@@ -308,13 +323,17 @@ nlohmann::json ForkServerRunner::await_event(const std::string& name,
   return nullptr;
 }
 
+void ForkServerRunner::send_warm() {
+  send({{"op", "warm"}, {"targets", config_.warm_targets}});
+  server_.warm_sent = true;
+}
+
 void ForkServerRunner::ensure_warm() {
   if (server_.dead || server_.warmed) return;
-  send({{"op", "warm"}, {"targets", config_.warm_targets}});
-  const auto reply = await_event("warm", std::chrono::minutes(10));
-  if (reply.is_null()) return;  // died while warming: the next reap() handles it
-  server_.warmed = true;
-  stats_.warm_up_seconds += reply.value("seconds", 0.0);
+  if (!server_.warm_sent) send_warm();
+  // pump() marks the server warm when the reply arrives, here or earlier; a server that died
+  // while warming is handled by the next reap().
+  await_event("warm", std::chrono::minutes(10));
 }
 
 void ForkServerRunner::check_server_size() {
@@ -342,6 +361,15 @@ void ForkServerRunner::check_server_size() {
   // Outgrown: replace it; the cells it holds are retried once on the new one.
   replacing_ = true;
   util::kill_session(server_.pid);
+}
+
+void ForkServerRunner::count_zygote_event(const nlohmann::json& event) {
+  const auto change = util::string_member(event, "change", "");
+  const auto seconds = util::number_member(event, "seconds").value_or(0.0);
+  if (change == "started") ++stats_.zygotes_started;
+  if (change == "unusable") ++stats_.zygotes_unusable;
+  if (change == "retired") ++stats_.zygotes_retired;
+  if (change == "ready" || change == "unusable") stats_.zygote_import_seconds += seconds;
 }
 
 std::string ForkServerRunner::server_log_tail() const {
@@ -397,6 +425,7 @@ void ForkServerRunner::start(Id id, const ProcessSpec& spec) {
   in_flight_.insert_or_assign(id, std::move(cell));
   queue_.push_back(id);
   dispatch();  // a dead server: the next wait() recovers or reports the cell as lost
+  if (warm_early_ && !server_.warm_sent && !server_.dead) send_warm();
 }
 
 std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::wait(

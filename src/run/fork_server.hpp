@@ -53,10 +53,23 @@ class ForkServerRunner final : public ProcessRunner {
   [[nodiscard]] std::size_t running() const override { return in_flight_.size(); }
   [[nodiscard]] std::uint64_t peak_tree_rss_bytes() const override { return peak_tree_rss_; }
 
+  // The run will compile: the server warms its backends right after the first cell handed to
+  // it (an inspection), while a zygote imports the user's package, instead of when the first
+  // compile waits for it. Without this, the warm-up waits for the first compiling cell (a run
+  // served from the cache never pays it).
+  void prewarm() { warm_early_ = true; }
+
   struct Stats {
     int servers_started = 0;
     int cells_retried = 0;
     double warm_up_seconds = 0;
+    // The server's zygotes (python/portcheck_worker/zygote.py), bases included: started, whose
+    // import failed or outlived its deadline, retired for memory, and the seconds their imports
+    // took (each zygote's own, so parallel imports add up).
+    int zygotes_started = 0;
+    int zygotes_unusable = 0;
+    int zygotes_retired = 0;
+    double zygote_import_seconds = 0;
   };
   [[nodiscard]] const Stats& stats() const { return stats_; }
 
@@ -68,6 +81,7 @@ class ForkServerRunner final : public ProcessRunner {
     util::UniqueFd events;    // we read
     std::string buffer;
     bool warmed = false;
+    bool warm_sent = false;
     bool dead = false;
     int exit_status = 0;  // as waitpid reports it
     std::string spawn_error;
@@ -78,6 +92,8 @@ class ForkServerRunner final : public ProcessRunner {
     int attempts = 1;
     bool sent = false;     // handed to the server (else waiting in queue_)
     bool suspect = false;  // was running when the server died on its own: retried alone
+    int threads = 0;       // of the process that forked it (the "forked" event)
+    double waited = 0;     // from hand-over to the server until it was forked
     // A suspect handed to the server runs as its only cell: its trial.
     [[nodiscard]] bool on_trial() const { return sent && suspect; }
     Clock::time_point requested;
@@ -97,12 +113,15 @@ class ForkServerRunner final : public ProcessRunner {
   std::vector<nlohmann::json> pump(std::chrono::milliseconds max_wait,
                                    std::vector<std::pair<Id, ProcessOutcome>>& ended);
   nlohmann::json await_event(const std::string& name, std::chrono::milliseconds timeout);
+  void send_warm();
   void ensure_warm();
   void reap(std::vector<std::pair<Id, ProcessOutcome>>& ended);
   void on_server_lost(std::vector<std::pair<Id, ProcessOutcome>>& ended);
   // Sends queued cells to the server; a suspect only once nothing else runs, and nothing beside it.
   void dispatch();
   std::string server_log_tail() const;
+  // A zygote started, became ready, was found unusable or retired: counted in stats_.
+  void count_zygote_event(const nlohmann::json& event);
   // Replaces the server when its session (it and its zygotes) outgrows max_server_rss_bytes.
   void check_server_size();
 
@@ -113,6 +132,7 @@ class ForkServerRunner final : public ProcessRunner {
   std::map<pid_t, Id> by_pid_;
   std::deque<Id> queue_;    // started but not yet sent, suspects first
   bool replacing_ = false;  // we killed the server ourselves: its death is no cell's doing
+  bool warm_early_ = false;  // prewarm()
   int blamed_losses_ = 0;   // server deaths a culprit cell caused: not the server's fault
   SessionLimits limits_;
   std::vector<std::pair<Id, ProcessOutcome>> pending_;

@@ -25,6 +25,9 @@ struct ProcessSpec {
   // It compiles a kernel. A fork server warms its backends (about half a second) before the
   // first such cell only: a run whose cells all come from the cache imports modules, nothing more.
   bool compiles = true;
+  // Fork it from the bare fork server, never from a zygote that imported user code: how a cell is
+  // run again when it failed in a way a fork hazard could explain (see forked_from_threads).
+  bool fresh = false;
 };
 
 enum class Termination {
@@ -48,6 +51,12 @@ struct ProcessOutcome {
   // is larger.
   std::uint64_t peak_rss_bytes = 0;
   std::string spawn_error;
+  // Threads of the process that forked it, its own parent's included (a zygote forked from a
+  // threaded base): above 1, a lock another thread held at fork() stays held in the cell. 0 when
+  // it was not forked from a long-lived process (a fresh interpreter).
+  int forked_from_threads = 0;
+  // Of wall_seconds, the time it waited before its process existed (a zygote's import).
+  double waited_seconds = 0;
 };
 
 // The scheduler talks to processes only through this, so tests can swap in a fake.

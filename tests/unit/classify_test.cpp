@@ -3,6 +3,7 @@
 // 3.6.0 where a name ends in _t360).
 #include "src/check/classify.hpp"
 #include "src/check/compiler_messages.hpp"
+#include "src/check/fork_hazard.hpp"
 
 #include <csignal>
 #include <regex>
@@ -288,3 +289,27 @@ TEST(Fingerprint, NormalizeMessageEdgesMatchTheFormerRegexes) {
 
 }  // namespace
 }  // namespace portcheck
+
+// Which failures of a cell forked from a threaded zygote are run again in a fresh process.
+TEST(ForkHazard, ExplainsWhatTheCompilerDidNotSay) {
+  const auto verdict = [](portcheck::FailureKind kind, std::string message = "") {
+    portcheck::Classification c;
+    c.kind = kind;
+    c.message = std::move(message);
+    return c;
+  };
+  using portcheck::FailureKind;
+  using portcheck::fork_hazard_could_explain;
+  for (const auto kind : {FailureKind::timeout, FailureKind::crash, FailureKind::oom,
+                          FailureKind::import_error, FailureKind::internal_error})
+    EXPECT_TRUE(fork_hazard_could_explain(verdict(kind)));
+  for (const auto kind : {FailureKind::none, FailureKind::mlir_error, FailureKind::llvm_error,
+                          FailureKind::assembler_error, FailureKind::launch_limit})
+    EXPECT_FALSE(fork_hazard_could_explain(verdict(kind)));
+  EXPECT_FALSE(fork_hazard_could_explain(
+      verdict(FailureKind::frontend_error, "ValueError: type fp8e4nv not supported")));
+  EXPECT_TRUE(fork_hazard_could_explain(verdict(
+      FailureKind::frontend_error,
+      "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+      "multiprocessing, you must use the 'spawn' start method")));
+}

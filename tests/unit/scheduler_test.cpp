@@ -101,6 +101,51 @@ TEST(Scheduler, StartsLongestExpectedFirst) {
     EXPECT_EQ(runner.start_argv0[i], "task-" + std::to_string(runner.start_order[i]));
 }
 
+TEST(Scheduler, RunsAGroupsTasksTogetherGroupsByTheirSlowestTask) {
+  FakeRunner runner;
+  auto grouped = [](Id id, double seconds, const char* group) {
+    auto task = make_task(id, seconds);
+    task.group = group;
+    return task;
+  };
+  // Group b holds the slowest task, so it goes first; within each group, slowest first.
+  std::vector<Task> tasks{grouped(1, 2.0, "a"), grouped(2, 1.0, "b"), grouped(3, 9.0, "b"),
+                          grouped(4, 5.0, "a"), grouped(5, 3.0, "b"), grouped(6, 0.5, "a")};
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  Scheduler scheduler(runner, 1);
+  EXPECT_TRUE(scheduler.run(tasks, rec.on_ended(), interrupted));
+  EXPECT_EQ(runner.start_order, (std::vector<Id>{3, 5, 2, 4, 1, 6}));
+}
+
+TEST(Scheduler, ATaskRunAgainIsReportedOnceWithItsSecondOutcome) {
+  FakeRunner runner;
+  runner.ids_unique_for_life = false;
+  std::vector<Task> tasks{make_task(1, 1.0), make_task(2, 1.0), make_task(3, 1.0)};
+  runner.exit_codes[2] = 70;  // a failure a rerun is asked for
+  Recorder rec;
+  std::atomic<bool> interrupted{false};
+  Scheduler scheduler(runner, 1);
+  std::vector<Id> asked;
+  scheduler.rerun_when([&](Id id, const ProcessOutcome& outcome) -> std::optional<portcheck::ProcessSpec> {
+    asked.push_back(id);
+    if (outcome.exit_code != 70) return std::nullopt;
+    runner.exit_codes[2] = 0;  // the second run passes
+    portcheck::ProcessSpec spec;
+    spec.argv = {"again"};
+    spec.fresh = true;
+    return spec;
+  });
+  EXPECT_TRUE(scheduler.run(tasks, rec.on_ended(), interrupted));
+  // Run again before the next task, with the spec the hook gave.
+  EXPECT_EQ(runner.start_order, (std::vector<Id>{1, 2, 2, 3}));
+  EXPECT_EQ(runner.start_argv0[2], "again");
+  EXPECT_EQ(asked, (std::vector<Id>{1, 2, 2, 3}));
+  ASSERT_EQ(rec.counts(), (std::map<Id, int>{{1, 1}, {2, 1}, {3, 1}}));
+  for (const auto& [id, outcome] : rec.ended)
+    if (id == 2) EXPECT_EQ(outcome.exit_code, 0);
+}
+
 TEST(Scheduler, ReportsEveryTaskExactlyOnce) {
   FakeRunner runner;
   std::vector<Task> tasks;
