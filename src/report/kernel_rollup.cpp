@@ -51,8 +51,10 @@ std::vector<KernelRows> rows_by_kernel(const Report& report) {
 }
 
 std::string rollup_label(const std::vector<const CellResult*>& cells,
-                         const std::map<std::string, std::string>& letters) {
-  if (cells.empty()) return "-";
+                         const std::map<std::string, std::string>& letters,
+                         std::size_t unfinished) {
+  const std::string left = unfinished > 0 ? fmt::format(" ({} ?)", unfinished) : "";
+  if (cells.empty()) return unfinished > 0 ? left.substr(1) : "-";
   std::size_t ok = 0, compiled = 0;
   std::set<std::string> failing_labels, failing_letters;
   for (const auto* cell : cells) {
@@ -66,10 +68,12 @@ std::string rollup_label(const std::vector<const CellResult*>& cells,
     const auto letter = letters.find(cell->fingerprint);
     failing_letters.insert(letter != letters.end() ? letter->second : "?");
   }
-  if (compiled == 0) return "·";
+  if (compiled == 0) return "·" + left;
   const auto joined = util::join(std::vector(failing_letters.begin(), failing_letters.end()), ",");
-  if (ok > 0) return fmt::format("ok {}/{}{}", ok, compiled, joined.empty() ? "" : " " + joined);
-  return failing_labels.size() == 1 ? *failing_labels.begin() : joined;
+  if (ok > 0)
+    return fmt::format("ok {}/{}{}{}", ok, compiled + unfinished, joined.empty() ? "" : " " + joined,
+                       left);
+  return (failing_labels.size() == 1 ? *failing_labels.begin() : joined) + left;
 }
 
 Status rollup_status(const std::vector<const CellResult*>& cells) {

@@ -26,8 +26,11 @@ std::vector<KernelRows> rows_by_kernel(const Report& report);
 // The cells of a rolled-up kernel on one target, as one label: "ok 40/40"; "ok 38/40 A,B" (the
 // letters of the failing rows' groups); with no row ok, the failing rows' one label ("front:A")
 // or their letters ("A,B"); "·" when nothing was compiled, "-" when there are no cells.
+// `unfinished`: rows of an interrupted run with no cell here yet, said after the rest and
+// counted in the total ("ok 49/108 (59 ?)"), so a partial rollup never reads as complete.
 std::string rollup_label(const std::vector<const CellResult*>& cells,
-                         const std::map<std::string, std::string>& letters);
+                         const std::map<std::string, std::string>& letters,
+                         std::size_t unfinished = 0);
 
 // The status a rolled-up label is coloured as: the worst of its cells.
 Status rollup_status(const std::vector<const CellResult*>& cells);

@@ -115,7 +115,8 @@ class MatrixWriter {
       std::vector<const CellResult*> cells;
       for (const auto& row : kernel.rows)
         if (const auto it = at.find({row, target}); it != at.end()) cells.push_back(it->second);
-      line.labels.push_back(rollup_label(cells, letters_));
+      const auto unfinished = report_.interrupted ? kernel.rows.size() - cells.size() : 0;
+      line.labels.push_back(rollup_label(cells, letters_, unfinished));
       line.paint_as.push_back(cells.empty() ? std::nullopt : std::optional(rollup_status(cells)));
     }
     return line;

@@ -88,6 +88,19 @@ TEST(TerminalReport, AKernelOfManyRowsIsOneLineWithItsFailingRowsUnderIt) {
   EXPECT_NE(text.find("    softmax[B256] on hip:gfx942\n"), std::string::npos) << text;
 }
 
+TEST(TerminalReport, AnInterruptedRollupSaysHowManyRowsAreUnfinished) {
+  auto r = many_rows_report();
+  r.interrupted = true;
+  // Four of softmax's rows finished on cuda:80, none of the last two on either target.
+  std::erase_if(r.cells, [](const CellResult& c) {
+    return c.kernel == "softmax[B1024]" || c.kernel == "softmax[B512]" ||
+           (c.kernel == "softmax[B32]" && c.target == "hip:gfx942");
+  });
+  const auto text = render_terminal(r, TerminalStyle{false});
+  EXPECT_NE(text.find("\nsoftmax (6 rows)  ok 4/6 (2 ?)  ok 2/6 A (3 ?)\n"), std::string::npos)
+      << text;
+}
+
 TEST(TerminalReport, ExpandShowsEveryRow) {
   const auto text = render_terminal(many_rows_report(), TerminalStyle{false, true});
   EXPECT_EQ(text.find("(6 rows)"), std::string::npos) << text;
@@ -141,6 +154,11 @@ TEST(KernelRollup, LabelsCountOkRowsAndNameFailingGroups) {
   EXPECT_EQ(rollup_label({&a, &b}, letters), "A,B");
   EXPECT_EQ(rollup_label({&unchecked}, letters), "·");
   EXPECT_EQ(rollup_label({}, letters), "-");
+  // An interrupted run: the rows not yet done count in the total and are said.
+  EXPECT_EQ(rollup_label({&ok, &ok}, letters, 3), "ok 2/5 (3 ?)");
+  EXPECT_EQ(rollup_label({&ok, &a}, letters, 1), "ok 1/3 A (1 ?)");
+  EXPECT_EQ(rollup_label({&a, &a}, letters, 2), "mlir:A (2 ?)");
+  EXPECT_EQ(rollup_label({}, letters, 4), "(4 ?)");
   EXPECT_EQ(rollup_status({&ok, &a}), Status::failed);
 }
 
