@@ -42,7 +42,8 @@ def _manifest(tmp_path, module_text):
     return write_manifest(tmp_path, body)
 
 
-def _check(tmp_path, venv_python, *options, expect=1, **env):
+def _run(tmp_path, venv_python, *options, expect=1, **env):
+    """The report of a check of tmp_path's manifest, and how many times the module was imported."""
     log = tmp_path / "imports.log"
     log.unlink(missing_ok=True)
     json_path = tmp_path / "out.json"
@@ -51,9 +52,17 @@ def _check(tmp_path, venv_python, *options, expect=1, **env):
     assert run.returncode == expect, run.stdout + run.stderr
     assert "internal-error" not in run.stdout + run.stderr
     assert_no_leftovers(run.tag)
-    cells = cells_by_position(json.loads(json_path.read_text()))
-    verdicts = {k: (c["status"], c["kind"], c["stage"], c["fingerprint"]) for k, c in cells.items()}
-    return verdicts, len(log.read_text().splitlines())
+    return json.loads(json_path.read_text()), len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def _verdicts(report):
+    return {k: (c["status"], c["kind"], c["stage"], c["fingerprint"])
+            for k, c in cells_by_position(report).items()}
+
+
+def _check(tmp_path, venv_python, *options, expect=1, **env):
+    report, imports = _run(tmp_path, venv_python, *options, expect=expect, **env)
+    return _verdicts(report), imports
 
 
 def test_a_package_is_imported_once_per_target_with_the_verdicts_of_one_import_per_cell(venv_python, tmp_path):
@@ -84,12 +93,11 @@ def test_a_package_that_never_asks_the_driver_at_import_is_imported_once_for_eve
 
 
 # The second import of the module (a zygote's: the inspection's is the first) dies of SIGSEGV,
-# hangs (given up after a quarter of --timeout), leaves a thread running or allocates beyond the
-# zygote's data limit; every other import is healthy.
+# hangs (given up after a quarter of --timeout) or allocates beyond the zygote's data limit;
+# every other import is healthy.
 FAULTS = {
     "crash": "os.kill(os.getpid(), 11)",
     "hang": "__import__('time').sleep(3600)",
-    "thread": "__import__('threading').Thread(target=__import__('time').sleep, args=(60,), daemon=True).start()",
     "memory": "_ballast = bytearray(8 << 30)",
 }
 
@@ -104,3 +112,123 @@ def test_a_zygote_whose_import_fails_changes_only_the_speed(venv_python, tmp_pat
     for row in range(ROWS):
         assert verdicts[(f"axpy_{row}", "cuda:80")][0] == "ok", verdicts
         assert verdicts[(f"axpy_{row}", "hip:gfx942")][:2] == ("failed", "frontend-error"), verdicts
+
+
+def test_a_module_that_leaves_threads_at_import_is_served_by_its_zygote(venv_python, tmp_path):
+    """fork() copies the forking thread only, which is all a cell needs: a zygote whose import
+    started threads (as torch, transformers and tqdm do) still forks its cells."""
+    threaded = COUNTING_PY.replace("VENDOR = tl.constexpr(0)\n", "VENDOR = tl.constexpr(0)\n"
+                                   "import threading, time\n"
+                                   "threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()\n", 1)
+    _manifest(tmp_path, threaded)
+    report, imports = _run(tmp_path, venv_python)
+    without, _ = _run(tmp_path, venv_python, TRITON_PORTCHECK_ZYGOTES="0")
+    assert _verdicts(report) == _verdicts(without)
+    assert imports == 1 + len(TARGETS), imports
+    resources = report["environment"]["resources"]
+    assert resources["zygotes_started"] == 1 + len(TARGETS) and resources["zygotes_unusable"] == 0, resources
+    assert resources["cells_rerun_fresh"] == 0, resources
+    # Each compile waited for no import of its own: its process was forked from a warm zygote.
+    assert all(c["wall_s"] - c["compile_s"] - c["waited_s"] < 2.0 for c in report["cells"]), report["cells"]
+
+
+# A package whose import starts a thread that holds LOCK until someone asks for it (REQUEST):
+# in the user's own process, importing `late` asks and gets it at once; in a process forked from
+# the zygote (which imported `early`), the holder does not exist and LOCK stays held for ever.
+LOCKPKG_INIT = '''import threading
+LOCK = threading.Lock()
+REQUEST = threading.Event()
+
+
+def _holder():
+    with LOCK:
+        REQUEST.wait()
+
+
+threading.Thread(target=_holder, daemon=True).start()
+'''
+LATE_IMPORT = {
+    # The import waits for the lock: the cell hangs until its time limit.
+    "hang": "import lockpkg\nlockpkg.REQUEST.set()\nlockpkg.LOCK.acquire()\n",
+    # The import gives up on the lock and raises: an import error.
+    "raise": "import lockpkg\nlockpkg.REQUEST.set()\n"
+             "if not lockpkg.LOCK.acquire(timeout=3):\n    raise RuntimeError('the lock holder is gone')\n",
+}
+
+
+@pytest.mark.parametrize("how", sorted(LATE_IMPORT))
+def test_a_cell_that_meets_a_lock_held_at_fork_time_gets_the_verdict_of_a_fresh_process(venv_python, tmp_path, how):
+    pkg = tmp_path / "lockpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(LOCKPKG_INIT)
+    (pkg / "early.py").write_text(KERNELS_PY)
+    (pkg / "late.py").write_text(LATE_IMPORT[how] + KERNELS_PY)
+    body = '[defaults]\ntargets = ["cuda:80"]\n'
+    for name, module in (("early", "lockpkg.early"), ("late", "lockpkg.late")):
+        body += (f'\n[[kernel]]\nname = "{name}"\ntarget = "{module}:axpy"\nsignature = {AXPY_SIGNATURE}\n'
+                 "constants = { BLOCK = 256 }\n")
+    write_manifest(tmp_path, body, kernels_py=None)
+    report, _ = _run(tmp_path, venv_python, "--timeout", "12", expect=0)
+    cells = cells_by_position(report)
+    assert {k: c["status"] for k, c in cells.items()} == {("early", "cuda:80"): "ok", ("late", "cuda:80"): "ok"}
+    assert cells[("late", "cuda:80")]["rerun_fresh"] is True
+    assert cells[("early", "cuda:80")]["rerun_fresh"] is False
+    # The inspection of `late` met the lock too, and so did its compile: both ran again.
+    assert report["environment"]["resources"]["cells_rerun_fresh"] == 2, report["environment"]["resources"]
+    fresh, _ = _run(tmp_path, venv_python, "--timeout", "12", "--isolation", "process", expect=0)
+    assert _verdicts(report) == _verdicts(fresh)
+
+
+# A third-party package (on PYTHONPATH, outside the manifest's folder) that is slow to import and
+# counts its imports; the user's module imports it first, then asks the driver for its vendor.
+THIRD_PARTY = '''import fcntl, os, time
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "imports.log"), "a") as _f:
+    fcntl.flock(_f, fcntl.LOCK_EX)
+    _f.write(f"{os.getpid()}\\n")
+time.sleep(1)
+'''
+
+
+def test_third_party_imports_are_made_once_for_every_target(venv_python, tmp_path):
+    """The base zygote imports what the package's import begins with (heavydep here), and each
+    target's zygote is forked from it: one import of it in all, against one per target."""
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    (deps / "heavydep.py").write_text(THIRD_PARTY)
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    _manifest(lib, "import heavydep\n" + COUNTING_PY)
+    report, _ = _run(lib, venv_python, PYTHONPATH=str(deps))
+    base_imports = len((deps / "imports.log").read_text().splitlines())
+    assert base_imports == 1, base_imports
+    (deps / "imports.log").unlink()
+    without, _ = _run(lib, venv_python, PYTHONPATH=str(deps), TRITON_PORTCHECK_ZYGOTES="0")
+    assert _verdicts(report) == _verdicts(without)
+    # Every cell and inspection imported it itself.
+    assert len((deps / "imports.log").read_text().splitlines()) == 1 + ROWS * len(TARGETS)
+    resources = report["environment"]["resources"]
+    # The base, the inspections' zygote, one per target.
+    assert resources["zygotes_started"] == 2 + len(TARGETS), resources
+
+
+def test_zygotes_stay_within_their_memory_share_and_retire_without_changing_a_verdict(venv_python, tmp_path):
+    """Each zygote holds 300 MB of its own; --worker-max-rss 1.5 GiB leaves zygotes 768 MiB:
+    two at a time. Four are wanted (the inspections' and one per target): idle ones are retired,
+    counted, and the server is never replaced for them."""
+    targets = ["cuda:80", "cuda:90", "hip:gfx942"]
+    ballast = COUNTING_PY.replace("VENDOR = tl.constexpr(0)\n", "VENDOR = tl.constexpr(0)\n"
+                                  "_ballast = bytearray(300 << 20)\n", 1)
+    (tmp_path / "counting.py").write_text(ballast)
+    body = f"[defaults]\ntargets = {json.dumps(targets)}\n"
+    for row in range(3):
+        body += (f'\n[[kernel]]\nname = "axpy_{row}"\ntarget = "counting.py:axpy"\n'
+                 f"signature = {AXPY_SIGNATURE}\nconstants = {{ BLOCK = {64 << row} }}\n")
+    write_manifest(tmp_path, body, kernels_py=None)
+    report, imports = _run(tmp_path, venv_python, "--worker-max-rss", "1536MiB")
+    without, _ = _run(tmp_path, venv_python, TRITON_PORTCHECK_ZYGOTES="0")
+    assert _verdicts(report) == _verdicts(without)
+    resources = report["environment"]["resources"]
+    assert resources["fork_servers_started"] == 1, resources
+    assert resources["zygotes_retired"] >= 1, resources
+    # Retired ones are not imported again and again: cells of one target run together.
+    assert resources["zygotes_started"] <= 1 + len(targets), resources
