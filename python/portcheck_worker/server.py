@@ -5,6 +5,9 @@ so that whatever Triton or a user's module prints on stdout cannot corrupt the c
 
   {"op": "probe", "request": {...}}          -> {"event": "probe", "result": {...}}
   {"op": "warm", "targets": [target, ...]}   -> {"event": "warm", "seconds": s, "errors": [...]}
+      compiles are coming: with zygotes, those that fork compiles warm up (each on its own core)
+      and this process answers at once, warming itself before the first compile it forks
+      itself (a fresh rerun, a cell no zygote serves), with a second "warm" event then
   {"op": "fork", "id": N, "request": path, "result": path, "progress": path,
    "stdout": path, "stderr": path}           -> {"event": "forked", "id": N, "pid": P}
                                                  ... later {"event": "exited", "id": N, "pid": P,
@@ -47,6 +50,7 @@ class Server:
         self.events = EVENT_FD
         self.children = {}  # pid -> cell id
         self.forks_received = 0
+        self.cold_targets = None  # a warm-up put off until this process forks a compile itself
         self._pending = b""
         # SIGCHLD writes a byte here, so a finished child wakes select() at once instead of
         # waiting out its timeout: with many short cells that latency would add up.
@@ -118,9 +122,15 @@ class Server:
         if op == "probe":
             self.send({"event": "probe", "result": handlers.probe(command["request"])})
         elif op == "warm":
-            if self.zygotes:  # first: they warm up while this process does
-                self.zygotes.warm_all(command.get("targets", []))
-            self.send({"event": "warm", **warm_up(command.get("targets", []))})
+            targets = command.get("targets", [])
+            if self.zygotes:
+                # The cells are forked from zygotes, which warm up themselves; blocking here would
+                # keep the zygotes' first cells waiting on this loop.
+                self.zygotes.warm_all(targets)
+                self.cold_targets = targets
+                self.send({"event": "warm", "seconds": 0.0, "errors": [], "deferred": True})
+            else:
+                self.send({"event": "warm", **warm_up(targets)})
         elif op == "fork":
             self.fork(command)
         elif op == "quit":
@@ -138,6 +148,9 @@ class Server:
         self.fork_plain(command["id"], command)
 
     def fork_plain(self, cell_id, command):
+        if self.cold_targets is not None and command.get("compiles", True):
+            targets, self.cold_targets = self.cold_targets, None
+            self.send({"event": "warm", **warm_up(targets)})
         if threading.active_count() > 1:
             # Nothing we import starts threads (the warm-up reports the count); say so loudly if
             # a user's module does, since only the forking thread survives in the child.

@@ -31,6 +31,7 @@ Protocol (channel.py: a socketpair, one JSON message per packet):
   zygote -> server  {"event": "started", "pid": P}
                     {"event": "ready", "driver_free": b, "threads": T, "seconds": s}
                     {"event": "unusable", "why": "...", "seconds": s}
+                    {"event": "warmed", "seconds": s}
                     {"event": "forked", "id": N, "pid": P, "threads": T}
                     {"event": "exited", "pid": P, "code": c, "signal": s, "max_rss_bytes": b}
 """

@@ -283,6 +283,8 @@ class Zygotes:
             sys.stderr.write(f"portcheck-worker: no {zygote.role} zygote for {zygote.key}: {event.get('why')}\n")
             self._tell("unusable", zygote, event.get("seconds"))
             self._give_up(zygote)
+        elif kind == "warmed":
+            self._tell("warmed", zygote, event.get("seconds"))
         elif kind == "forked":
             zygote.unforked.pop(event["id"], None)
             zygote.cells.add(event["pid"])

@@ -197,7 +197,9 @@ class _Serve:
 
     def handle(self, message, fds):
         if "warm" in message:
+            started = time.monotonic()
             _warm_up(message["warm"])
+            channel.send(self.sock, {"event": "warmed", "seconds": time.monotonic() - started})
         elif "spawn" in message and fds:
             self.spawn(message["spawn"], fds[0])
             for fd in fds:

@@ -126,7 +126,9 @@ void ForkServerRunner::send_fork(Id id, const InFlight& cell) {
         // A zygote importing the cell's package gives up within a share of these (zygote.py).
         {"timeout_ms", cell.spec.timeout.count()},
         {"max_rss_bytes", cell.spec.max_rss_bytes},
-        {"fresh", cell.spec.fresh}});
+        {"fresh", cell.spec.fresh},
+        // The server warms itself, when it put that off, before the first compile it forks.
+        {"compiles", cell.spec.compiles}});
 }
 
 std::vector<nlohmann::json> ForkServerRunner::pump(
@@ -370,6 +372,7 @@ void ForkServerRunner::count_zygote_event(const nlohmann::json& event) {
   if (change == "unusable") ++stats_.zygotes_unusable;
   if (change == "retired") ++stats_.zygotes_retired;
   if (change == "ready" || change == "unusable") stats_.zygote_import_seconds += seconds;
+  if (change == "warmed") stats_.warm_up_seconds += seconds;
 }
 
 std::string ForkServerRunner::server_log_tail() const {

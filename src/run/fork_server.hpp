@@ -53,16 +53,18 @@ class ForkServerRunner final : public ProcessRunner {
   [[nodiscard]] std::size_t running() const override { return in_flight_.size(); }
   [[nodiscard]] std::uint64_t peak_tree_rss_bytes() const override { return peak_tree_rss_; }
 
-  // The run will compile: the server warms its backends right after the first cell handed to
-  // it (an inspection), while a zygote imports the user's package, instead of when the first
-  // compile waits for it. Without this, the warm-up waits for the first compiling cell (a run
-  // served from the cache never pays it).
+  // The run will compile: the warm-up is asked for right after the first cell handed to the
+  // server (an inspection), so that the zygotes that will fork compiles warm their backends up as
+  // soon as their import ends, while the inspections run, instead of when the first compile waits
+  // for them. Without this, it is asked for at the first compiling cell (a run served from the
+  // cache never pays it). The server itself warms up then only without zygotes; with them, before
+  // the first compile it forks itself (python/portcheck_worker/server.py).
   void prewarm() { warm_early_ = true; }
 
   struct Stats {
     int servers_started = 0;
     int cells_retried = 0;
-    double warm_up_seconds = 0;
+    double warm_up_seconds = 0;  // the server's and its zygotes' (parallel ones add up)
     // The server's zygotes (python/portcheck_worker/zygote.py), bases included: started, whose
     // import failed or outlived its deadline, retired for memory, and the seconds their imports
     // took (each zygote's own, so parallel imports add up).
