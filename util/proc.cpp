@@ -13,6 +13,12 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+#include <string>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -224,11 +230,59 @@ DeathWatch::~DeathWatch() {
   }
 }
 
-std::uint64_t physical_memory_bytes() {
+namespace {
+
+// A cgroup limit file's number; nullopt for "max", a missing file or anything unreadable.
+std::optional<std::uint64_t> limit_in(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string text;
+  if (!(in >> text) || text.empty() || text == "max") return std::nullopt;
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> cgroup_memory_limit(std::string_view self_cgroup,
+                                                 const std::filesystem::path& cgroup_root) {
+  std::istringstream lines{std::string(self_cgroup)};
+  std::string line;
+  std::optional<std::uint64_t> lowest;
+  const auto keep = [&](std::optional<std::uint64_t> limit) {
+    if (limit && (!lowest || *limit < *lowest)) lowest = limit;
+  };
+  while (std::getline(lines, line)) {
+    const auto first = line.find(':');
+    const auto last = line.rfind(':');
+    if (first == std::string::npos || first == last) continue;
+    const auto controllers = line.substr(first + 1, last - first - 1);
+    const auto relative = std::filesystem::path(line.substr(last + 1)).relative_path();
+    if (controllers.empty()) {  // v2, the unified hierarchy: this cgroup and every ancestor
+      for (auto dir = cgroup_root / relative;; dir = dir.parent_path()) {
+        keep(limit_in(dir / "memory.max"));
+        if (dir == cgroup_root || !dir.has_relative_path() || dir == dir.parent_path()) break;
+      }
+    } else if (controllers.find("memory") != std::string::npos) {
+      keep(limit_in(cgroup_root / "memory" / relative / "memory.limit_in_bytes"));
+    }
+  }
+  return lowest;
+}
+
+std::uint64_t usable_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_size = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page_size <= 0) return 0;
-  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size);
+  std::uint64_t physical = pages > 0 && page_size > 0
+                               ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size)
+                               : 0;
+  std::ifstream self("/proc/self/cgroup");
+  const std::string cgroups((std::istreambuf_iterator<char>(self)), std::istreambuf_iterator<char>());
+  if (const auto limit = cgroup_memory_limit(cgroups, "/sys/fs/cgroup");
+      limit && (physical == 0 || *limit < physical))
+    physical = *limit;
+  return physical;
 }
 
 }  // namespace util

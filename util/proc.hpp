@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace util {
@@ -27,8 +28,14 @@ std::vector<ProcessInfo> snapshot_processes();
 // processes, not for every sample of every cell.
 std::optional<std::uint64_t> proportional_set_size(pid_t pid);
 
-// The machine's physical memory (sysconf), 0 when it cannot be read.
-std::uint64_t physical_memory_bytes();
+// The memory this process may use: the machine's physical memory (sysconf), or less where its
+// cgroup (v2 memory.max, v1 memory.limit_in_bytes) sets a lower limit, as a CI container does.
+// 0 when neither can be read.
+std::uint64_t usable_memory_bytes();
+// The lowest memory limit that a /proc/self/cgroup text names under `cgroup_root`
+// (/sys/fs/cgroup): v2's memory.max of the cgroup and its ancestors, v1's memory.limit_in_bytes.
+std::optional<std::uint64_t> cgroup_memory_limit(std::string_view self_cgroup,
+                                                 const std::filesystem::path& cgroup_root);
 
 // Members of session `sid` in a snapshot.
 std::vector<ProcessInfo> session_members(const std::vector<ProcessInfo>& all, pid_t sid);

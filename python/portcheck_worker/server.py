@@ -58,7 +58,9 @@ class Server:
         os.set_blocking(self._wake_write, False)
         signal.set_wakeup_fd(self._wake_write)
         signal.signal(signal.SIGCHLD, lambda *_: None)
-        self.zygotes = zygote_pool.Zygotes(os.getpid(), self.fork_plain, self.send, self.own_fds) \
+        self.warmed = False  # its backends warmed up: what it forks inherits that
+        self.zygotes = zygote_pool.Zygotes(os.getpid(), self.fork_plain, self.send, self.own_fds,
+                                           lambda: self.warmed) \
             if os.environ.get(ZYGOTES_ENV, "1") != "0" else None
 
     def own_fds(self):
@@ -130,7 +132,7 @@ class Server:
                 self.cold_targets = targets
                 self.send({"event": "warm", "seconds": 0.0, "errors": [], "deferred": True})
             else:
-                self.send({"event": "warm", **warm_up(targets)})
+                self.send({"event": "warm", **self.warm_up(targets)})
         elif op == "fork":
             self.fork(command)
         elif op == "quit":
@@ -147,10 +149,15 @@ class Server:
             return
         self.fork_plain(command["id"], command)
 
+    def warm_up(self, targets):
+        answer = warm_up(targets)
+        self.warmed = True
+        return answer
+
     def fork_plain(self, cell_id, command):
         if self.cold_targets is not None and command.get("compiles", True):
             targets, self.cold_targets = self.cold_targets, None
-            self.send({"event": "warm", **warm_up(targets)})
+            self.send({"event": "warm", **self.warm_up(targets)})
         if threading.active_count() > 1:
             # Nothing we import starts threads (the warm-up reports the count); say so loudly if
             # a user's module does, since only the forking thread survives in the child.

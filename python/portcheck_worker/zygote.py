@@ -91,6 +91,7 @@ class Zygote:
         self.state = "waiting"  # for its parent | importing | ready | unusable | ended
         self.queued = []  # (id, command) waiting for the import to finish
         self.unforked = {}  # id -> command sent, no "forked" yet
+        self.sent_at = {}  # id -> when it was sent (a zygote stuck in fork() is given up)
         self.cells = set()  # pids forked and not yet exited
         self.waiting_children = []  # package zygotes a base forks once it is ready
         self.last_used = time.monotonic()
@@ -126,6 +127,8 @@ class Zygote:
             self.queued.append((cell_id, command))
             return
         self.unforked[cell_id] = command
+        self.sent_at[cell_id] = time.monotonic()
+        # A send that fails leaves it in unforked: the channel's end reroutes it (zygote_pool).
         self.send({"id": cell_id, "command": command})
 
     def warm_up(self, targets):

@@ -25,13 +25,15 @@ _MAX_ZYGOTES = 24
 
 class Zygotes:
     """The server's zygotes. `fork_plain(id, command)` is the server's own fork, `send_event` its
-    channel to the tool, `server_fds()` the descriptors a process it forks must close."""
+    channel to the tool, `server_fds()` the descriptors a process it forks must close,
+    `server_warm()` whether the server has warmed its backends up (what it forks inherits that)."""
 
-    def __init__(self, server_pid, fork_plain, send_event, server_fds):
+    def __init__(self, server_pid, fork_plain, send_event, server_fds, server_warm):
         self.server_pid = server_pid
         self.fork_plain = fork_plain
         self.send_event = send_event
         self.server_fds = server_fds
+        self.server_warm = server_warm
         self.by_key = {}  # package zygotes
         self.bases = {}  # base key -> base (kept when unusable, so it is not started again)
         self.unusable = set()  # package keys whose zygote failed
@@ -164,7 +166,9 @@ class Zygotes:
 
     def _start_package(self, key, request, command):
         base = self._start_base(request, command)
-        if not self._make_room():
+        if base is not None:
+            base.last_used = time.monotonic()
+        if not self._make_room(keep=base):
             return None
         target = None if "inspect" in request else request.get("target")
         spec = {"role": "package", "ref": kernel_ref(request), "target": target,
@@ -190,7 +194,7 @@ class Zygotes:
             parent = None
         if parent is None:
             zygote.parent = None
-            zygote.warm = self.warm_targets is not None
+            zygote.warm = self.server_warm()
             zygote.pid = self._fork_zygote(zygote.spec, ours, theirs)
         theirs.close()
         zygote.sock = ours
@@ -215,7 +219,7 @@ class Zygotes:
         self.send_event(event)
 
     # --- memory --------------------------------------------------------------------------------
-    def _make_room(self):
+    def _make_room(self, keep=None):
         """Before a new zygote: retires idle zygotes, least recently used first, while they and
         one more of the largest size would exceed their share of the server's allowance, or are
         too many. One still importing counts at the largest size seen (its import has not reached
@@ -229,7 +233,7 @@ class Zygotes:
         def fits():
             return total + largest <= self.rss_budget and count < _MAX_ZYGOTES
 
-        for zygote in sorted((z for z in live if not z.retiring), key=lambda z: z.last_used):
+        for zygote in sorted((z for z in live if not z.retiring and z is not keep), key=lambda z: z.last_used):
             if fits():
                 break
             if not zygote.ready or zygote.busy() or self._has_children(zygote):
@@ -287,6 +291,7 @@ class Zygotes:
             self._tell("warmed", zygote, event.get("seconds"))
         elif kind == "forked":
             zygote.unforked.pop(event["id"], None)
+            zygote.sent_at.pop(event["id"], None)
             zygote.cells.add(event["pid"])
             self.cell_ids[event["pid"]] = event["id"]
             self.send_event({"event": "forked", "id": event["id"], "pid": event["pid"],
@@ -317,19 +322,20 @@ class Zygotes:
     def _on_end(self, zygote):
         """Its channel ended: it exited (retired, unusable, or killed). Raises ZygoteLost if it
         died holding cells."""
-        was = zygote.state
-        zygote.state = "ended"
+        zygote.state, zygote.deadline = "ended", None
         zygote.kill()  # what its import left in its group
         if zygote in self.retired:
             self.retired.remove(zygote)
-        if zygote.cells or zygote.unforked:
+        if zygote.cells:
             raise ZygoteLost(f"zygote {zygote.pid} died with cells {sorted(zygote.cells)}")
-        if was != "unusable":
-            self._give_up(zygote)
+        if zygote.retiring and not zygote.busy():
+            return  # retired for memory and done: its key may start a zygote again
+        self._give_up(zygote)  # what it held and never forked goes elsewhere
 
     def _give_up(self, zygote):
         """Its waiting cells go to its base, or the server; its key keeps no zygote; a base's
         waiting package zygotes start from the server."""
+        zygote.deadline = None
         if zygote.state != "ended":
             zygote.state = "unusable"
         if zygote.role == "package":
@@ -343,8 +349,10 @@ class Zygotes:
             child.parent = None
             self._launch(child)
         waiting = zygote.queued + list(zygote.unforked.items())
-        zygote.queued, zygote.unforked = [], {}
+        zygote.queued, zygote.unforked, zygote.sent_at = [], {}, {}
         base = zygote.parent if zygote.parent is not None and zygote.parent.usable else None
+        if base is not None and not base.warm and self.warm_targets is not None:
+            base.warm_up(self.warm_targets)
         for cell_id, command in waiting:
             if base is not None:
                 base.submit(cell_id, command)
@@ -352,19 +360,27 @@ class Zygotes:
                 self.fork_plain(cell_id, command)
 
     def expire(self):
-        """Gives up the zygotes whose import has outlived its deadline."""
+        """Gives up the zygotes whose import has outlived its deadline, and those that have not
+        forked a cell sent to them for as long (stuck in fork(): a lock that a thread of the
+        import held when it forked, which an at-fork handler waits for)."""
         now = time.monotonic()
         for zygote in self._all():
-            if zygote.deadline is not None and now > zygote.deadline and zygote.state == "importing":
-                zygote.deadline = None
-                self._tell("unusable", zygote, zygote.deadline_s)
-                sys.stderr.write(f"portcheck-worker: no {zygote.role} zygote for {zygote.key}: its import "
-                                 f"took longer than {zygote.deadline_s:.0f} s\n")
-                zygote.kill()
-                self._give_up(zygote)
+            if zygote.state == "importing" and zygote.deadline is not None and now > zygote.deadline:
+                self._stuck(zygote, f"its import took longer than {zygote.deadline_s:.0f} s")
+            elif zygote.ready and zygote.sent_at and now - min(zygote.sent_at.values()) > zygote.deadline_s:
+                self._stuck(zygote, f"it forked no cell for {zygote.deadline_s:.0f} s")
+
+    def _stuck(self, zygote, why):
+        self._tell("unusable", zygote, zygote.deadline_s if zygote.state == "importing" else None)
+        sys.stderr.write(f"portcheck-worker: no {zygote.role} zygote for {zygote.key}: {why}\n")
+        zygote.kill()
+        if zygote.cells:  # its cells die with it and nobody is left to report them
+            raise ZygoteLost(f"zygote {zygote.pid} stuck with cells {sorted(zygote.cells)}")
+        self._give_up(zygote)
 
     def next_deadline(self):
-        deadlines = [z.deadline for z in self._all() if z.deadline is not None]
+        deadlines = [z.deadline for z in self._all() if z.deadline is not None and z.state == "importing"]
+        deadlines += [min(z.sent_at.values()) + z.deadline_s for z in self._all() if z.ready and z.sent_at]
         return min(deadlines) if deadlines else None
 
     def shutdown(self):

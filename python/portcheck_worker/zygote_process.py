@@ -36,11 +36,29 @@ def threads_now():
         return threading.active_count()
 
 
+# Descriptors no child of this process may keep: its channel (a child holding it would hide this
+# zygote's end from the server), and a spawned zygote's channel while it is being handed on. Closed
+# in every child forked here, the user's own forks included (os.register_at_fork).
+_CLOSE_IN_CHILDREN = set()
+_AT_FORK = []  # registered once per process tree: children inherit the registration
+
+
+def _close_in_child():
+    for fd in list(_CLOSE_IN_CHILDREN):
+        _close(fd)
+    _CLOSE_IN_CHILDREN.clear()
+
+
 def main(spec, sock, server_pid, parent_pid, close_fds=()):
     """Never returns: imports, says whether it can serve, then serves until its input ends and
     its children have ended."""
     try:
         _become_zygote(server_pid, parent_pid, close_fds)
+        _CLOSE_IN_CHILDREN.clear()
+        _CLOSE_IN_CHILDREN.add(sock.fileno())
+        if not _AT_FORK:
+            os.register_at_fork(after_in_child=_close_in_child)
+            _AT_FORK.append(True)
         channel.send(sock, {"event": "started", "pid": os.getpid()})
         started = time.monotonic()
         why, driver_free = _import_for(spec)
@@ -110,29 +128,40 @@ def _import_package(spec):
 
 def _import_third_party(spec):
     """Imports the modules the package's import begins with, as its `import X` / `from X import a`
-    statements would, with the manifest's folders on sys.path as a cell has them. A module that
-    is not installed is skipped (the user's import meets that itself); any other failure, or an
-    import that asks Triton's driver (it would depend on the target), makes the base unusable."""
+    statements would, with the manifest's folders on sys.path as a cell has them. It stops at the
+    first that is not installed (nothing of it ran: from there the user's import may take another
+    path, which the package zygote follows itself). Any other failure (the import ran and failed:
+    importing it again would not be the same), or an import that asks Triton's driver (it would
+    depend on the target), makes the base unusable."""
     from . import loader
     loader.add_import_folders(spec["ref"])
     watch = _DriverWatch()
     try:
         for name, attributes in spec.get("third_party") or []:
-            try:
-                module = importlib.import_module(name)
-            except ModuleNotFoundError:
-                continue
-            for attribute in attributes:
-                if attribute != "*" and not hasattr(module, attribute):
-                    try:
-                        importlib.import_module(f"{name}.{attribute}")
-                    except ModuleNotFoundError:
-                        pass
+            if not _import_as_written(name, attributes):
+                break
             if watch.asked():
                 return f"importing {name} asked Triton's driver: it depends on the target"
         return None
     finally:
         watch.stop()
+
+
+def _import_as_written(name, attributes):
+    """`import name` / `from name import attributes`; False when `name` (or a submodule named by
+    an attribute) is not installed at all. Raises what a failing import raises."""
+    wanted = name
+    try:
+        module = importlib.import_module(name)
+        for attribute in attributes:
+            if attribute != "*" and not hasattr(module, attribute):
+                wanted = f"{name}.{attribute}"
+                importlib.import_module(wanted)
+        return True
+    except ModuleNotFoundError as e:
+        if e.name and (wanted == e.name or wanted.startswith(e.name + ".")):
+            return False
+        raise
 
 
 class _DriverWatch:
@@ -178,6 +207,7 @@ class _Serve:
         self.zygotes = set()  # package zygotes this base forked: reaped here, reported by themselves
         self.open = True
         self.wake_read, self.wake_write = os.pipe()
+        _CLOSE_IN_CHILDREN.update((self.wake_read, self.wake_write))
         os.set_blocking(self.wake_write, False)
         signal.set_wakeup_fd(self.wake_write)
         signal.signal(signal.SIGCHLD, lambda *_: None)
@@ -190,8 +220,13 @@ class _Serve:
                 os.read(self.wake_read, 4096)
             if self.sock in readable:
                 messages, ended = channel.receive(self.sock)
+                for _, fds in messages:  # until each is handed on or closed
+                    _CLOSE_IN_CHILDREN.update(fds)
                 for message, fds in messages:
                     self.handle(message, fds)
+                    for fd in fds:
+                        _CLOSE_IN_CHILDREN.discard(fd)
+                        _close(fd)
                 self.open = self.open and not ended
             self.reap()
 
@@ -202,8 +237,6 @@ class _Serve:
             channel.send(self.sock, {"event": "warmed", "seconds": time.monotonic() - started})
         elif "spawn" in message and fds:
             self.spawn(message["spawn"], fds[0])
-            for fd in fds:
-                _close(fd)
         elif "command" in message:
             pid, threads = self.fork_cell(message["command"])
             self.cells.add(pid)
@@ -226,9 +259,7 @@ class _Serve:
         threads = self.hazard()
         me = os.getpid()
         pid = self._fork()
-        if pid == 0:
-            for fd in (self.sock.fileno(), self.wake_read, self.wake_write):
-                _close(fd)
+        if pid == 0:  # the at-fork handler has closed this zygote's descriptors
             server.run_child(command, me, inherited=())  # never returns
         return pid, threads
 
@@ -236,11 +267,11 @@ class _Serve:
         """A package zygote forked from this base: it talks to the server on `fd`."""
         spec = dict(spec, parent_threads=self.hazard())
         me = os.getpid()
+        _CLOSE_IN_CHILDREN.discard(fd)  # the one descriptor the child keeps
         pid = self._fork()
-        if pid == 0:
-            own = (self.sock.fileno(), self.wake_read, self.wake_write)
+        if pid == 0:  # the at-fork handler has closed the rest
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            main(spec, _socket_of(fd), self.server_pid, me, close_fds=own)
+            main(spec, _socket_of(fd), self.server_pid, me)
         self.zygotes.add(pid)
 
     def reap(self):

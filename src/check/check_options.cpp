@@ -71,7 +71,7 @@ void prepare_output_folder(const std::filesystem::path& dir, std::string_view fl
 
 std::uint64_t default_worker_max_rss_bytes() {
   constexpr std::uint64_t kAtLeast = 4ULL << 30;
-  return std::max(kAtLeast, util::physical_memory_bytes() / 4);
+  return std::max(kAtLeast, util::usable_memory_bytes() / 4);
 }
 
 }  // namespace portcheck

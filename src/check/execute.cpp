@@ -188,12 +188,17 @@ class CellRun {
     return task;
   }
 
-  // The cells one zygote of the fork server serves: a target and a top-level package or file
-  // (python/portcheck_worker/zygote.py keys its zygotes so).
+  // The cells one zygote of the fork server serves: a target and a top-level package or file, or
+  // the folder of kernels `capture` saved (python/portcheck_worker/zygote.py keys its zygotes so).
   static std::string zygote_group(const PlannedCell& cell) {
     const auto& ref = cell.row->ref;
-    const auto unit = ref.file.empty() ? ref.module.substr(0, ref.module.find('.')) : ref.file.string();
-    return fmt::format("{}|{}|{}", cell.target.name(), ref.import_root.string(), unit);
+    std::string unit = ref.module.substr(0, ref.module.find('.'));
+    if (!ref.file.empty())
+      unit = ref.file.parent_path().filename() == kGeneratedFolder ? ref.file.parent_path().string()
+                                                                   : ref.file.string();
+    std::string folders = ref.import_root.string();
+    for (const auto& folder : ref.python_path) folders += ":" + folder.string();
+    return fmt::format("{}|{}|{}", cell.target.name(), folders, unit);
   }
 
   // A cell forked from a process with threads that failed in a way a fork hazard could explain

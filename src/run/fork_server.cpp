@@ -246,8 +246,10 @@ void ForkServerRunner::on_server_lost(std::vector<std::pair<Id, ProcessOutcome>>
     }
     ProcessOutcome lost;
     if (cell.verdict) {  // we had already killed it: its verdict stands
-      ended.emplace_back(
-          id, finish_session(cell.pid > 0 ? cell.pid : 0, entry, *cell.verdict, SIGKILL));
+      auto outcome = finish_session(cell.pid > 0 ? cell.pid : 0, entry, *cell.verdict, SIGKILL);
+      outcome.forked_from_threads = cell.threads;  // a fork hazard's timeout is still rerun
+      outcome.waited_seconds = cell.waited;
+      ended.emplace_back(id, std::move(outcome));
     } else if (cell.on_trial() && !ours) {  // nothing else ran: its own code killed the server
       ++blamed_losses_;
       lost.how = Termination::killed_its_worker;

@@ -232,3 +232,45 @@ def test_zygotes_stay_within_their_memory_share_and_retire_without_changing_a_ve
     assert resources["zygotes_retired"] >= 1, resources
     # Retired ones are not imported again and again: cells of one target run together.
     assert resources["zygotes_started"] <= 1 + len(targets), resources
+
+
+@pytest.mark.parametrize("victim", ["cuda", "hip"])
+def test_a_cell_that_kills_its_zygote_beside_a_sibling_is_blamed_and_the_run_ends(venv_python, tmp_path, victim):
+    """Both targets' zygotes are forked from one base in the same breath, and neither may hold the
+    other's channel: when a cell kills its own zygote while the sibling lives on, the server must
+    see that zygote end (and end itself, so that the tool retries the cells alone and blames the
+    one that did it). Each order is tried: one of them kills the zygote forked second."""
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    (deps / "heavydep.py").write_text(THIRD_PARTY)
+    pkg = tmp_path / "lib" / "killpkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import heavydep\n")
+    # It asks the driver at import, so each target gets its own zygote, forked from the base; at
+    # compile time, the victim target's cells kill their parent.
+    (pkg / "kernels.py").write_text(
+        "from triton.runtime import driver\n"
+        "try:\n    BACKEND = driver.active.get_current_target().backend\n"
+        "except Exception:\n    BACKEND = None\n" +
+        KERNELS_PY.replace("@triton.jit", f"""@triton.constexpr_function
+def pick_block(n):
+    import os
+    if BACKEND == "{victim}":
+        os.kill(os.getppid(), 9)
+    return n
+
+
+@triton.jit""", 1).replace("BLOCK: tl.constexpr):", "BLOCK: tl.constexpr):\n    B: tl.constexpr = pick_block(BLOCK)", 1))
+    body = '[defaults]\ntargets = ["cuda:80", "hip:gfx942"]\n'
+    for row in range(3):
+        body += (f'\n[[kernel]]\nname = "axpy_{row}"\ntarget = "killpkg.kernels:axpy"\n'
+                 f"signature = {AXPY_SIGNATURE}\nconstants = {{ BLOCK = {256 << row} }}\n")
+    write_manifest(tmp_path / "lib", body, kernels_py=None)
+    report, _ = _run(tmp_path / "lib", venv_python, "--timeout", "60", PYTHONPATH=str(deps))
+    for (row, target), cell in cells_by_position(report).items():
+        if target.startswith(victim):
+            assert (cell["status"], cell["kind"]) == ("failed", "crash"), cell
+            assert "killed its parent process" in cell["message"], cell["message"]
+        else:
+            assert cell["status"] == "ok", cell
+    assert report["environment"]["resources"]["fork_servers_started"] >= 2

@@ -496,3 +496,24 @@ TEST(Proc, SessionMembersFilters) {
   EXPECT_EQ(members[2].pid, 13);
   EXPECT_TRUE(util::session_members(all, 99).empty());
 }
+
+// The default fork server allowance follows a container's memory limit, not the host's memory.
+TEST(CgroupMemoryLimit, TheLowestLimitOfTheCgroupAndItsAncestorsOrOfV1) {
+  const auto root = std::filesystem::temp_directory_path() /
+                    ("portcheck-cgroup-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  const auto write = [&](const std::filesystem::path& file, const std::string& text) {
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+  };
+  write(root / "ci" / "memory.max", "17179869184\n");       // the container: 16 GiB
+  write(root / "ci" / "job" / "memory.max", "max\n");         // the job itself: none
+  write(root / "memory" / "v1" / "memory.limit_in_bytes", "8589934592\n");
+  using util::cgroup_memory_limit;
+  EXPECT_EQ(cgroup_memory_limit("0::/ci/job\n", root), 17179869184ULL);
+  EXPECT_EQ(cgroup_memory_limit("4:memory:/v1\n0::/\n", root), 8589934592ULL);
+  EXPECT_EQ(cgroup_memory_limit("0::/elsewhere\n", root), std::nullopt);
+  EXPECT_EQ(cgroup_memory_limit("garbage", root), std::nullopt);
+  std::filesystem::remove_all(root);
+  EXPECT_GT(util::usable_memory_bytes(), 0u);
+}
