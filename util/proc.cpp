@@ -274,11 +274,12 @@ std::optional<std::uint64_t> cgroup_memory_limit(std::string_view self_cgroup,
 std::uint64_t usable_memory_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_size = ::sysconf(_SC_PAGESIZE);
-  std::uint64_t physical = pages > 0 && page_size > 0
-                               ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page_size)
-                               : 0;
+  std::uint64_t physical = pages > 0 && page_size > 0 ? static_cast<std::uint64_t>(pages) *
+                                                            static_cast<std::uint64_t>(page_size)
+                                                      : 0;
   std::ifstream self("/proc/self/cgroup");
-  const std::string cgroups((std::istreambuf_iterator<char>(self)), std::istreambuf_iterator<char>());
+  const std::string cgroups((std::istreambuf_iterator<char>(self)),
+                            std::istreambuf_iterator<char>());
   if (const auto limit = cgroup_memory_limit(cgroups, "/sys/fs/cgroup");
       limit && (physical == 0 || *limit < physical))
     physical = *limit;

@@ -28,9 +28,9 @@ std::optional<StaticMode> parse_static_mode(std::string_view name);
 void prepare_output_folder(const std::filesystem::path& dir, std::string_view flag);
 
 // The fork server's memory allowance when --worker-max-rss is not given: a quarter of the
-// memory this process may use (the machine's, or its container's limit), at least 4 GiB. Half of it holds the zygotes, each of which holds a real
-// library's import (torch and transformers: about 1 GB), so a fixed 4 GiB fitted two on a
-// 128 GiB machine and retired them over and over.
+// memory this process may use (the machine's, or its container's limit), at least 4 GiB. Half of it
+// holds the zygotes, each of which holds a real library's import (torch and transformers: about 1
+// GB), so a fixed 4 GiB fitted two on a 128 GiB machine and retired them over and over.
 std::uint64_t default_worker_max_rss_bytes();
 
 struct CheckOptions {

@@ -222,7 +222,9 @@ class CellRun {
     const auto& cell = cells_[id];
     auto read = read_evidence_.extract(id);
     CellInput input{read ? std::move(read.mapped()) : evidence_from_files(dir_of(id), outcome),
-                    prediction_for(id), false, {}};
+                    prediction_for(id),
+                    false,
+                    {}};
     remember_evidence(id, input.evidence);
     keep(id, interpret(cell, input, judgement_));
     results_[id]->rerun_fresh = rerun_fresh_.count(id) != 0;
@@ -291,7 +293,7 @@ class CellRun {
   std::vector<std::optional<CellResult>> results_;
   std::size_t from_cache_ = 0;
   std::size_t stored_ = 0;
-  std::size_t failed_ = 0;  // so far, for the progress line
+  std::size_t failed_ = 0;             // so far, for the progress line
   std::set<std::size_t> rerun_fresh_;  // cells run again in a fresh process (fresh_rerun)
   std::map<std::size_t, CellEvidence> read_evidence_;  // read by fresh_rerun, kept by ended()
   // --reduce: the cell that stands for each (itself when none other does), the cells that do,

@@ -167,16 +167,16 @@ InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,
   std::vector<ProcessSpec> specs;
   for (const auto& task : tasks) specs.push_back(task.spec);
   Scheduler scheduler(runner, settings.jobs);
-  scheduler.rerun_when([&](ProcessRunner::Id id,
-                           const ProcessOutcome& outcome) -> std::optional<ProcessSpec> {
-    if (outcome.forked_from_threads <= 1 || rerun.count(id) != 0) return std::nullopt;
-    if (answered_for_every_kernel(evidence_from_files(dirs[id], outcome))) return std::nullopt;
-    rerun.insert(id);
-    forget_run(dirs[id]);
-    auto spec = specs[id];
-    spec.fresh = true;
-    return spec;
-  });
+  scheduler.rerun_when(
+      [&](ProcessRunner::Id id, const ProcessOutcome& outcome) -> std::optional<ProcessSpec> {
+        if (outcome.forked_from_threads <= 1 || rerun.count(id) != 0) return std::nullopt;
+        if (answered_for_every_kernel(evidence_from_files(dirs[id], outcome))) return std::nullopt;
+        rerun.insert(id);
+        forget_run(dirs[id]);
+        auto spec = specs[id];
+        spec.fresh = true;
+        return spec;
+      });
   out.completed = scheduler.run(std::move(tasks), on_ended, interrupted);
   out.rerun_fresh = static_cast<int>(rerun.size());
   return out;

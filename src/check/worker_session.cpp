@@ -31,7 +31,7 @@ class ForkServerSession final : public WorkerSession {
   void prewarm() override { runner_.prewarm(); }
   [[nodiscard]] WorkerStats stats() const override {
     const auto& s = runner_.stats();
-    return {s.servers_started,  s.cells_retried,    s.warm_up_seconds,        s.zygotes_started,
+    return {s.servers_started,  s.cells_retried,   s.warm_up_seconds,       s.zygotes_started,
             s.zygotes_unusable, s.zygotes_retired, s.zygote_import_seconds, 0};
   }
 

@@ -71,8 +71,8 @@ std::string rollup_label(const std::vector<const CellResult*>& cells,
   if (compiled == 0) return "·" + left;
   const auto joined = util::join(std::vector(failing_letters.begin(), failing_letters.end()), ",");
   if (ok > 0)
-    return fmt::format("ok {}/{}{}{}", ok, compiled + unfinished, joined.empty() ? "" : " " + joined,
-                       left);
+    return fmt::format("ok {}/{}{}{}", ok, compiled + unfinished,
+                       joined.empty() ? "" : " " + joined, left);
   return (failing_labels.size() == 1 ? *failing_labels.begin() : joined) + left;
 }
 

@@ -132,10 +132,10 @@ class ForkServerRunner final : public ProcessRunner {
   int generation_ = 0;
   std::map<Id, InFlight> in_flight_;
   std::map<pid_t, Id> by_pid_;
-  std::deque<Id> queue_;    // started but not yet sent, suspects first
-  bool replacing_ = false;  // we killed the server ourselves: its death is no cell's doing
+  std::deque<Id> queue_;     // started but not yet sent, suspects first
+  bool replacing_ = false;   // we killed the server ourselves: its death is no cell's doing
   bool warm_early_ = false;  // prewarm()
-  int blamed_losses_ = 0;   // server deaths a culprit cell caused: not the server's fault
+  int blamed_losses_ = 0;    // server deaths a culprit cell caused: not the server's fault
   SessionLimits limits_;
   std::vector<std::pair<Id, ProcessOutcome>> pending_;
   std::uint64_t peak_tree_rss_ = 0;

@@ -308,8 +308,8 @@ TEST(ForkHazard, ExplainsWhatTheCompilerDidNotSay) {
     EXPECT_FALSE(fork_hazard_could_explain(verdict(kind)));
   EXPECT_FALSE(fork_hazard_could_explain(
       verdict(FailureKind::frontend_error, "ValueError: type fp8e4nv not supported")));
-  EXPECT_TRUE(fork_hazard_could_explain(verdict(
-      FailureKind::frontend_error,
-      "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
-      "multiprocessing, you must use the 'spawn' start method")));
+  EXPECT_TRUE(fork_hazard_could_explain(
+      verdict(FailureKind::frontend_error,
+              "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+              "multiprocessing, you must use the 'spawn' start method")));
 }

@@ -127,15 +127,16 @@ TEST(Scheduler, ATaskRunAgainIsReportedOnceWithItsSecondOutcome) {
   std::atomic<bool> interrupted{false};
   Scheduler scheduler(runner, 1);
   std::vector<Id> asked;
-  scheduler.rerun_when([&](Id id, const ProcessOutcome& outcome) -> std::optional<portcheck::ProcessSpec> {
-    asked.push_back(id);
-    if (outcome.exit_code != 70) return std::nullopt;
-    runner.exit_codes[2] = 0;  // the second run passes
-    portcheck::ProcessSpec spec;
-    spec.argv = {"again"};
-    spec.fresh = true;
-    return spec;
-  });
+  scheduler.rerun_when(
+      [&](Id id, const ProcessOutcome& outcome) -> std::optional<portcheck::ProcessSpec> {
+        asked.push_back(id);
+        if (outcome.exit_code != 70) return std::nullopt;
+        runner.exit_codes[2] = 0;  // the second run passes
+        portcheck::ProcessSpec spec;
+        spec.argv = {"again"};
+        spec.fresh = true;
+        return spec;
+      });
   EXPECT_TRUE(scheduler.run(tasks, rec.on_ended(), interrupted));
   // Run again before the next task, with the spec the hook gave.
   EXPECT_EQ(runner.start_order, (std::vector<Id>{1, 2, 2, 3}));

@@ -499,15 +499,15 @@ TEST(Proc, SessionMembersFilters) {
 
 // The default fork server allowance follows a container's memory limit, not the host's memory.
 TEST(CgroupMemoryLimit, TheLowestLimitOfTheCgroupAndItsAncestorsOrOfV1) {
-  const auto root = std::filesystem::temp_directory_path() /
-                    ("portcheck-cgroup-" + std::to_string(::getpid()));
+  const auto root =
+      std::filesystem::temp_directory_path() / ("portcheck-cgroup-" + std::to_string(::getpid()));
   std::filesystem::remove_all(root);
   const auto write = [&](const std::filesystem::path& file, const std::string& text) {
     std::filesystem::create_directories(file.parent_path());
     std::ofstream(file) << text;
   };
-  write(root / "ci" / "memory.max", "17179869184\n");       // the container: 16 GiB
-  write(root / "ci" / "job" / "memory.max", "max\n");         // the job itself: none
+  write(root / "ci" / "memory.max", "17179869184\n");  // the container: 16 GiB
+  write(root / "ci" / "job" / "memory.max", "max\n");  // the job itself: none
   write(root / "memory" / "v1" / "memory.limit_in_bytes", "8589934592\n");
   using util::cgroup_memory_limit;
   EXPECT_EQ(cgroup_memory_limit("0::/ci/job\n", root), 17179869184ULL);
