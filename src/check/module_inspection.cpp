@@ -165,6 +165,7 @@ InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,
   // cell of its module would otherwise carry what may be a fork hazard.
   std::set<std::size_t> rerun;
   std::vector<ProcessSpec> specs;
+  specs.reserve(tasks.size());
   for (const auto& task : tasks) specs.push_back(task.spec);
   Scheduler scheduler(runner, settings.jobs);
   scheduler.rerun_when(

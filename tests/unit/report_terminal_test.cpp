@@ -53,7 +53,7 @@ TEST(TerminalReport, InterruptedRunShowsUnfinishedCells) {
   r.interrupted = true;
   const auto text = render_terminal(r, TerminalStyle{false});
   EXPECT_NE(text.find("INTERRUPTED"), std::string::npos);
-  EXPECT_NE(text.find("?"), std::string::npos);
+  EXPECT_NE(text.find('?'), std::string::npos);
 }
 
 // A kernel of six rows on two targets, one row failing on hip:gfx942: a library's report.
