@@ -143,8 +143,11 @@ TEST(Scheduler, ATaskRunAgainIsReportedOnceWithItsSecondOutcome) {
   EXPECT_EQ(runner.start_argv0[2], "again");
   EXPECT_EQ(asked, (std::vector<Id>{1, 2, 2, 3}));
   ASSERT_EQ(rec.counts(), (std::map<Id, int>{{1, 1}, {2, 1}, {3, 1}}));
-  for (const auto& [id, outcome] : rec.ended)
-    if (id == 2) EXPECT_EQ(outcome.exit_code, 0);
+  for (const auto& [id, outcome] : rec.ended) {
+    if (id == 2) {
+      EXPECT_EQ(outcome.exit_code, 0);
+    }
+  }
 }
 
 TEST(Scheduler, ReportsEveryTaskExactlyOnce) {
