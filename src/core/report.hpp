@@ -12,9 +12,10 @@ namespace portcheck {
 // What a passing cell proves and what it does not. Every format carries it, since a report is
 // read without the tool that wrote it.
 inline constexpr std::string_view kCompileOnlyDisclaimer =
-    "Compile-only check: a passing cell means Triton produced a binary for that target. It does "
-    "not prove the kernel launches on the device (shared memory, registers) or computes correct "
-    "results.";
+    "Compile-only check, nothing was run on a GPU: a passing cell means Triton produced a binary "
+    "for that target. It does not prove that the kernel launches on the device (its launch limits "
+    "are predicted from the compiled metadata, not tried on a device), computes correct results, "
+    "or performs well.";
 
 // What a --baseline did to a report: where it came from and which of its failures now pass.
 struct BaselineSummary {
