@@ -23,7 +23,15 @@ void add_output_flags(CLI::App* command, OutputFlags& flags) {
   command->add_option(
       "--baseline", flags.baseline,
       "Only failures absent from FILE (a --write-baseline file or any JSON report) are new");
-  command->add_option("--write-baseline", flags.outputs.write_baseline, files.back().help);
+  command->add_option("--write-baseline", flags.outputs.write_baseline,
+                      std::string(files.back().help) +
+                          "; recording is a success: exit 0 even with failures, unless --fail-on "
+                          "is given");
+  command
+      ->add_option("--fail-on", flags.fail_on,
+                   "new: exit 1 when a failure is new (not in --baseline; the default, except "
+                   "with --write-baseline); none: failures never make the exit code non-zero")
+      ->check(CLI::IsMember({"new", "none"}));
   command->add_flag("--expand", flags.expand,
                     "Show every row in the terminal matrix: a kernel of more than 4 rows is "
                     "otherwise one line of per-target summaries with its failing rows under it");
@@ -56,6 +64,8 @@ int finish(Report report, const OutputFlags& flags, const std::vector<BaselineEn
   std::fputs(render_terminal(report, style).c_str(), matrix);
   std::fflush(matrix);
   int code = print_output_errors(report) ? exit_code::environment : exit_code_for(report);
+  const auto fail_on = flags.fail_on.value_or(flags.outputs.write_baseline ? "none" : "new");
+  if (code == exit_code::new_failures && fail_on == "none") code = exit_code::ok;
   for (const auto& error : write_reports(report, flags.outputs)) {
     std::fprintf(stderr, "triton-portcheck: %s\n", error.c_str());
     code = exit_code::environment;

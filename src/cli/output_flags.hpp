@@ -3,6 +3,7 @@
 // end of such a command: the matrix printed, the files written, the exit code.
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,9 @@ struct OutputFlags {
   ReportOutputs outputs;
   std::optional<std::filesystem::path> baseline;
   bool expand = false;  // the terminal matrix with every row (no kernel rolled up)
+  // --fail-on: "new" (exit 1 on new failures) or "none"; unset, "new", except when the run
+  // writes a baseline, which records failures rather than judging them.
+  std::optional<std::string> fail_on;
 };
 
 void add_output_flags(CLI::App* command, OutputFlags& flags);
