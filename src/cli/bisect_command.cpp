@@ -16,6 +16,7 @@
 #include "src/cli/command.hpp"
 #include "src/cli/common.hpp"
 #include "src/core/errors.hpp"
+#include "src/report/write_reports.hpp"
 #include "src/run/scratch_dir.hpp"
 #include "src/versions/bisect.hpp"
 #include "src/versions/bisect_report.hpp"
@@ -184,6 +185,7 @@ void validate(const BisectFlags& f) {
         "--from {}: triton-portcheck compiles with Triton {} and later (its worker needs "
         "triton.knobs); bisect from {} or a later release",
         f.from, kOldestSupported, kOldestSupported));
+  if (!f.json.empty()) check_output_path(std::filesystem::path(f.json), "--json");
 }
 
 // The releases to search: the index's from --from to --to; the current environment's version
@@ -245,7 +247,10 @@ int run_bisect(const BisectFlags& f) {
       util::no_workflow_commands(util::printable(render_bisect(outcome), util::Newlines::keep))
           .c_str(),
       stdout);
-  if (!f.json.empty()) util::atomic_write_file(f.json, bisect_to_json(outcome).dump(2) + "\n");
+  if (!f.json.empty()) {
+    make_folder_for(f.json);
+    util::atomic_write_file(f.json, bisect_to_json(outcome).dump(2) + "\n");
+  }
   const bool found = std::any_of(outcome.rows.begin(), outcome.rows.end(),
                                  [](const RowBisection& r) { return r.boundary.has_value(); });
   return found ? exit_code::ok : exit_code::new_failures;

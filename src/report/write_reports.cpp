@@ -21,9 +21,8 @@
 #include "util/fs.hpp"
 
 namespace portcheck {
-namespace {
 
-void check_writable(const std::optional<std::filesystem::path>& file, const char* flag) {
+void check_output_path(const std::optional<std::filesystem::path>& file, const char* flag) {
   if (!file || util::is_standard_output(*file)) return;
   if (util::is_special_file(*file)) {
     // A FIFO or a device is written as it is: it must be writable, not its folder.
@@ -38,16 +37,28 @@ void check_writable(const std::optional<std::filesystem::path>& file, const char
     throw UsageError(fmt::format("{} {}", flag, e.what()));
   }
   std::error_code ec;
-  const auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  // A missing folder is made when the report is written (make_folder_for), as capture -o does;
+  // what must hold now is that the nearest folder that exists can take it.
+  auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  while (!std::filesystem::exists(dir, ec) && dir.has_parent_path() && dir != dir.parent_path())
+    dir = dir.parent_path();
   if (!std::filesystem::is_directory(dir, ec))
     throw UsageError(
-        fmt::format("{} {}: the folder {} does not exist", flag, file->string(), dir.string()));
+        fmt::format("{} {}: {} is a file, not a folder", flag, file->string(), dir.string()));
   if (::access(dir.c_str(), W_OK) != 0)
     throw UsageError(
         fmt::format("{} {}: the folder {} is not writable", flag, file->string(), dir.string()));
   if (std::filesystem::is_directory(*file, ec))
     throw UsageError(fmt::format("{} {}: is a folder, not a file", flag, file->string()));
 }
+
+void make_folder_for(const std::filesystem::path& file) {
+  if (util::is_standard_output(file) || util::is_special_file(file)) return;
+  const auto dir = util::resolve_links(file).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir);
+}
+
+namespace {
 
 // Where annotations' paths are relative to: the CI's checkout ($GITHUB_WORKSPACE,
 // $CI_PROJECT_DIR), else here.
@@ -99,7 +110,7 @@ void check_destinations(const ReportOutputs& outputs) {
   if (on_stdout > 1) throw UsageError("only one report can be written to standard output ('-')");
   if (on_stdout > 0 && outputs.github)
     throw UsageError("--github writes annotations on standard output: no report can go there too");
-  for (const auto& format : report_files()) check_writable(outputs.*format.path, format.flag);
+  for (const auto& format : report_files()) check_output_path(outputs.*format.path, format.flag);
 }
 
 std::vector<std::string> write_reports(const Report& report, const ReportOutputs& outputs) {
@@ -108,6 +119,7 @@ std::vector<std::string> write_reports(const Report& report, const ReportOutputs
     const auto& file = outputs.*format.path;
     if (!file) continue;
     try {
+      make_folder_for(*file);
       util::write_output_file(*file, format.render(report));
     } catch (const util::WriteError& e) {
       const auto fix = e.disk_fix();

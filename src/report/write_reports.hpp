@@ -40,6 +40,13 @@ bool writes_to_stdout(const ReportOutputs& outputs);
 // Refuses, before anything compiles, a destination that cannot be written (UsageError).
 void check_destinations(const ReportOutputs& outputs);
 
+// One output file named by `flag`, checked before the run (UsageError): its folder may be missing
+// (made by make_folder_for when it is written) but not a file or read-only; it may not be a
+// folder itself.
+void check_output_path(const std::optional<std::filesystem::path>& file, const char* flag);
+// Makes the folder of an output file checked by check_output_path.
+void make_folder_for(const std::filesystem::path& file);
+
 // Writes each requested file (util::write_output_file: "-" is standard output; FIFOs and devices
 // are written as they are; regular files through a temporary file and a rename, links followed).
 // Returns one message per file that could not be written; the others are still written.
