@@ -15,6 +15,16 @@ std::filesystem::path executable_dir() {
   return ec ? std::filesystem::path() : exe.parent_path();
 }
 
+std::filesystem::path checkout_root() {
+  const auto exe = executable_dir();
+  if (exe.empty()) return {};
+  const auto root = exe.parent_path();
+  std::error_code ec;
+  for (const char* mark : {"Makefile", "CMakeLists.txt", "python/portcheck_worker/__main__.py"})
+    if (!std::filesystem::exists(root / mark, ec)) return {};
+  return root;
+}
+
 ShareDirs ShareDirs::locate() {
   // Relative to the binary, never a path compiled in: <prefix>/bin/triton-portcheck finds
   // <prefix>/share/triton-portcheck (pip, cmake --install), and <checkout>/build/triton-portcheck

@@ -14,4 +14,8 @@ struct ShareDirs {
 // The folder of the running binary (/proc/self/exe), empty when it cannot be read.
 std::filesystem::path executable_dir();
 
+// The checkout the running binary was built in (<checkout>/build/triton-portcheck: its parent
+// holds the Makefile, CMakeLists.txt and the worker), or empty for an installed tool (pip).
+std::filesystem::path checkout_root();
+
 }  // namespace portcheck

@@ -145,6 +145,17 @@ void check_worker_protocol(const nlohmann::json& probe_answer) {
       spoken.is_null() ? std::string("none") : spoken.dump(), share_hint()));
 }
 
+std::string missing_triton_fix(const std::string& python, const std::filesystem::path& checkout) {
+  std::string fix = fmt::format(
+      "install it into that environment with `{} -m pip install triton`, or give --python (or "
+      "$VIRTUAL_ENV) an environment that has it",
+      python);
+  if (!checkout.empty())
+    fix += fmt::format("; in this checkout ({}), `make demo` sets up .venv with Triton and uses it",
+                       checkout.string());
+  return fix;
+}
+
 void throw_probe_failure(const std::string& python, const ProcessOutcome& outcome,
                          const std::string& stderr_text) {
   constexpr std::string_view worker_prefix = "portcheck-worker: ";
@@ -161,11 +172,8 @@ void throw_probe_failure(const std::string& python, const ProcessOutcome& outcom
     // A release too old for the worker: pip install would not help; the line says what would.
     if (said.find(" is older than ") != std::string::npos)
       throw EnvironmentError(fmt::format("{}: {}", python, said));
-    throw EnvironmentError(fmt::format(
-        "Triton is not usable from {} ({}): install it with `{} -m pip install triton`, or point "
-        "--python "
-        "or $VIRTUAL_ENV at an environment that has it (`make demo` sets one up in .venv)",
-        python, said, python));
+    throw EnvironmentError(fmt::format("Triton is not usable from {} ({}): {}", python, said,
+                                       missing_triton_fix(python, checkout_root())));
   }
   throw EnvironmentError(
       fmt::format("probing the Python environment {} failed{}: check that it runs "

@@ -36,6 +36,10 @@ nlohmann::json with_protocol(nlohmann::json probe_request);
 // Throws EnvironmentError, with the fix, unless the answer speaks kWorkerProtocol.
 void check_worker_protocol(const nlohmann::json& probe_answer);
 
+// What to do when Triton does not import from `python`: install it there, or name an
+// environment that has it; from a checkout (`checkout` not empty), `make demo` too.
+std::string missing_triton_fix(const std::string& python, const std::filesystem::path& checkout);
+
 // The EnvironmentError for a probe that did not answer: Triton missing (the worker exits 3), a
 // worker of another protocol (exit 3 too, its line says so), an interpreter that cannot start,
 // or a worker that died.

@@ -70,6 +70,15 @@ TEST(WorkerProtocol, TheWorkersRefusalIsNotMistakenForMissingTriton) {
       no_triton.starts_with("Triton is not usable from /usr/bin/python3 (cannot import "
                             "triton: ModuleNotFoundError: x)"))
       << no_triton;
+  // Each way of installing the tool gets its own fix: pip users have no Makefile.
+  const auto pip = missing_triton_fix("/venv/bin/python", "");
+  EXPECT_EQ(pip,
+            "install it into that environment with `/venv/bin/python -m pip install triton`, or "
+            "give --python (or $VIRTUAL_ENV) an environment that has it");
+  EXPECT_EQ(missing_triton_fix("/venv/bin/python", "/src/triton-portcheck"),
+            pip +
+                "; in this checkout (/src/triton-portcheck), `make demo` sets up .venv with "
+                "Triton and uses it");
   // Any other status keeps the worker's whole last line.
   const auto died = environment_error(
       [] { throw_probe_failure("/usr/bin/python3", exited(1), "portcheck-worker: boom\n"); });
