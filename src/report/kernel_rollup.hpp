@@ -1,5 +1,6 @@
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -34,5 +35,22 @@ std::string rollup_label(const std::vector<const CellResult*>& cells,
 
 // The status a rolled-up label is coloured as: the worst of its cells.
 Status rollup_status(const std::vector<const CellResult*>& cells);
+
+// The failing rows of a rolled-up kernel (a row with a failed cell on any target), grouped by
+// their verdict on every target (status, kind, group): a failure shared by 512 rows is one line
+// of the matrix, not 512.
+struct AlikeRows {
+  std::vector<std::string> rows;    // in report order: the first is the example shown
+  std::vector<std::string> shared;  // facets of their variant names that every one of them has
+                                    // and no passing row of the kernel has ("fp8e4nv")
+};
+using CellAt = std::function<const CellResult*(const std::string& row, const std::string& target)>;
+std::vector<AlikeRows> failing_rows_alike(const KernelRows& kernel,
+                                          const std::vector<std::string>& targets,
+                                          const CellAt& cell_at);
+
+// How a group is named in the matrix: the row itself for one row, else "512 rows (fp8e4nv),
+// e.g. scale_rows[v769-fp8e4nv-b64-w1]".
+std::string alike_rows_name(const AlikeRows& group);
 
 }  // namespace portcheck

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "src/report/grouping.hpp"
+#include "src/report/kernel_rollup.hpp"
 #include "util/ascii.hpp"
 #include "util/strings.hpp"
 #include "util/text_escape.hpp"
@@ -41,6 +45,75 @@ std::string label(const CellResult& cell, const std::map<std::string, std::strin
   return (cell.is_new ? "❌ " : "⭕ ") + text;
 }
 
+// The failure group's cells as one line: "ROW on TARGET", and for a kernel with more rows in the
+// group than kRollupAbove, "KERNEL: N rows on TARGETS" (as the terminal's footnote).
+std::string group_cells(const FailureGroup& g) {
+  std::map<std::string, std::set<std::string>> rows_of;
+  std::map<std::string, std::vector<std::string>> targets_of;
+  std::vector<std::string> kernels;
+  for (const auto* c : g.cells) {
+    if (rows_of[c->base_kernel].empty()) kernels.push_back(c->base_kernel);
+    rows_of[c->base_kernel].insert(c->kernel);
+    auto& targets = targets_of[c->base_kernel];
+    if (std::find(targets.begin(), targets.end(), c->target) == targets.end())
+      targets.push_back(c->target);
+  }
+  std::vector<std::string> parts;
+  for (const auto& kernel : kernels) {
+    if (rows_of[kernel].size() > kRollupAbove) {
+      parts.push_back(fmt::format("{}: {} rows on {}", kernel, rows_of[kernel].size(),
+                                  util::join(targets_of[kernel], ", ")));
+      continue;
+    }
+    for (const auto* c : g.cells)
+      if (c->base_kernel == kernel) parts.push_back(fmt::format("{} on {}", c->kernel, c->target));
+  }
+  return util::join(parts, ", ");
+}
+
+using Positions = std::map<std::pair<std::string, std::string>, const CellResult*>;
+
+std::string table_row(const std::string& name, const std::string& row, const Report& report,
+                      const Positions& at, const std::map<std::string, std::string>& letters) {
+  std::string out = fmt::format("| {} |", name);
+  for (const auto& t : report.targets) {
+    const auto it = at.find({row, t});
+    out += fmt::format(" {} |", it == at.end() ? "-" : label(*it->second, letters));
+  }
+  return out + "\n";
+}
+
+// The matrix's rows; a kernel of more than kRollupAbove rows is one line of summaries, with its
+// failing rows under it, rows that fail alike as one line (kernel_rollup.hpp).
+std::string table_rows(const Report& report, const Positions& at,
+                       const std::map<std::string, std::string>& letters) {
+  std::string out;
+  const auto cell_at = [&](const std::string& row, const std::string& target) {
+    const auto it = at.find({row, target});
+    return it == at.end() ? nullptr : it->second;
+  };
+  for (const auto& kernel : rows_by_kernel(report)) {
+    if (kernel.rows.size() <= kRollupAbove) {
+      for (const auto& row : kernel.rows)
+        out += table_row(cell_code(row), row, report, at, letters);
+      continue;
+    }
+    out += fmt::format("| {} |",
+                       cell_code(fmt::format("{} ({} rows)", kernel.kernel, kernel.rows.size())));
+    for (const auto& t : report.targets) {
+      std::vector<const CellResult*> cells;
+      for (const auto& row : kernel.rows)
+        if (const auto* c = cell_at(row, t)) cells.push_back(c);
+      out += fmt::format(" {} |", cell_code(rollup_label(cells, letters)));
+    }
+    out += "\n";
+    for (const auto& group : failing_rows_alike(kernel, report.targets, cell_at))
+      out += table_row("↳ " + cell_code(alike_rows_name(group)), group.rows.front(), report, at,
+                       letters);
+  }
+  return out;
+}
+
 }  // namespace
 
 bool is_upstream_link(const std::string& link) {
@@ -73,14 +146,7 @@ std::string render_markdown(const Report& input) {
   out += "\n|---|";
   for (std::size_t i = 0; i < report.targets.size(); ++i) out += "---|";
   out += "\n";
-  for (const auto& row : report.rows) {
-    out += fmt::format("| {} |", cell_code(row));
-    for (const auto& t : report.targets) {
-      const auto it = at.find({row, t});
-      out += fmt::format(" {} |", it == at.end() ? "-" : label(*it->second, letters));
-    }
-    out += "\n";
-  }
+  out += table_rows(report, at, letters);
   std::size_t failed = 0, fresh = 0;
   for (const auto& c : report.cells) {
     failed += c.failed_outcome() ? 1 : 0;
@@ -93,9 +159,7 @@ std::string render_markdown(const Report& input) {
   out += fmt::format("\n\n*{}*\n\n", kCompileOnlyDisclaimer);
   for (const auto& g : groups) {
     const auto& first = *g.cells.front();
-    std::string cells;
-    for (const auto* c : g.cells)
-      cells += (cells.empty() ? "" : ", ") + fmt::format("{} on {}", c->kernel, c->target);
+    const auto cells = group_cells(g);
     out += fmt::format("- **[{}] {}** in {}{}: {}  \n  {}\n", g.letter, to_string(first.kind),
                        code(first.stage), first.pass.empty() ? "" : " (" + code(first.pass) + ")",
                        code(first.message), code(cells));

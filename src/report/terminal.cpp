@@ -48,7 +48,7 @@ std::vector<std::string> shortened(std::vector<std::string> items, bool expand) 
 
 // The static pre-checks against what really happened, and launch-limit warnings.
 std::string prediction_lines(const Report& report, bool expand) {
-  std::size_t predicted = 0, did_fail = 0, unchecked = 0;
+  std::size_t predicted = 0, did_fail = 0, unchecked = 0, not_compiled = 0;
   std::vector<std::string> compiled_anyway, launch_warnings;
   for (const auto& c : report.cells) {
     if (c.status == Status::unchecked) ++unchecked;
@@ -58,7 +58,10 @@ std::string prediction_lines(const Report& report, bool expand) {
             fmt::format("{} on {}: {}", c.kernel, c.target, p.get<std::string>()));
     if (!c.predicted.is_object()) continue;
     ++predicted;
-    if (c.kind == FailureKind::predicted) continue;  // not compiled: nothing to compare
+    if (c.kind == FailureKind::predicted) {  // not compiled: nothing to compare
+      ++not_compiled;
+      continue;
+    }
     if (c.failed_outcome())
       ++did_fail;
     else
@@ -69,8 +72,9 @@ std::string prediction_lines(const Report& report, bool expand) {
       unchecked > 0 || std::any_of(report.cells.begin(), report.cells.end(),
                                    [](const auto& c) { return c.kind == FailureKind::predicted; });
   if (predicted > 0 || static_only) {
-    std::size_t compiled = predicted;
-    for (const auto& c : report.cells) compiled -= c.kind == FailureKind::predicted ? 1 : 0;
+    // Counted over the cells that carry a prediction: a report whose predicted-kind cells lack
+    // one (hand-made, damaged) must not make this go below zero.
+    const std::size_t compiled = predicted - not_compiled;
     out += fmt::format("static pre-checks predicted {} failing cells before compiling", predicted);
     if (compiled > 0) out += fmt::format("; {} of the {} compiled did fail", did_fail, compiled);
     if (compiled < predicted)

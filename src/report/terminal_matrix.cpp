@@ -74,8 +74,12 @@ class MatrixWriter {
         continue;
       }
       lines.push_back(kernel_line(kernel, at));
-      for (const auto& row : kernel.rows)
-        if (any_failed(row, at)) lines.push_back(row_line("  " + row, row, at));
+      const auto cell_at = [&](const std::string& row, const std::string& target) {
+        const auto it = at.find({row, target});
+        return it == at.end() ? nullptr : it->second;
+      };
+      for (const auto& group : failing_rows_alike(kernel, report_.targets, cell_at))
+        lines.push_back(row_line("  " + alike_rows_name(group), group.rows.front(), at));
     }
     return out + render(lines);
   }
@@ -120,13 +124,6 @@ class MatrixWriter {
       line.paint_as.push_back(cells.empty() ? std::nullopt : std::optional(rollup_status(cells)));
     }
     return line;
-  }
-
-  [[nodiscard]] bool any_failed(const std::string& row, const Positions& at) const {
-    return std::any_of(report_.targets.begin(), report_.targets.end(), [&](const auto& target) {
-      const auto it = at.find({row, target});
-      return it != at.end() && it->second->failed_outcome();
-    });
   }
 
   [[nodiscard]] std::string render(const std::vector<Line>& lines) const {

@@ -1,5 +1,6 @@
 #include "src/report/grouping.hpp"
 #include "src/report/kernel_rollup.hpp"
+#include "src/report/markdown.hpp"
 #include "src/report/terminal.hpp"
 
 #include <fstream>
@@ -118,7 +119,11 @@ TEST(TerminalReport, AGroupOverManyRowsOfAKernelIsOneFootnoteLine) {
       c.message = "too big";
     }
   const auto text = render_terminal(r, TerminalStyle{false});
-  EXPECT_NE(text.find("\nsoftmax (6 rows)  ok 6/6   front:A\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nsoftmax (6 rows)             ok 6/6   front:A\n"), std::string::npos)
+      << text;
+  // Its six rows fail alike: one line under it (the rows share no facet: B32, B64, ...).
+  EXPECT_NE(text.find("\n  6 rows, e.g. softmax[B32]  ok       front:A\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("    softmax: 6 rows on hip:gfx942\n"), std::string::npos) << text;
   const auto expanded = render_terminal(r, TerminalStyle{false, true});
   EXPECT_NE(expanded.find("    softmax[B1024] on hip:gfx942\n"), std::string::npos) << expanded;
@@ -160,6 +165,78 @@ TEST(KernelRollup, LabelsCountOkRowsAndNameFailingGroups) {
   EXPECT_EQ(rollup_label({&a, &a}, letters, 2), "mlir:A (2 ?)");
   EXPECT_EQ(rollup_label({}, letters, 4), "(4 ?)");
   EXPECT_EQ(rollup_status({&ok, &a}), Status::failed);
+}
+
+// A captured library's kernel of 2,048 rows whose 512 fp8 rows are predicted to fail on cuda:80
+// (the static pre-checks' verdict, pred:A!): the failure shared by hundreds of rows is one line.
+Report library_report() {
+  Report r;
+  r.tool_version = "0.2.0";
+  r.targets = {"cuda:80", "cuda:90"};
+  const char* dtypes[] = {"fp16", "bf16", "fp32", "fp8e4nv"};
+  for (int i = 0; i < 2048; ++i) {
+    const std::string dtype = dtypes[i % 4];
+    const auto variant = fmt::format("v{}-{}-b{}-w{}", i, dtype, 64 << (i % 3), 1 + i % 2);
+    const auto row = "scale_rows[" + variant + "]";
+    r.rows.push_back(row);
+    for (const auto& target : r.targets) {
+      const bool fails = dtype == "fp8e4nv" && target == "cuda:80";
+      auto c = test_support::cell(row, target, fails ? FailureKind::predicted : FailureKind::none,
+                                  fails ? "f8f8f8f8f8f8" : "",
+                                  fails ? "fp8e4nv needs cuda:89 or later" : "",
+                                  fails ? "frontend" : "");
+      c.base_kernel = "scale_rows";
+      c.variant = variant;
+      r.cells.push_back(c);
+    }
+  }
+  return r;
+}
+
+TEST(TerminalReport, RowsThatFailAlikeAreOneLineWithWhatTheyShare) {
+  const auto text = render_terminal(library_report(), TerminalStyle{false});
+  const auto lines = std::count(text.begin(), text.end(), '\n');
+  EXPECT_LT(lines, 60) << text;
+  EXPECT_NE(text.find("\n  512 rows (fp8e4nv), e.g. scale_rows[v3-fp8e4nv-b64-w2] "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    scale_rows: 512 rows on cuda:80\n"), std::string::npos) << text;
+  // Its predicted cells carry no prediction object (a report made by hand): nothing underflows.
+  EXPECT_NE(text.find("static pre-checks predicted 0 failing cells before compiling (! marks"),
+            std::string::npos)
+      << text;
+  // --expand: every row, as before.
+  const auto expanded = render_terminal(library_report(), TerminalStyle{false, true});
+  EXPECT_NE(expanded.find("\nscale_rows[v2047-fp8e4nv-b128-w2] "), std::string::npos);
+  EXPECT_GT(std::count(expanded.begin(), expanded.end(), '\n'), 2048);
+}
+
+TEST(KernelRollup, RowsAlikeShareOnlyWhatNoPassingRowHas) {
+  auto r = library_report();
+  std::map<std::pair<std::string, std::string>, const CellResult*> at;
+  for (const auto& c : r.cells) at[{c.kernel, c.target}] = &c;
+  const auto groups = failing_rows_alike(rows_by_kernel(r).front(), r.targets,
+                                         [&](const std::string& row, const std::string& t) {
+                                           const auto it = at.find({row, t});
+                                           return it == at.end() ? nullptr : it->second;
+                                         });
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups.front().rows.size(), 512u);
+  // b64 and w2 appear among the failing rows but also among the passing ones: not theirs.
+  EXPECT_EQ(groups.front().shared, std::vector<std::string>{"fp8e4nv"});
+  EXPECT_EQ(alike_rows_name({{"k[a]"}, {}}), "k[a]");
+}
+
+TEST(MarkdownReport, RowsThatFailAlikeAreOneLineThereToo) {
+  const auto md = render_markdown(library_report());
+  EXPECT_LT(std::count(md.begin(), md.end(), '\n'), 60) << md;
+  EXPECT_NE(md.find("| `scale_rows (2048 rows)` | `ok 1536/2048 A` | `ok 2048/2048` |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| ↳ `512 rows (fp8e4nv), e.g. scale_rows[v3-fp8e4nv-b64-w2]` |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("scale_rows: 512 rows on cuda:80"), std::string::npos) << md;
 }
 
 }  // namespace
