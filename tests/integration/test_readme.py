@@ -60,3 +60,29 @@ def test_the_paste_script_makes_the_machines_paths_relative():
                         "/srv/ci/checkout-other/x.py stays, and so does https://example.org/a/b\n")
     # What is left is caught before it is pasted.
     assert script.absolute_paths(relative) == ["/srv/ci/checkout-other/x.py"]
+
+
+def test_the_faq_says_the_tool_is_not_an_official_triton_project():
+    readme = (REPO / "README.md").read_text()
+    faq = readme[readme.index("## FAQ"):]
+    assert "**Is this an official Triton project?** No." in faq
+    assert "not affiliated with, or endorsed\nby, the Triton project or OpenAI" in faq
+
+
+INSTALL_DOCUMENTS = ("README.md", "docs/install.md", "docs/ci.md")
+
+
+def test_install_lines_use_one_marked_placeholder_defined_in_the_readme_and_no_release_tag():
+    """A line a reader copies names what to replace (`<OWNER>`, defined once in the README), and
+    no tag that no release process makes."""
+    readme = (REPO / "README.md").read_text()
+    assert readme.count("**`<OWNER>`** stands for") == 1
+    for document in INSTALL_DOCUMENTS:
+        text = (REPO / document).read_text()
+        named = [line for line in text.splitlines()
+                 if "github.com/" in line and "triton-portcheck" in line or "/triton-portcheck@" in line]
+        assert named, f"{document} shows no install line"
+        for line in named:
+            assert "<OWNER>/triton-portcheck" in line, (document, line)
+            assert not re.search(r"@v\d", line), (document, line)
+        assert "your-org" not in text and "rev: v" not in text, document
