@@ -18,7 +18,7 @@ std::filesystem::path executable_dir() {
 std::filesystem::path checkout_root() {
   const auto exe = executable_dir();
   if (exe.empty()) return {};
-  const auto root = exe.parent_path();
+  auto root = exe.parent_path();
   std::error_code ec;
   for (const char* mark : {"Makefile", "CMakeLists.txt", "python/portcheck_worker/__main__.py"})
     if (!std::filesystem::exists(root / mark, ec)) return {};
