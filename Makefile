@@ -81,7 +81,7 @@ integration: build venv test-venv
 # the unit tests and the fuzz harnesses (fuzz/README.md). -O1 and a unity build keep it cheap.
 ASAN_BUILD     ?= build-asan
 FUZZ_SECONDS   ?= 60
-FUZZ_HARNESSES := manifest signature report classify toml_writer remote_url
+FUZZ_HARNESSES := manifest signature report classify toml_writer remote_url cache_entry
 # One process on one core (libFuzzer's default; -jobs=N would fork N workers logging to ./fuzz-N.log).
 # A single input running 20 s is a finding (a hang), as is 2 GiB of memory.
 FUZZ_FLAGS     ?= -timeout=20 -rss_limit_mb=2048

@@ -61,8 +61,9 @@ void take_result(CellResult& cell, const nlohmann::json& r) {
 // The traceback and what was printed, the end kept when they are long.
 std::string failure_log(const CellEvidence& evidence) {
   std::string log;
-  if (evidence.result && evidence.result->contains("error"))
-    log = (*evidence.result)["error"].value("traceback", "");
+  // Read leniently: the worker wrote it, but user code ran in its process.
+  if (evidence.result && evidence.result->is_object() && evidence.result->contains("error"))
+    log = util::string_member((*evidence.result)["error"], "traceback", "");
   if (!evidence.stderr_text.empty())
     log += (log.empty() ? "" : "\n--- stderr ---\n") + evidence.stderr_text;
   return log.size() > kCellLogLimit ? log.substr(log.size() - kCellLogLimit) : log;

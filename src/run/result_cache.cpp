@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "src/run/cache_entry_schema.hpp"
 #include "util/bounded_json.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -35,42 +36,6 @@ constexpr int kEntrySchema = 2;
 std::string checksum_of(nlohmann::json entry) {
   entry.erase("checksum");
   return util::sha1_hex(entry.dump());
-}
-
-bool all_numbers(const nlohmann::json& object) {
-  return object.is_object() && std::all_of(object.begin(), object.end(),
-                                           [](const nlohmann::json& v) { return v.is_number(); });
-}
-
-// What is wrong with the types of an entry whose checksum holds (we wrote it, so only a bug or
-// a deliberate edit gets here), as check.cpp reads it; empty when nothing is.
-std::string type_problem(const nlohmann::json& entry) {
-  for (const char* name : {"key", "origin", "stderr", "last_stage"})
-    if (!entry.contains(name) || !entry[name].is_string())
-      return fmt::format("'{}' is not text", name);
-  for (const char* name : {"wall_s", "peak_rss_bytes"})
-    if (!entry.contains(name) || !entry[name].is_number())
-      return fmt::format("'{}' is not a number", name);
-  if (!entry.contains("result") || !entry["result"].is_object()) return "no result";
-  const auto& r = entry["result"];
-  const auto status =
-      r.value("status", nlohmann::json()).is_string() ? r["status"].get<std::string>() : "";
-  if (status != "ok" && status != "error") return "result.status is neither ok nor error";
-  if (r.contains("compile_s") && !r["compile_s"].is_number())
-    return "result.compile_s is not a number";
-  for (const char* name : {"stages", "sizes"})
-    if (r.contains(name) && !all_numbers(r[name]))
-      return fmt::format("result.{} is not a table of numbers", name);
-  for (const char* name : {"metadata", "resources", "export", "source", "error"})
-    if (r.contains(name) && !r[name].is_object())
-      return fmt::format("result.{} is not a table", name);
-  if (r.contains("source") && (!r["source"].value("file", nlohmann::json()).is_string() ||
-                               !r["source"].value("line", nlohmann::json()).is_number_integer()))
-    return "result.source is not a file and a line";
-  if (status == "error" &&
-      (!r.value("stage", nlohmann::json()).is_string() || !r.contains("error")))
-    return "a failed result without its stage and error";
-  return {};
 }
 
 }  // namespace
@@ -125,7 +90,7 @@ std::optional<nlohmann::json> ResultCache::check_entry(const std::string& text,
   else if (entry.value("key", nlohmann::json()) != key)
     *problem = "it holds another key";
   else
-    *problem = type_problem(entry);
+    *problem = cache_entry_problem(entry);
   if (!problem->empty()) return std::nullopt;
   return entry;
 }

@@ -3,6 +3,7 @@
 once in all, a remote killed or hung mid-run costs at most its timeout and loses nothing, a
 tampered entry is ignored and replaced, read-only writes nothing, and every way of naming the
 cache is checked like the rest of the input."""
+import hashlib
 import json
 import re
 import sys
@@ -214,3 +215,55 @@ def test_cache_stats_shows_the_last_runs_and_whether_the_remote_answers(tmp_path
         assert row[1:7] == ["0", "18", "0", "0", "0", "0"], stats.stdout  # local, remote, missed, ...
     stats = run_tool(["cache", "stats", "--cache-url", redis.url], cwd=tmp_path, TRITON_PORTCHECK_HOME=home)
     assert "(does not answer: Connection refused)" in stats.stdout
+
+
+def stored_entries(server):
+    """Every (name, text) the store holds."""
+    if isinstance(server, RedisServer):
+        keys = sorted(server.cli("--scan", "--pattern", "triton-portcheck:*").split())
+        return [(key, server.cli("GET", key).rstrip("\n")) for key in keys]
+    return [(path.name, path.read_text()) for path in sorted(server.store.iterdir())]
+
+
+def put_entry(server, name, text):
+    if isinstance(server, RedisServer):
+        server.cli("SET", name, text)
+    else:
+        (server.store / name).write_text(text)
+
+
+def sealed(entry):
+    """The entry with its checksum made again, as the tool makes it (sha1 of its compact dump)."""
+    entry = dict(entry)
+    entry.pop("checksum", None)
+    dump = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    entry["checksum"] = hashlib.sha1(dump.encode()).hexdigest()
+    return json.dumps(entry)
+
+
+def forge(result):
+    """Wrong inner types under a good checksum, as the hardening round found them (issue 28)."""
+    if result["status"] == "error":
+        result["error"] = {"type": ["x"], "message": ["a", "b"], "traceback": ["c"]}
+    else:
+        result["error"] = {"kind": 17}  # an ok result that carries an error
+
+
+def test_a_remote_entry_forged_inside_a_good_checksum_is_a_miss_and_never_reaches_the_local_cache(
+        server, tmp_path, venv_python):
+    _, first, _ = check(tmp_path, "first", server.url, venv_python)
+    forged = 0
+    for name, text in stored_entries(server):
+        entry = json.loads(text)
+        assert sealed(entry) and json.loads(sealed(entry))["checksum"] == entry["checksum"]  # same seal
+        forge(entry["result"])
+        put_entry(server, name, sealed(entry))
+        forged += 1
+    run, second, remote = check(tmp_path, "second", server.url, venv_python)
+    assert run.returncode == 1 and remote["remote_rejected"] == forged == len(first["cells"]), run.stderr
+    assert verdicts(second) == verdicts(first)
+    said = [line for line in run.stderr.splitlines() if "ignoring an entry of remote cache" in line]
+    assert len(said) == 1, run.stderr  # said once, not once per entry
+    # What the local cache took from that run is the recompiled cells, never the forgeries.
+    run, third, _ = check(tmp_path, "second", "none", venv_python)
+    assert verdicts(third) == verdicts(first), run.stderr

@@ -98,6 +98,63 @@ TEST_F(CacheTest, AnEntryThatSaysItIsOkButIsMistypedIsRefusedEvenWithAGoodChecks
   EXPECT_FALSE(cache_.load(kKey).has_value());
 }
 
+nlohmann::json failed_entry() {
+  auto e = entry();
+  e["result"] = {{"status", "error"},
+                 {"stage", "frontend"},
+                 {"error",
+                  {{"type", "triton.compiler.errors.CompilationError"},
+                   {"message", "at 3:4: no tgamma"},
+                   {"traceback", "Traceback ..."}}},
+                 {"stages", {{"frontend", 0.2}}},
+                 {"compile_s", 0.2},
+                 {"error_source", {{"file", "/src/kernels/k.py"}, {"line", 12}}},
+                 {"source", nullptr}};
+  return e;
+}
+
+// A shared store's entry sealed with a good checksum but forged inside (issue 28): every field
+// the tool reads is checked at load, local and remote entries alike, and anything else is a miss.
+TEST_F(CacheTest, ASealedEntryForgedInsideIsAMissWhateverTheField) {
+  cache_.store(kKey, failed_entry());
+  ASSERT_TRUE(cache_.load(kKey).has_value());
+  const std::vector<std::function<void(nlohmann::json&)>> forgeries = {
+      [](nlohmann::json& r) {
+        r["error"]["message"] = nlohmann::json::array({"a", "b"});
+      },
+      [](nlohmann::json& r) { r["error"]["traceback"] = nlohmann::json::array(); },
+      [](nlohmann::json& r) { r["error"]["type"] = nlohmann::json::array(); },
+      [](nlohmann::json& r) { r["error"] = nlohmann::json::object(); },
+      [](nlohmann::json& r) { r["error"]["kind"] = 17; },
+      [](nlohmann::json& r) { r["error_source"]["line"] = "twelve"; },
+      [](nlohmann::json& r) { r["error_source"] = nlohmann::json::array(); },
+      [](nlohmann::json& r) { r["stage"] = ""; },
+      [](nlohmann::json& r) { r["compile_s"] = -1; },
+      [](nlohmann::json& r) { r.erase("error"); },
+      [](nlohmann::json& r) { r["verdict"] = "ok"; },
+      [](nlohmann::json& r) {  // an ok result that carries an error
+        r["status"] = "ok";
+      },
+  };
+  std::size_t n = 0;
+  for (const auto& forge : forgeries) {
+    auto forged = failed_entry();
+    forge(forged["result"]);
+    cache_.store(kKey, forged);  // sealed: its checksum holds
+    EXPECT_FALSE(cache_.load(kKey).has_value()) << "forgery " << n;
+    std::string problem;
+    EXPECT_FALSE(ResultCache::check_entry(ResultCache::seal(forged), kKey, &problem).has_value());
+    EXPECT_FALSE(problem.empty()) << "forgery " << n;
+    ++n;
+  }
+  auto extra = entry();
+  extra["result"]["error"] = {{"type", "x"}, {"message", "y"}};  // ok, yet an error inside
+  cache_.store(kKey, extra);
+  EXPECT_FALSE(cache_.load(kKey).has_value());
+  // Said once per run, not once per entry.
+  EXPECT_EQ(cache_.damaged(), forgeries.size() + 1);
+}
+
 // `--max-rss 1` once served a cached ok: a verdict reached under looser limits must not stand.
 TEST(CachedVerdict, StandsOnlyWithinThisRunsLimits) {
   const auto e = entry();  // 0.7 s, 300 MiB
