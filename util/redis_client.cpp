@@ -1,9 +1,13 @@
 #include "util/redis_client.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <utility>
 
 #if PORTCHECK_HAVE_HIREDIS
@@ -18,10 +22,8 @@ namespace {
 // MGET of this many keys is a reply of a few MiB at most (entries are a few KiB each).
 constexpr std::size_t kKeysPerBatch = 256;
 
-timeval to_timeval(std::chrono::milliseconds timeout) {
-  return {static_cast<time_t>(timeout.count() / 1000),
-          static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
-}
+using Clock = std::chrono::steady_clock;
+using Command = std::vector<std::string_view>;
 
 struct ReplyDeleter {
   void operator()(redisReply* reply) const { freeReplyObject(reply); }
@@ -30,12 +32,102 @@ using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 
 std::string error_text(const redisReply& reply) { return std::string(reply.str, reply.len); }
 
+// The commands in Redis's wire format (RESP arrays of bulk strings).
+std::string encoded(const std::vector<Command>& commands) {
+  std::string out;
+  for (const auto& argv : commands) {
+    out += "*" + std::to_string(argv.size()) + "\r\n";
+    for (const auto arg : argv) {
+      out += "$" + std::to_string(arg.size()) + "\r\n";
+      out.append(arg);
+      out += "\r\n";
+    }
+  }
+  return out;
+}
+
+// Waits until the socket is ready for `events`, or throws once `deadline` has passed.
+void wait_for(int fd, short events, Clock::time_point deadline) {
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) throw TransportError("no answer within the timeout");
+    pollfd p{fd, events, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready > 0) return;
+    if (ready == 0) throw TransportError("no answer within the timeout");
+    if (errno != EINTR) throw TransportError(std::string("poll: ") + std::strerror(errno));
+  }
+}
+
+void send_all(int fd, std::string_view bytes, Clock::time_point deadline) {
+  while (!bytes.empty()) {
+    wait_for(fd, POLLOUT, deadline);
+    const auto n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+    if (n < 0) throw TransportError(std::string("send: ") + std::strerror(errno));
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// Reads until the parser has `count` replies: all of them before `deadline`, and at most
+// `max_bytes` read, so a server that drips or floods is cut off at the bound, not per read.
+std::vector<Reply> read_replies(redisContext& c, std::size_t count, Clock::time_point deadline,
+                                std::size_t max_bytes) {
+  std::vector<Reply> replies;
+  std::size_t bytes_read = 0;
+  char buffer[64 * 1024];
+  while (replies.size() < count) {
+    void* raw = nullptr;
+    if (redisReaderGetReply(c.reader, &raw) != REDIS_OK)
+      throw TransportError(std::string("not Redis's protocol: ") + c.reader->errstr);
+    if (raw != nullptr) {
+      replies.emplace_back(static_cast<redisReply*>(raw));
+      continue;
+    }
+    wait_for(c.fd, POLLIN, deadline);
+    const auto n = ::recv(c.fd, buffer, std::min(sizeof buffer, max_bytes - bytes_read + 1), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
+    if (n < 0) throw TransportError(std::string("recv: ") + std::strerror(errno));
+    if (n == 0) throw TransportError("the server closed the connection");
+    bytes_read += static_cast<std::size_t>(n);
+    if (bytes_read > max_bytes)
+      throw TransportError("an answer larger than " + std::to_string(max_bytes >> 20) + " MiB");
+    redisReaderFeed(c.reader, buffer, static_cast<std::size_t>(n));
+  }
+  return replies;
+}
+
+// One round trip, the commands pipelined: every reply read (so the connection stays in step),
+// then the first error reply thrown as the server's refusal.
+std::vector<Reply> round_trip(redisContext& c, const std::vector<Command>& commands,
+                              std::chrono::milliseconds timeout, std::size_t max_bytes) {
+  const auto deadline = Clock::now() + timeout;
+  send_all(c.fd, encoded(commands), deadline);
+  auto replies = read_replies(c, commands.size(), deadline, max_bytes);
+  for (const auto& reply : replies)
+    if (reply->type == REDIS_REPLY_ERROR) throw RejectedError(error_text(*reply));
+  return replies;
+}
+
+Reply round_trip(redisContext& c, const Command& command, std::chrono::milliseconds timeout,
+                 std::size_t max_bytes) {
+  return std::move(round_trip(c, std::vector<Command>{command}, timeout, max_bytes).front());
+}
+
+std::string replaced(std::string text, std::string_view what, std::string_view with) {
+  if (what.empty()) return text;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + with.size()))
+    text.replace(at, what.size(), with);
+  return text;
+}
+
 }  // namespace
 
 bool redis_supported() { return true; }
 
-RedisClient::RedisClient(RedisAddress address, std::chrono::milliseconds timeout)
-    : address_(std::move(address)), timeout_(timeout) {}
+RedisClient::RedisClient(RedisAddress address, std::chrono::milliseconds timeout,
+                         std::size_t max_answer_bytes)
+    : address_(std::move(address)), timeout_(timeout), max_answer_bytes_(max_answer_bytes) {}
 
 RedisClient::~RedisClient() { drop(); }
 
@@ -44,35 +136,22 @@ void RedisClient::drop() {
   context_ = nullptr;
 }
 
-namespace {
-
-// hiredis reports a read or write that timed out as the bare EAGAIN of the socket.
-std::string transport_problem(const redisContext& context) {
-  if (context.err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK))
-    return "no answer within the timeout";
-  return context.errstr[0] != '\0' ? context.errstr : "no reply";
-}
-
-// Sends one command; a reply of type error is the server saying no.
-Reply command(redisContext* context, const std::vector<std::string>& argv) {
-  std::vector<const char*> args;
-  std::vector<std::size_t> lengths;
-  for (const auto& a : argv) {
-    args.push_back(a.data());
-    lengths.push_back(a.size());
+template <typename Request>
+auto RedisClient::guarded(Request request) {
+  try {
+    return request();
+  } catch (const TransportError& e) {
+    drop();
+    throw TransportError(replaced(e.what(), address_.password, "***"));
+  } catch (const RejectedError& e) {
+    throw RejectedError(replaced(e.what(), address_.password, "***"));
   }
-  Reply reply(static_cast<redisReply*>(
-      redisCommandArgv(context, static_cast<int>(args.size()), args.data(), lengths.data())));
-  if (!reply) throw TransportError(transport_problem(*context));
-  if (reply->type == REDIS_REPLY_ERROR) throw RejectedError(error_text(*reply));
-  return reply;
 }
-
-}  // namespace
 
 redisContext* RedisClient::connection() {
   if (context_ != nullptr) return context_;
-  const auto tv = to_timeval(timeout_);
+  const timeval tv{static_cast<time_t>(timeout_.count() / 1000),
+                   static_cast<suseconds_t>((timeout_.count() % 1000) * 1000)};
   context_ = redisConnectWithTimeout(address_.host.c_str(), address_.port, tv);
   if (context_ == nullptr) throw TransportError("cannot allocate a Redis connection");
   if (context_->err != 0) {
@@ -80,17 +159,22 @@ redisContext* RedisClient::connection() {
     drop();
     throw TransportError(why);
   }
-  redisSetTimeout(context_, tv);  // every later read and write is bounded too
+  // Our reads and writes poll() against one deadline per answer; a blocking socket could still
+  // block a whole timeout inside one of them.
+  ::fcntl(context_->fd, F_SETFL, ::fcntl(context_->fd, F_GETFL) | O_NONBLOCK);
+  std::vector<Command> hello;
+  if (!address_.password.empty()) {
+    if (address_.user.empty())
+      hello.push_back({"AUTH", address_.password});
+    else
+      hello.push_back({"AUTH", address_.user, address_.password});
+  }
+  const auto db = std::to_string(address_.db);
+  if (address_.db != 0) hello.push_back({"SELECT", db});
   try {
-    if (!address_.password.empty()) {
-      if (address_.user.empty())
-        command(context_, {"AUTH", address_.password});
-      else
-        command(context_, {"AUTH", address_.user, address_.password});
-    }
-    if (address_.db != 0) command(context_, {"SELECT", std::to_string(address_.db)});
+    if (!hello.empty()) round_trip(*context_, hello, timeout_, max_answer_bytes_);
   } catch (...) {
-    drop();
+    drop();  // refused or cut off: not a connection to use unauthenticated
     throw;
   }
   return context_;
@@ -98,15 +182,15 @@ redisContext* RedisClient::connection() {
 
 std::vector<std::optional<std::string>> RedisClient::get_many(
     const std::vector<std::string>& keys) {
-  std::vector<std::optional<std::string>> out;
-  out.reserve(keys.size());
-  try {
+  return guarded([&] {
+    std::vector<std::optional<std::string>> out;
+    out.reserve(keys.size());
     for (std::size_t first = 0; first < keys.size(); first += kKeysPerBatch) {
       const auto last = std::min(keys.size(), first + kKeysPerBatch);
-      std::vector<std::string> argv{"MGET"};
+      Command argv{"MGET"};
       argv.insert(argv.end(), keys.begin() + static_cast<std::ptrdiff_t>(first),
                   keys.begin() + static_cast<std::ptrdiff_t>(last));
-      const auto reply = command(connection(), argv);
+      const auto reply = round_trip(*connection(), argv, timeout_, max_answer_bytes_);
       if (reply->type != REDIS_REPLY_ARRAY || reply->elements != last - first)
         throw TransportError("MGET did not answer one value per key");
       for (std::size_t i = 0; i < reply->elements; ++i) {
@@ -117,52 +201,29 @@ std::vector<std::optional<std::string>> RedisClient::get_many(
           out.emplace_back(std::nullopt);
       }
     }
-  } catch (const TransportError&) {
-    drop();
-    throw;
-  }
-  return out;
+    return out;
+  });
 }
 
 void RedisClient::set_many(const std::vector<std::pair<std::string, std::string>>& items) {
-  try {
-    auto* context = connection();
-    for (const auto& [key, value] : items) {
-      const char* args[] = {"SET", key.data(), value.data()};
-      const std::size_t lengths[] = {3, key.size(), value.size()};
-      if (redisAppendCommandArgv(context, 3, args, lengths) != REDIS_OK)
-        throw TransportError(transport_problem(*context));
-    }
-    std::string refused;  // read every reply, so that the connection stays in step
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      void* raw = nullptr;
-      if (redisGetReply(context, &raw) != REDIS_OK)
-        throw TransportError(transport_problem(*context));
-      const Reply reply(static_cast<redisReply*>(raw));
-      if (reply && reply->type == REDIS_REPLY_ERROR && refused.empty())
-        refused = error_text(*reply);
-    }
-    if (!refused.empty()) throw RejectedError(refused);
-  } catch (const TransportError&) {
-    drop();
-    throw;
-  }
+  guarded([&] {
+    std::vector<Command> commands;
+    commands.reserve(items.size());
+    for (const auto& [key, value] : items) commands.push_back({"SET", key, value});
+    round_trip(*connection(), commands, timeout_, max_answer_bytes_);
+  });
 }
 
 void RedisClient::ping() {
-  try {
-    command(connection(), {"PING"});
-  } catch (const TransportError&) {
-    drop();
-    throw;
-  }
+  guarded([&] { round_trip(*connection(), Command{"PING"}, timeout_, max_answer_bytes_); });
 }
 
 #else  // built without hiredis: the class exists, every request says why it cannot work
 
 bool redis_supported() { return false; }
-RedisClient::RedisClient(RedisAddress address, std::chrono::milliseconds timeout)
-    : address_(std::move(address)), timeout_(timeout) {}
+RedisClient::RedisClient(RedisAddress address, std::chrono::milliseconds timeout,
+                         std::size_t max_answer_bytes)
+    : address_(std::move(address)), timeout_(timeout), max_answer_bytes_(max_answer_bytes) {}
 RedisClient::~RedisClient() = default;
 void RedisClient::drop() {}
 redisContext* RedisClient::connection() {

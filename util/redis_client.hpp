@@ -1,6 +1,11 @@
 #pragma once
-// A Redis client on hiredis: GET in batches, SET, PING, each bounded by one timeout.
+// A Redis client: GET in batches, SET, PING. Each answer is bounded as a whole, in time (one
+// timeout from the request's first byte sent to its last reply read, however the server paces
+// its bytes) and in size (bytes read for it), and no error it says shows the password. hiredis
+// connects and parses; the bytes go through our own poll()ed reads and writes, so neither bound
+// depends on a per-read socket timeout.
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,7 +34,9 @@ bool redis_supported();
 // TransportError and drops it, so a later request connects again.
 class RedisClient {
  public:
-  RedisClient(RedisAddress address, std::chrono::milliseconds timeout);
+  // `max_answer_bytes`: the most one answer (one MGET batch, one pipelined SET) may take.
+  RedisClient(RedisAddress address, std::chrono::milliseconds timeout,
+              std::size_t max_answer_bytes);
   ~RedisClient();
   RedisClient(const RedisClient&) = delete;
   RedisClient& operator=(const RedisClient&) = delete;
@@ -45,8 +52,13 @@ class RedisClient {
  private:
   redisContext* connection();
   void drop();
+  // Runs `request`; a TransportError drops the connection; the password is masked in the text
+  // of whatever it throws (a server may echo it: "WRONGPASS invalid password '...'").
+  template <typename Request>
+  auto guarded(Request request);
   RedisAddress address_;
   std::chrono::milliseconds timeout_;
+  std::size_t max_answer_bytes_;
   redisContext* context_ = nullptr;
 };
 

@@ -9,10 +9,14 @@
 namespace portcheck {
 namespace {
 
+// One answer (an MGET of up to 256 entries of a few KiB, or a batch of SET replies) is far
+// below this; one as large is refused as a whole, before it costs more memory.
+constexpr std::size_t kMaxAnswerBytes = kMaxEntryBytes;
+
 class RedisStore : public RemoteStore {
  public:
   RedisStore(const RemoteUrl& url, std::chrono::milliseconds timeout)
-      : client_({url.host, url.port, url.db, url.user, url.password}, timeout) {}
+      : client_({url.host, url.port, url.db, url.user, url.password}, timeout, kMaxAnswerBytes) {}
 
   std::vector<std::optional<std::string>> get_many(const std::vector<std::string>& keys) override {
     std::vector<std::string> names;
