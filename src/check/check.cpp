@@ -257,6 +257,7 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
 
 int exit_code_for(const Report& report) {
   if (report.interrupted) return exit_code::interrupted;
+  if (!report.missing_shards.empty()) return exit_code::new_failures;  // unchecked is not passed
   for (const auto& c : report.cells)
     if (c.is_new) return exit_code::new_failures;
   return exit_code::ok;

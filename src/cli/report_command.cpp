@@ -16,6 +16,7 @@ struct ReportFlags {
 struct MergeFlags {
   std::vector<std::string> inputs;
   std::filesystem::path output;
+  bool allow_missing_shards = false;
   OutputFlags outputs;
 };
 
@@ -32,7 +33,7 @@ int run_merge_command(const MergeFlags& f) {
   std::vector<Report> parts;
   for (const auto& file : f.inputs) parts.push_back(load_report(file));
   const auto baseline = baseline_entries(f.outputs);
-  return finish(merge_reports(parts, f.inputs), with_output, baseline);
+  return finish(merge_reports(parts, f.inputs, f.allow_missing_shards), with_output, baseline);
 }
 
 }  // namespace
@@ -53,6 +54,9 @@ Command add_merge_command(CLI::App& app) {
   auto* merge = app.add_subcommand("merge", "Combine the JSON reports of --shard runs into one");
   merge->add_option("reports", flags->inputs, "JSON reports of the shards")->required();
   merge->add_option("-o,--output", flags->output, "The merged JSON report")->required();
+  merge->add_flag("--allow-missing-shards", flags->allow_missing_shards,
+                  "Merge an incomplete --shard set: the missing shards' cells are unchecked (?) "
+                  "and exit 1 unless --fail-on none; without it a missing shard is exit 2");
   add_output_flags(merge, flags->outputs);
   merge->footer(kExitCodes);
   return {merge, [flags] { return run_merge_command(*flags); }};

@@ -46,7 +46,13 @@ struct Report {
   std::string manifest_digest;  // identifies the matrix, for merging shards
   ShardInfo shard;
   std::vector<std::string> merged_from;
+  // "K/N" of each shard a merge went without (--allow-missing-shards): the cells no report
+  // holds are unchecked, not "not planned", and the exit code says so.
+  std::vector<std::string> missing_shards;
   BaselineSummary baseline;
+
+  // Some cells of the matrix were never checked: the run was interrupted or shards are missing.
+  [[nodiscard]] bool incomplete() const { return interrupted || !missing_shards.empty(); }
 };
 
 }  // namespace portcheck

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "src/core/errors.hpp"
+#include "util/strings.hpp"
 
 namespace portcheck {
 
@@ -49,7 +50,44 @@ std::vector<std::size_t> select_shard(const std::vector<double>& costs,
   return mine;
 }
 
-Report merge_reports(const std::vector<Report>& parts, const std::vector<std::string>& origins) {
+namespace {
+
+// The shards of N that no part is, in "K/N" form; throws on a set that cannot be one matrix's
+// (a CI merge job must not go green because a failing shard's artifact was lost).
+std::vector<std::string> missing_shards(const std::vector<Report>& parts,
+                                        const std::vector<std::string>& origins,
+                                        bool allow_missing) {
+  std::map<int, std::size_t> given;  // shard index -> part
+  const auto count = parts.front().shard.count;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto& shard = parts[i].shard;
+    if (shard.count != count)
+      throw UsageError(fmt::format(
+          "merge: {} is {}, {} is {}: merge the reports of one --shard set", origins[i],
+          shard.count ? fmt::format("shard {}/{}", shard.index, shard.count) : "not a shard",
+          origins[0],
+          count ? fmt::format("shard {}/{}", parts[0].shard.index, count) : "not a shard"));
+    if (count == 0) continue;
+    if (const auto [at, fresh] = given.emplace(shard.index, i); !fresh)
+      throw UsageError(fmt::format("merge: shard {}/{} is given twice ({} and {})", shard.index,
+                                   count, origins[at->second], origins[i]));
+  }
+  std::vector<std::string> missing;
+  for (int k = 1; k <= count; ++k)
+    if (!given.contains(k)) missing.push_back(fmt::format("{}/{}", k, count));
+  if (!missing.empty() && !allow_missing)
+    throw UsageError(fmt::format(
+        "merge: shard {} missing (the reports given are {} of {}): merge every shard's report, or "
+        "pass --allow-missing-shards to merge these with the missing shards' cells unchecked "
+        "(exit 1 unless --fail-on none)",
+        util::join(missing, ", "), given.size(), count));
+  return missing;
+}
+
+}  // namespace
+
+Report merge_reports(const std::vector<Report>& parts, const std::vector<std::string>& origins,
+                     bool allow_missing_shards) {
   if (parts.empty()) throw UsageError("merge: no reports given");
   const auto& first = parts.front();
   Report merged;
@@ -68,6 +106,10 @@ Report merge_reports(const std::vector<Report>& parts, const std::vector<std::st
     if (part.manifest_digest != first.manifest_digest)
       throw UsageError(fmt::format("merge: {} and {} check different manifests or targets",
                                    origins[i], origins[0]));
+  }
+  merged.missing_shards = missing_shards(parts, origins, allow_missing_shards);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto& part = parts[i];
     for (const auto& t : part.targets)
       if (std::find(merged.targets.begin(), merged.targets.end(), t) == merged.targets.end())
         merged.targets.push_back(t);

@@ -18,7 +18,10 @@ std::vector<std::size_t> select_shard(const std::vector<double>& costs,
                                       const std::vector<std::string>& keys, const ShardInfo& shard);
 
 // One report from shard reports of the same matrix (same manifest digest, same tool version).
-// Throws UsageError naming the files that do not belong together.
-Report merge_reports(const std::vector<Report>& parts, const std::vector<std::string>& origins);
+// Throws UsageError naming the files that do not belong together, shards of different counts,
+// a shard given twice, and shards missing from the set, unless `allow_missing_shards`: then the
+// merged report names them (Report::missing_shards) and their cells are unchecked.
+Report merge_reports(const std::vector<Report>& parts, const std::vector<std::string>& origins,
+                     bool allow_missing_shards = false);
 
 }  // namespace portcheck

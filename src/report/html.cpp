@@ -187,6 +187,8 @@ constexpr std::string_view kScript = R"JS(
   const rows = Array.isArray(report.rows) ? report.rows.map(str) : [];
   const labels = Array.isArray(view.labels) ? view.labels : [];
   const env = isObj(report.environment) ? report.environment : {};
+  const missingShards = Array.isArray(report.missing_shards) ? report.missing_shards : [];
+  const incomplete = report.interrupted === true || missingShards.length > 0;
   const byPosition = new Map();
   cells.forEach((c, i) => byPosition.set(str(c.row) + '\u0000' + str(c.target), i));
 
@@ -224,6 +226,9 @@ constexpr std::string_view kScript = R"JS(
     if (STATUSES.indexOf(key) >= 0) chip.classList.add('badge', 's-' + key);
   }
   if (report.interrupted) add(header, el('p', 'banner', 'Interrupted: unfinished cells are shown as ?'));
+  if (missingShards.length)
+    add(header, el('p', 'banner', 'Incomplete: shard ' + missingShards.map(str).join(', ') +
+                   ' missing, the cells no report holds are shown as ?'));
   if (isObj(report.shard)) {
     add(header, el('p', 'banner', 'Shard ' + str(report.shard.index) + '/' + str(report.shard.count) +
       ': the other cells are shown as -'));
@@ -335,7 +340,7 @@ constexpr std::string_view kScript = R"JS(
       const index = byPosition.get(name + '\u0000' + target);
       let td;
       if (index === undefined) {
-        td = add(tr, el('td', 'cell s-missing', report.interrupted ? '?' : '-'));
+        td = add(tr, el('td', 'cell s-missing', incomplete ? '?' : '-'));
         td.setAttribute('data-status', 'missing');
         td.title = name + ' on ' + target + ': not checked';
       } else {

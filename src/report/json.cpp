@@ -99,6 +99,7 @@ nlohmann::json report_to_json(const Report& report) {
                     ? nlohmann::json{{"index", report.shard.index}, {"count", report.shard.count}}
                     : nlohmann::json(nullptr)},
       {"merged_from", report.merged_from},
+      {"missing_shards", report.missing_shards},
       {"baseline", baseline_json(report.baseline)},
       {"wall_s", report.wall_s},
       {"summary", summary},

@@ -144,6 +144,7 @@ Report report_from(const JsonAt& j) {
     report.shard = ShardInfo{number("index"), number("count")};
   }
   if (const auto merged = j.find("merged_from")) report.merged_from = merged->strings();
+  if (const auto missing = j.find("missing_shards")) report.missing_shards = missing->strings();
   if (const auto baseline = object_member(j, "baseline"))
     report.baseline = baseline_from(*baseline);
   report.wall_s = j.number_or("wall_s", 0.0);

@@ -201,6 +201,10 @@ std::string render_junit(const Report& report) {
   }
   if (report.interrupted)
     out += "    <system-err>interrupted: only the cells that finished are listed</system-err>\n";
+  if (!report.missing_shards.empty())
+    out += fmt::format(
+        "    <system-err>incomplete: shard {} missing, its cells are not listed</system-err>\n",
+        attr(util::join(report.missing_shards, ", ")));
   out += "  </testsuite>\n</testsuites>\n";
   return out;
 }

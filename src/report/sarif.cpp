@@ -329,7 +329,7 @@ nlohmann::json driver_of(const Report& report, const Rules& rules, bool internal
 
 nlohmann::json invocation_of(const Report& report, const nlohmann::json& notifications) {
   nlohmann::json invocation = {
-      {"executionSuccessful", !report.interrupted && notifications.empty()},
+      {"executionSuccessful", !report.incomplete() && notifications.empty()},
   };
   if (!notifications.empty()) invocation["toolExecutionNotifications"] = notifications;
   if (report.environment.contains("started") && report.environment["started"].is_string())

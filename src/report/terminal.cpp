@@ -256,15 +256,20 @@ std::string summary_line(const Report& report) {
     summary += fmt::format(" · shard {}/{}: the other cells are shown as -", report.shard.index,
                            report.shard.count);
   if (!report.merged_from.empty())
-    summary += fmt::format(" · merged from {} reports", report.merged_from.size());
+    summary += fmt::format(" · merged from {} report{}", report.merged_from.size(),
+                           report.merged_from.size() == 1 ? "" : "s");
   if (report.interrupted) summary += " · INTERRUPTED: unfinished cells are shown as ?";
+  if (!report.missing_shards.empty())
+    summary +=
+        fmt::format(" · INCOMPLETE: shard {} missing, the cells no report holds are shown as ?",
+                    util::join(report.missing_shards, ", "));
   return summary;
 }
 
 // The matrix's "-" outside a shard or an interrupted run (where it has their own meanings): a
 // row planned on fewer targets than the run's.
 std::string missing_cells_line(const Report& report) {
-  if (report.shard.count || report.interrupted) return "";
+  if (report.shard.count || report.incomplete()) return "";
   std::set<std::pair<std::string, std::string>> cells;
   for (const auto& c : report.cells) cells.emplace(c.kernel, c.target);
   if (cells.size() == report.rows.size() * report.targets.size()) return "";

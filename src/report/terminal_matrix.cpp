@@ -103,7 +103,7 @@ class MatrixWriter {
     for (const auto& target : report_.targets) {
       const auto it = at.find({row, target});
       if (it == at.end()) {
-        line.labels.emplace_back(report_.interrupted ? "?" : "-");
+        line.labels.emplace_back(report_.incomplete() ? "?" : "-");
         line.paint_as.emplace_back();
       } else {
         line.labels.push_back(cell_label(*it->second, letters_));
@@ -119,7 +119,7 @@ class MatrixWriter {
       std::vector<const CellResult*> cells;
       for (const auto& row : kernel.rows)
         if (const auto it = at.find({row, target}); it != at.end()) cells.push_back(it->second);
-      const auto unfinished = report_.interrupted ? kernel.rows.size() - cells.size() : 0;
+      const auto unfinished = report_.incomplete() ? kernel.rows.size() - cells.size() : 0;
       line.labels.push_back(rollup_label(cells, letters_, unfinished));
       line.paint_as.push_back(cells.empty() ? std::nullopt : std::optional(rollup_status(cells)));
     }

@@ -187,12 +187,47 @@ def test_merge_refuses_reports_that_do_not_belong_together(venv_python, tmp_path
     assert run.returncode == 2 and "different manifests or targets" in run.stderr
     assert not (tmp_path / "m.json").exists()
     run = run_tool(["merge", a, a, "-o", tmp_path / "m.json"], cwd=tmp_path)
-    assert run.returncode == 2 and "more than one report" in run.stderr
+    assert run.returncode == 2 and "shard 1/2 is given twice" in run.stderr, run.stderr
     other = json.loads(a.read_text())
     other["tool"]["version"] = "9.9.9"
     (tmp_path / "c.json").write_text(json.dumps(other))
     run = run_tool(["merge", a, tmp_path / "c.json", "-o", tmp_path / "m.json"], cwd=tmp_path)
     assert run.returncode == 2 and "9.9.9" in run.stderr
+
+
+def test_merge_of_an_incomplete_shard_set_is_refused_unless_allowed_and_then_not_green(venv_python, tmp_path):
+    # Issue 28: with the shard holding the failures lost, `merge` exited 0 and showed its cells as
+    # "not checked on that target", so a CI merge job went green.
+    shards = {}
+    for spec in ("1/2", "2/2", "1/3"):
+        shards[spec] = tmp_path / f"s{spec.replace('/', 'of')}.json"
+        run = run_tool(["check", "--demo", "--python", venv_python, "--shard", spec, "-t", "cuda:80",
+                        "--json", shards[spec]], cwd=tmp_path)
+        assert run.returncode in (0, 1), run.stderr
+    merged = tmp_path / "all.json"
+    run = run_tool(["merge", shards["2/2"], "-o", merged], cwd=tmp_path)
+    assert run.returncode == 2 and run.stdout == "", run.stderr
+    assert "shard 1/2 missing" in run.stderr and "--allow-missing-shards" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and not merged.exists()
+
+    run = run_tool(["merge", shards["1/2"], shards["1/3"], "-o", merged], cwd=tmp_path)
+    assert run.returncode == 2 and "is shard 1/3" in run.stderr and "is shard 1/2" in run.stderr, run.stderr
+    assert not merged.exists()
+
+    run = run_tool(["merge", shards["2/2"], "--allow-missing-shards", "-o", merged], cwd=tmp_path)
+    assert run.returncode == 1, run.stderr  # unchecked cells are not a pass
+    assert "INCOMPLETE: shard 1/2 missing" in run.stdout and "?" in run.stdout
+    report = json.loads(merged.read_text())
+    assert report["missing_shards"] == ["1/2"]
+    run = run_tool(["report", merged, "--junit", tmp_path / "j.xml", "--sarif", tmp_path / "s.sarif"],
+                   cwd=tmp_path)
+    assert run.returncode == 1 and "shard 1/2 missing" in (tmp_path / "j.xml").read_text()
+    assert json.loads((tmp_path / "s.sarif").read_text())["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    run = run_tool(["merge", shards["2/2"], "--allow-missing-shards", "--fail-on", "none", "-o", merged],
+                   cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    run = run_tool(["merge", shards["1/2"], shards["2/2"], "-o", merged], cwd=tmp_path)
+    assert run.returncode == 1 and json.loads(merged.read_text())["missing_shards"] == []
 
 
 def test_bad_shard_spec_is_exit_2(tmp_path):
