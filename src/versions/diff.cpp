@@ -68,7 +68,48 @@ std::vector<const CellResult*> cells_of_target(const Report& report, const std::
   return out;
 }
 
-std::string match_key(const CellResult& c, Mode mode) {
+// How two runs' cells pair (Mode::runs), by what their Tritons share.
+enum class RunPairing {
+  label,    // the runs share a Triton label (two plain runs: "current" both, whatever version)
+  version,  // no label in common, a version in common ("--triton 3.6.0" against a 3.6.0 current)
+  across,   // neither, and each run holds one Triton: an upgrade's before and after
+};
+
+// The Triton of a cell as another run can share it: its version when known, else its label.
+std::string version_of(const CellResult& c) {
+  return c.triton_version.empty() ? c.triton : c.triton_version;
+}
+
+std::set<std::string> tritons_of(const std::vector<const CellResult*>& cells, bool versions) {
+  std::set<std::string> out;
+  for (const auto* c : cells) out.insert(versions ? version_of(*c) : c->triton);
+  return out;
+}
+
+bool share_one(const std::set<std::string>& a, const std::set<std::string>& b) {
+  return std::any_of(a.begin(), a.end(), [&b](const std::string& x) { return b.contains(x); });
+}
+
+// Throws when the runs hold several Tritons each and none in common: nothing could pair, and
+// "0 cells compared" must not read as "nothing changed" (--fail-on would pass).
+RunPairing runs_pairing(const std::vector<const CellResult*>& olds,
+                        const std::vector<const CellResult*>& news,
+                        const DiffSelection& selection) {
+  if (olds.empty() || news.empty() || share_one(tritons_of(olds, false), tritons_of(news, false)))
+    return RunPairing::label;
+  const auto old_versions = tritons_of(olds, true);
+  const auto new_versions = tritons_of(news, true);
+  if (share_one(old_versions, new_versions)) return RunPairing::version;
+  if (old_versions.size() == 1 && new_versions.size() == 1) return RunPairing::across;
+  throw UsageError(fmt::format(
+      "diff: {} and {} share no Triton release ({} holds {}; {} holds {}), so no cell pairs with "
+      "another: diff runs of a common release, or one report holding both with --versions",
+      selection.a, selection.b, selection.a,
+      util::join({old_versions.begin(), old_versions.end()}, ", "), selection.b,
+      util::join({new_versions.begin(), new_versions.end()}, ", ")));
+}
+
+std::string match_key(const CellResult& c, Mode mode, RunPairing pairing) {
   switch (mode) {
     case Mode::versions:
       return c.kernel + '\x1f' + c.target;
@@ -77,7 +118,9 @@ std::string match_key(const CellResult& c, Mode mode) {
     case Mode::runs:
       break;
   }
-  return c.kernel + '\x1f' + c.target + '\x1f' + c.triton;
+  const auto base = c.kernel + '\x1f' + c.target;
+  if (pairing == RunPairing::across) return base;
+  return base + '\x1f' + (pairing == RunPairing::version ? version_of(c) : c.triton);
 }
 
 // ---- metrics ------------------------------------------------------------------------------------
@@ -210,13 +253,20 @@ DiffResult diff_reports(const Report& old_report, const Report& new_report,
   result.selection = selection;
   result.options = options;
   const auto [olds, news] = selected_cells(old_report, new_report, selection);
+  const auto pairing =
+      selection.mode == Mode::runs ? runs_pairing(olds, news, selection) : RunPairing::label;
+  if (pairing == RunPairing::version)
+    result.pairing_note = "paired by Triton version: the runs' labels differ";
+  else if (pairing == RunPairing::across)
+    result.pairing_note = fmt::format("compared across Triton releases: {} -> {}",
+                                      version_of(*olds.front()), version_of(*news.front()));
 
   std::unordered_map<std::string, std::size_t> new_index;
   for (std::size_t i = 0; i < news.size(); ++i)
-    new_index.emplace(match_key(*news[i], selection.mode), i);
+    new_index.emplace(match_key(*news[i], selection.mode, pairing), i);
   std::vector<bool> used(news.size(), false);
   for (const auto* o : olds) {
-    const auto it = new_index.find(match_key(*o, selection.mode));
+    const auto it = new_index.find(match_key(*o, selection.mode, pairing));
     if (it == new_index.end() || used[it->second]) {
       result.only_in_old.push_back({o->kernel, *o, std::nullopt, {}});
       continue;
@@ -231,7 +281,8 @@ DiffResult diff_reports(const Report& old_report, const Report& new_report,
   std::set<std::string> tritons;
   for (const auto* list : {&olds, &news})
     for (const auto* c : *list) tritons.insert(c->triton);
-  result.several_tritons = tritons.size() > 1;
+  // Across two releases, each side is one Triton: the header names both, the cells need not.
+  result.several_tritons = tritons.size() > 1 && pairing != RunPairing::across;
   return result;
 }
 
@@ -377,6 +428,7 @@ class DiffWriter {
       also.push_back(fmt::format("{} only in {}", count(r_.only_in_new), side_name(r_, false)));
     if (!r_.not_compared.empty())
       also.push_back(fmt::format("{} not compared (unchecked)", count(r_.not_compared)));
+    if (!r_.pairing_note.empty()) also.push_back(r_.pairing_note);
     if (!also.empty()) out_ += paint_(util::join(also, " · "), kDim) + "\n";
   }
 

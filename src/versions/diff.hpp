@@ -22,8 +22,10 @@ struct DiffOptions {
 // Which cells are compared with which.
 //   versions: cells of Triton label `a` vs label `b`, matched by (row, target);
 //   targets:  cells of target `a` vs target `b`, matched by (row, triton);
-//   runs:     every cell of the old report vs the new one, matched by (row, target, triton);
-//             `a` and `b` only name the two sides (the report files).
+//   runs:     every cell of the old report vs the new one, matched by (row, target, triton
+//             label); when the runs share no label, by (row, target, triton version); when they
+//             share no version either and each holds one Triton, by (row, target) across the
+//             two releases; else a UsageError. `a` and `b` only name the two sides (the files).
 // For versions and targets pass the one report as both old and new. A label that no cell has
 // also matches cells by their Triton __version__ ("3.9.0" finds the "current" cells).
 struct DiffSelection {
@@ -63,9 +65,13 @@ struct DiffResult {
   std::vector<CellChange> changed;  // size and metadata changes; see CellChange::metrics
   std::vector<CellChange> only_in_old, only_in_new;
   bool several_tritons = false;  // the cells selected carry several Triton labels
+  // Mode::runs when the two runs share no Triton label: how their cells were paired instead
+  // ("paired by Triton version ...", "compared across Triton releases: 3.8.0 -> 3.9.0").
+  std::string pairing_note;
 };
 
-// Throws UsageError when a label/target of the selection has no cells, or a == b.
+// Throws UsageError when a label/target of the selection has no cells, a == b, or two runs
+// share no Triton release and cannot be paired across one.
 DiffResult diff_reports(const Report& old_report, const Report& new_report,
                         const DiffSelection& selection, const DiffOptions& options);
 

@@ -77,6 +77,20 @@ def test_diff_between_targets_and_between_runs(two_versions):
     assert bad.returncode == 2 and "worse" in bad.stderr
 
 
+def test_diff_of_a_run_under_one_release_against_a_run_under_another(two_versions):
+    # Issue 28: a `--triton 3.8.0` run against a plain run compared 0 cells and passed
+    # --fail-on regressed. Each report holds one release: the cells pair across the two.
+    work, json_path, _ = two_versions
+    report = json.loads(json_path.read_text())
+    for name, version in (("old", "3.8.0"), ("new", "3.9.0")):
+        part = dict(report, cells=[c for c in report["cells"] if c["triton_version"] == version])
+        (work / f"{name}.json").write_text(json.dumps(part))
+    run = run_tool(["diff", work / "old.json", work / "new.json", "--fail-on", "regressed"], cwd=work)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "on 18 cells" in run.stdout and "compared across Triton releases: 3.8.0 -> 3.9.0" in run.stdout
+    assert "rowsum_blockptr on cuda:90: ok -> frontend-error" in run.stdout
+
+
 def test_version_environments_inherit_the_invoking_site_packages(triton_380, venv_python, tmp_path):
     # yaml is in the project's .venv (pre-commit needs it), not in the 3.8.0 environment.
     kernels = "import yaml\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n" \

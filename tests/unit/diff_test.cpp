@@ -152,6 +152,42 @@ TEST(DiffRuns, MatchesRowTargetAndTriton) {
       << text;
 }
 
+// Issue 28: a run under `--triton 3.8.0` against a plain run paired nothing ("on 0 cells", every
+// cell "only in" one side) and --fail-on regressed passed.
+TEST(DiffRuns, RunsOfDifferentLabelsPairByVersionOrAcrossTheirOneRelease) {
+  Report before, after;
+  before.cells = {at(cell("axpy", "cuda:90"), "3.8.0", "3.8.0"),
+                  at(cell("dot", "cuda:90"), "3.8.0", "3.8.0")};
+  after.cells = {at(failing("axpy", "cuda:90", "cccccccccccc", "z"), "current", "3.9.0"),
+                 at(cell("dot", "cuda:90"), "current", "3.9.0")};
+  auto d = diff_reports(before, after, {Mode::runs, "old.json", "new.json"}, {});
+  EXPECT_EQ(d.compared, 2);
+  EXPECT_EQ(rows_of(d.regressed), Rows{"axpy"});
+  EXPECT_EQ(diff_exit_code(d, {"regressed"}), 1);
+  EXPECT_NE(render_diff(d, false).find("compared across Triton releases: 3.8.0 -> 3.9.0"),
+            std::string::npos);
+
+  after.cells[0] = at(failing("axpy", "cuda:90", "cccccccccccc", "z"), "current", "3.8.0");
+  after.cells[1] = at(cell("dot", "cuda:90"), "current", "3.8.0");
+  d = diff_reports(before, after, {Mode::runs, "old.json", "new.json"}, {});
+  EXPECT_EQ(d.compared, 2);
+  EXPECT_EQ(d.pairing_note, "paired by Triton version: the runs' labels differ");
+
+  // Several releases on each side and none in common: nothing can pair, and it says why.
+  before.cells.push_back(at(cell("axpy", "cuda:90"), "3.7.0", "3.7.0"));
+  after.cells = {at(cell("axpy", "cuda:90"), "current", "3.9.0"),
+                 at(cell("axpy", "cuda:90"), "3.5.0", "3.5.0")};
+  try {
+    diff_reports(before, after, {Mode::runs, "old.json", "new.json"}, {});
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("old.json and new.json share no Triton release (old.json "
+                                         "holds 3.7.0, 3.8.0; new.json holds 3.5.0, 3.9.0)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(DiffRuns, XfailAndXpassCountAsFailingAndPassing) {
   Report before, after;
   auto xfail = failing("dot", "cuda:90", "aaaaaaaaaaaa", "x");
