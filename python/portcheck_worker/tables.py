@@ -91,6 +91,6 @@ def kernel_arguments(ref):
     try:
         fn = load_kernel(ref)
     except KernelImportError as e:
-        return {"ok": False, "error": str(e)}
+        return {"ok": False, "error": str(e), "details": e.details or ""}
     constexprs = [p.name for p in fn.params if p.is_constexpr]
     return {"ok": True, "args": list(fn.arg_names), "constexprs": constexprs}

@@ -150,11 +150,17 @@ class CellRun {
     if (const auto why = unsupported_.find(cells_[id].target.name()); why != unsupported_.end())
       return CellInput{std::nullopt, nullptr, false, why->second};
     auto predicted = prediction_for(id);
-    if (settings_.static_mode == StaticMode::only ||
-        (settings_.static_mode == StaticMode::skip && predicted.is_object()))
-      return CellInput{std::nullopt, std::move(predicted), false, {}};
+    // Before --static-only: the inspection imported the module, and a module that cannot be
+    // imported fails its cells whether or not they would be compiled (the pre-commit hook runs
+    // --static-only; it must not pass a ModuleNotFoundError).
     if (const auto fault = inspection_.failed.find(id); fault != inspection_.failed.end())
       return CellInput{fault->second, std::move(predicted), false, {}};
+    if (settings_.static_mode == StaticMode::only ||
+        (settings_.static_mode == StaticMode::skip && predicted.is_object())) {
+      const auto row = inspection_.kernels.find(cells_[id].row->display_name());
+      auto raised = row != inspection_.kernels.end() ? import_failure(*row) : std::nullopt;
+      return CellInput{std::move(raised), std::move(predicted), false, {}};
+    }
     return std::nullopt;
   }
 

@@ -7,6 +7,7 @@
 
 #include "src/run/scheduler.hpp"
 #include "util/fs.hpp"
+#include "util/json_reader.hpp"
 
 namespace portcheck {
 namespace {
@@ -138,6 +139,21 @@ std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
   }
   std::erase_if(modules, [](const ModuleToInspect& m) { return m.cells.empty(); });
   return modules;
+}
+
+std::optional<CellEvidence> import_failure(const nlohmann::json& kernel) {
+  if (!kernel.is_object() || kernel.value("ok", true) != false) return std::nullopt;
+  CellEvidence evidence;
+  evidence.outcome.how = Termination::exited;
+  evidence.last_stage = "import";
+  evidence.result = {{"status", "error"},
+                     {"stage", "import"},
+                     {"error",
+                      {{"type", "import"},
+                       {"message", util::string_member(kernel, "error", "the import failed")},
+                       {"traceback", util::string_member(kernel, "details", "")}}},
+                     {"stages", nlohmann::json::object()}};
+  return evidence;
 }
 
 InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -74,6 +75,11 @@ struct InspectionResults {
   bool completed = true;                              // false: interrupted before the end
   int rerun_fresh = 0;  // inspections run again in a fresh process (check/fork_hazard.hpp)
 };
+
+// The evidence of a row whose module imported in the inspection but raised (`kernel`: its entry
+// of InspectionResults::kernels), as the worker gives it for a compile: an import-error. nullopt
+// when the row's function was found.
+std::optional<CellEvidence> import_failure(const nlohmann::json& kernel);
 
 InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,
                                   const InspectionSettings& settings, ProcessRunner& runner,

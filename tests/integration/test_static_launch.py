@@ -44,6 +44,30 @@ def test_static_only_is_fast_and_compiles_nothing(venv_python, tmp_path):
     assert "pred:A!" in run.stdout and "81 not compiled" not in run.stdout
 
 
+KERNEL = "\n\n@triton.jit\ndef k(x_ptr, BLOCK: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n"
+ROW = ('[defaults]\ntargets = ["cuda:90", "hip:gfx942"]\n[[kernel]]\nname = "k"\ntarget = "kernels.py:k"\n'
+       'signature = { x_ptr = "*fp32:16" }\nconstants = { BLOCK = 64 }\n')
+
+
+@pytest.mark.parametrize("fault", ["import not_a_module_xyz", "import ctypes; ctypes.string_at(0)"])
+def test_static_only_fails_a_module_that_cannot_be_imported_as_a_full_check_does(fault, venv_python, tmp_path):
+    # Issue 28: --static-only (the pre-commit hook's default) showed such a module as not compiled,
+    # "0 failed", exit 0, while a full check reported import-error.
+    kernels = "import triton\nimport triton.language as tl\n" + fault + "\n" + KERNEL
+    manifest = write_manifest(tmp_path, ROW, kernels_py=kernels)
+    verdicts = {}
+    for mode in ("only", "compile"):
+        out = tmp_path / f"{mode}.json"
+        flags = ["--static-only"] if mode == "only" else ["--static", mode]
+        run = run_tool(["check", "-m", manifest, "--python", venv_python, *flags, "--no-cache", "--json", out],
+                       cwd=tmp_path)
+        assert run.returncode == 1, run.stdout + run.stderr
+        verdicts[mode] = {(c["row"], c["target"]): (c["status"], c["kind"], c["fingerprint"])
+                          for c in json.loads(out.read_text())["cells"]}
+    assert verdicts["only"] == verdicts["compile"]
+    assert {kind for _, kind, _ in verdicts["only"].values()} == {"import-error"}
+
+
 def test_static_skip_compiles_only_the_rest(venv_python, tmp_path):
     json_path = tmp_path / "skip.json"
     run = run_tool(["check", "--demo", "--static", "skip", "--no-cache", "--python", venv_python, "-t",
