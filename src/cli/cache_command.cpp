@@ -1,4 +1,6 @@
 // `cache stats|clean`: the result cache under $TRITON_PORTCHECK_HOME, and the shared one.
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "src/cli/command.hpp"
@@ -11,6 +13,7 @@
 #include "src/versions/environments.hpp"
 #include "util/remote_error.hpp"
 #include "util/strings.hpp"
+#include "util/text_escape.hpp"
 
 namespace portcheck::cli {
 namespace {
@@ -39,16 +42,18 @@ void print_recent_runs(const std::filesystem::path& root) {
              runs.size(), "when (UTC)", "local", "remote", "missed", "stored", "shared", "errors",
              "remote cache");
   for (const auto& r : runs) {
-    const auto n = [&](const char* name) { return r.value(name, 0); };
+    // recent_cache_runs kept well-formed lines only; their text is still escaped.
+    const auto n = [&](const char* name) { return r.value(name, std::int64_t{0}); };
     std::string remote = r.value("remote", nlohmann::json()).is_string()
-                             ? r["remote"].get<std::string>()
+                             ? util::printable(r["remote"].get<std::string>())
                              : std::string("-");
     if (r.value("readonly", false)) remote += " (read-only)";
     if (n("remote_rejected") > 0)
       remote += fmt::format(", {} entries refused", n("remote_rejected"));
     fmt::print("  {:<20}  {:>6}  {:>7}  {:>6}  {:>7}  {:>7}  {:>6}  {}\n",
-               r.value("time", std::string("?")), n("local_hits"), n("remote_hits"), n("misses"),
-               n("stored"), n("remote_stored"), n("remote_errors"), remote);
+               util::printable(r.value("time", std::string("?"))), n("local_hits"),
+               n("remote_hits"), n("misses"), n("stored"), n("remote_stored"), n("remote_errors"),
+               remote);
   }
 }
 

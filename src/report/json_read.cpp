@@ -35,7 +35,14 @@ std::optional<SourceLocation> location_from(const JsonAt& cell, const char* key)
                         line ? static_cast<int>(line->integer(0, INT_MAX)) : 0};
 }
 
-// What the renderers read of `environment`: versions as strings, options as an object.
+// Removes `key` from `object` when it is null: the reader takes null for absent, and so must
+// the renderers, which read the environment as the JSON it is.
+void drop_null(nlohmann::json& object, const char* key) {
+  if (object.is_object() && object.contains(key) && object[key].is_null()) object.erase(key);
+}
+
+// What the renderers read of `environment`: versions as strings, options as an object; null
+// where one is expected is taken as absent ("python": null is a report without it).
 nlohmann::json environment_from(const JsonAt& report) {
   const auto env = object_member(report, "environment");
   if (!env) return nlohmann::json::object();
@@ -49,7 +56,14 @@ nlohmann::json environment_from(const JsonAt& report) {
   }
   (void)env->string_or("started");
   (void)env->string_or("host");
-  return env->json();
+  auto out = env->json();
+  for (const char* key : {"triton", "python", "tritons", "options", "started", "host"})
+    drop_null(out, key);
+  for (const char* key : {"triton", "python"})
+    if (out.contains(key)) drop_null(out[key], "version");
+  if (out.contains("tritons"))
+    for (auto& t : out["tritons"]) drop_null(t, "version");
+  return out;
 }
 
 // `launch`: null, or {needs, limits, problems: [text]}.

@@ -17,6 +17,8 @@ namespace {
 
 constexpr std::size_t kLinesKept = 50;
 constexpr std::uintmax_t kTrimAbove = 64U << 10U;
+// More than any run counts (cells, bytes, seconds), and small enough to print as an integer.
+constexpr double kMostCounted = 1e15;
 
 std::filesystem::path runs_file(const std::filesystem::path& cache_root) {
   return cache_root / "runs.jsonl";
@@ -47,6 +49,23 @@ void trim(const std::filesystem::path& file) {
   }
 }
 
+// A line as record_cache_run writes it: counters as numbers, the time and the remote as text.
+// Anything else (a hand edit, a disk error, another tool) is skipped: these are statistics.
+bool well_formed(const nlohmann::json& record) {
+  if (!record.is_object()) return false;
+  static const auto counters = CacheCounters{}.to_json();
+  for (const auto& [key, value] : record.items()) {
+    const bool ok = counters.contains(key) ? value.is_number() && value.get<double>() >= 0 &&
+                                                 value.get<double>() <= kMostCounted
+                    : key == "time"     ? value.is_string()
+                    : key == "remote"   ? value.is_string() || value.is_null()
+                    : key == "readonly" ? value.is_boolean()
+                                        : true;  // a field of a later version: not read
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void record_cache_run(const std::filesystem::path& cache_root, const CacheCounters& counters,
@@ -70,7 +89,7 @@ std::vector<nlohmann::json> recent_cache_runs(const std::filesystem::path& cache
   std::vector<nlohmann::json> out;
   for (const auto& line : lines_of(runs_file(cache_root))) {
     auto record = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (record.is_object()) out.push_back(std::move(record));
+    if (well_formed(record)) out.push_back(std::move(record));
   }
   if (out.size() > count) out.erase(out.begin(), out.end() - static_cast<std::ptrdiff_t>(count));
   return out;

@@ -54,6 +54,37 @@ def test_hostile_reports_are_exit_2_naming_file_and_key(tmp_path, case, text, fr
     assert not (tmp_path / "merged.json").exists()
 
 
+@pytest.mark.parametrize("environment", [
+    {"python": None, "triton": {"version": "3.9.0"}},
+    {"triton": {"version": None}},
+    {"triton": None, "tritons": [{"version": None}], "host": None, "started": None, "options": None},
+])
+def test_null_where_the_environment_has_text_is_taken_as_absent(tmp_path, environment):
+    # Issue 28: `environment.python` or `environment.triton.version` null was exit 4 in every
+    # command that reads a report ("cannot use value() with null").
+    path = tmp_path / "null.json"
+    path.write_text(report(environment=environment))
+    outputs = [a for flag in ("--html", "--junit", "--sarif", "--markdown", "--gitlab", "--json")
+               for a in (flag, tmp_path / f"out{flag}")]
+    for args in commands_reading(path, tmp_path):
+        run = run_tool([*args, *(outputs if args[0] == "report" else [])], cwd=tmp_path)
+        assert run.returncode in (0, 1), (args, run.stderr)
+        assert "internal error" not in run.stderr
+
+
+def test_cache_stats_skips_lines_of_runs_jsonl_it_cannot_read(tmp_path):
+    home = tmp_path / "home"
+    (home / "cache").mkdir(parents=True)
+    good = {"time": "2026-12-02T06:47:28Z", "local_hits": 3, "misses": 1, "remote": None, "readonly": False}
+    bad = [dict(good, misses=None), dict(good, misses="7"), dict(good, misses=[1]), dict(good, misses=1e300),
+           dict(good, time=None), dict(good, remote=5), dict(good, readonly="no"), None, [], 5, "x"]
+    lines = [json.dumps(good)] + [json.dumps(b) for b in bad] + ["{"]
+    (home / "cache" / "runs.jsonl").write_text("\n".join(lines) + "\n")
+    run = run_tool(["cache", "stats"], cwd=tmp_path, TRITON_PORTCHECK_HOME=home)
+    assert run.returncode == 0, run.stderr
+    assert "last 1 checks:" in run.stdout and "2026-12-02T06:47:28Z" in run.stdout
+
+
 def test_baseline_entry_of_the_wrong_type_is_exit_2(tmp_path):
     good = tmp_path / "good.json"
     good.write_text(report())
