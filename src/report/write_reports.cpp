@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -102,6 +104,30 @@ bool writes_to_stdout(const ReportOutputs& outputs) {
   return false;
 }
 
+namespace {
+
+// The file a path names, however it is spelt ("X", "./X", "dir/../X", a link to X): two report
+// flags naming one file would leave only the last format written, with nothing said.
+std::filesystem::path identity_of(const std::filesystem::path& file) {
+  std::error_code ec;
+  auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(file, ec), ec);
+  return ec ? std::filesystem::absolute(file).lexically_normal() : canonical;
+}
+
+void refuse_one_file_for_two_formats(const ReportOutputs& outputs) {
+  std::map<std::filesystem::path, std::string_view> flag_of;
+  for (const auto& format : report_files()) {
+    const auto& file = outputs.*format.path;
+    if (!file || util::is_standard_output(*file)) continue;
+    const auto [it, fresh] = flag_of.emplace(identity_of(*file), format.flag);
+    if (!fresh)
+      throw UsageError(fmt::format("{} and {} name the same file ({}): give each report its own",
+                                   it->second, format.flag, file->string()));
+  }
+}
+
+}  // namespace
+
 void check_destinations(const ReportOutputs& outputs) {
   int on_stdout = 0;
   for (const auto& format : report_files())
@@ -111,6 +137,7 @@ void check_destinations(const ReportOutputs& outputs) {
   if (on_stdout > 0 && outputs.github)
     throw UsageError("--github writes annotations on standard output: no report can go there too");
   for (const auto& format : report_files()) check_output_path(outputs.*format.path, format.flag);
+  refuse_one_file_for_two_formats(outputs);
 }
 
 std::vector<std::string> write_reports(const Report& report, const ReportOutputs& outputs) {

@@ -208,6 +208,17 @@ def test_two_reports_on_stdout_is_a_usage_error(small_report, tmp_path):
     assert run.returncode == 2 and "standard output" in run.stderr, run.stderr
 
 
+@pytest.mark.parametrize("spellings", [("X", "X"), ("X", "./X"), ("X", "sub/../X"), ("X", "link")])
+def test_one_file_named_for_two_formats_is_a_usage_error(small_report, tmp_path, spellings):
+    # Issue 28: `--json X --html X` exited 0 with one report silently lost.
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "X").write_text("before")
+    (tmp_path / "link").symlink_to(tmp_path / "X")
+    run = render(small_report, "--json", spellings[0], "--junit", spellings[1], cwd=tmp_path)
+    assert run.returncode == 2 and "--json and --junit name the same file" in run.stderr, run.stderr
+    assert (tmp_path / "X").read_text() == "before"  # nothing half-written
+
+
 # ======================================================================== item 7: the cache verifies what it serves
 
 def cache_entries(home):
