@@ -124,6 +124,20 @@ std::string no_workflow_commands(std::string_view text) {
   return out;
 }
 
+std::string no_workflow_commands_in_json(std::string_view json) {
+  std::string out;
+  out.reserve(json.size());
+  for (std::size_t at = 0; at < json.size(); ++at) {
+    if (json.compare(at, 3, "##[") == 0) {
+      out += "##\\u005b";
+      at += 2;
+    } else {
+      out += json[at];
+    }
+  }
+  return out;
+}
+
 std::string markdown_code(std::string_view text, bool in_table) {
   std::string body = one_line(text);
   if (body.empty()) return {};

@@ -21,6 +21,10 @@ std::string printable(std::string_view text, Newlines newlines = Newlines::escap
 // (the older syntax). Such a line gets a backslash before its "::", and "##[" becomes "##\[".
 std::string no_workflow_commands(std::string_view text);
 
+// The same for a JSON text, which stays the same JSON: its strings hold no raw line break, so only
+// "##[" can start a command, and it becomes "##\u005b" (what a parser reads back as "##[").
+std::string no_workflow_commands_in_json(std::string_view json);
+
 // `text` as a Markdown code span: shown verbatim, so no link, image, @mention, emphasis or HTML in
 // it becomes active. The fence is one backtick longer than the longest backtick run inside, with
 // a space inside each end when the text starts or ends with a backtick (CommonMark 6.1). Newlines

@@ -21,6 +21,7 @@
 #include "src/report/markdown.hpp"
 #include "src/report/sarif.hpp"
 #include "util/fs.hpp"
+#include "util/text_escape.hpp"
 
 namespace portcheck {
 
@@ -81,18 +82,19 @@ std::string gitlab_report(const Report& report) {
 const std::vector<ReportFile>& report_files() {
   static const std::vector<ReportFile> files = {
       {"--json", "Write the JSON report (docs/report-schema.md) to FILE", &ReportOutputs::json,
-       json_report},
+       json_report, util::no_workflow_commands_in_json},
       {"--junit", "Write JUnit XML (one testcase per cell) to FILE", &ReportOutputs::junit,
-       render_junit},
+       render_junit, util::no_workflow_commands},
       {"--sarif", "Write SARIF 2.1.0 (one result per failing cell) to FILE", &ReportOutputs::sarif,
-       sarif_report},
-      {"--html", "Write a self-contained HTML report to FILE", &ReportOutputs::html, render_html},
+       sarif_report, util::no_workflow_commands_in_json},
+      {"--html", "Write a self-contained HTML report to FILE", &ReportOutputs::html, render_html,
+       util::no_workflow_commands_in_json},  // the fixed template has no "##[", its blob is JSON
       {"--markdown", "Write the matrix as Markdown to FILE", &ReportOutputs::markdown,
-       render_markdown},
+       render_markdown, util::no_workflow_commands},
       {"--gitlab", "Write a GitLab Code Quality report (one issue per failing cell) to FILE",
-       &ReportOutputs::gitlab, gitlab_report},
+       &ReportOutputs::gitlab, gitlab_report, util::no_workflow_commands_in_json},
       {"--write-baseline", "Record today's failures in FILE", &ReportOutputs::write_baseline,
-       baseline_to_json},
+       baseline_to_json, util::no_workflow_commands_in_json},
   };
   return files;
 }
@@ -147,7 +149,11 @@ std::vector<std::string> write_reports(const Report& report, const ReportOutputs
     if (!file) continue;
     try {
       make_folder_for(*file);
-      util::write_output_file(*file, format.render(report));
+      // On standard output the report is read in a CI log too: no line of compiler text in it
+      // (JUnit and Markdown keep their newlines) may run as a workflow command ("::warning::").
+      const auto text = format.render(report);
+      util::write_output_file(*file,
+                              util::is_standard_output(*file) ? format.for_a_log(text) : text);
     } catch (const util::WriteError& e) {
       const auto fix = e.disk_fix();
       errors.push_back(fix.empty() ? e.what() : fmt::format("{}: {}", e.what(), fix));

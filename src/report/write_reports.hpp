@@ -28,6 +28,9 @@ struct ReportFile {
   const char* help;
   std::optional<std::filesystem::path> ReportOutputs::*path;
   std::string (*render)(const Report& report);
+  // The rendered text as it is written on standard output, which a CI log shows: made so that no
+  // line of it runs as a workflow command, in the way its format allows.
+  std::string (*for_a_log)(std::string_view text);
 };
 
 // In the order --help lists them; --write-baseline, the last, is listed after --baseline.

@@ -87,6 +87,19 @@ def test_terminal_output_shows_controls_escaped_and_starts_no_workflow_command(h
     assert "Compile-only check" in text and f"{len(HOSTILE)} cells" in text
 
 
+@pytest.mark.parametrize("flag", ["--junit", "--markdown", "--json", "--sarif", "--gitlab", "--html"])
+def test_a_report_on_standard_output_starts_no_workflow_command(hostile_report, flag):
+    # Issue 28: `report F --junit -` wrote compiler text with its newlines, so a line of the CI log
+    # could begin with `::warning::`.
+    work, path, _ = hostile_report
+    out, _ = render(work, path, flag, "-")
+    assert_no_workflow_command(out)
+    if flag in ("--json", "--sarif", "--gitlab"):  # the same JSON as the file holds
+        written = work / f"written{flag}"
+        render(work, path, flag, written)
+        assert json.loads(out) == json.loads(written.read_text())
+
+
 def unescape_property(value):
     # The runner's UnescapeProperty, in its order.
     for token, escaped in (("\r", "%0D"), ("\n", "%0A"), (":", "%3A"), (",", "%2C"), ("%", "%25")):

@@ -1,6 +1,7 @@
 #include "util/text_escape.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/unit/hostile_strings.hpp"
 
@@ -42,6 +43,13 @@ TEST(NoWorkflowCommands, NoLineStartsACommand) {
   EXPECT_EQ(util::no_workflow_commands("a::b is fine\n: not one"), "a::b is fine\n: not one");
   EXPECT_EQ(util::no_workflow_commands(""), "");
   EXPECT_EQ(util::no_workflow_commands("::"), "\\::");
+}
+
+TEST(NoWorkflowCommands, JsonStaysTheSameJson) {
+  const nlohmann::json value = {{"message", "x ##[error]y\n::warning::z"}, {"##[k", 1}};
+  const auto shown = util::no_workflow_commands_in_json(value.dump(2));
+  EXPECT_EQ(shown.find("##["), std::string::npos) << shown;
+  EXPECT_EQ(nlohmann::json::parse(shown), value);
 }
 
 TEST(MarkdownCode, FencesLongerThanAnyBacktickRun) {
