@@ -15,6 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (problem.empty()) std::abort();  // a refusal always says why
     return 0;
   }
+  (void)url->masked(text);  // any message, however it quotes the URL
   // What is shown is the text with exactly the password the parser found replaced by "***"
   // (checking that the password is absent from it instead is wrong: the user's tail and the mask
   // itself can spell one, as this harness found).

@@ -30,7 +30,7 @@ void print_remote(const std::string& text) {
     store->ping();
     fmt::print("remote:  {} (answers)\n", url->shown());
   } catch (const std::exception& error) {
-    fmt::print("remote:  {} (does not answer: {})\n", url->shown(), error.what());
+    fmt::print("remote:  {} (does not answer: {})\n", url->shown(), url->masked(error.what()));
   }
 }
 

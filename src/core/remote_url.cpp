@@ -1,5 +1,7 @@
 #include "src/core/remote_url.hpp"
 
+#include <vector>
+
 #include <charconv>
 #include <string_view>
 
@@ -82,6 +84,21 @@ std::string redact_url(const std::string& text) {
 }
 
 std::string RemoteUrl::shown() const { return redact_url(text); }
+
+std::string RemoteUrl::masked(std::string message) const {
+  // The password as written in the URL (percent-encoded, perhaps) and as parsed.
+  const auto redacted = redact_url(text);
+  const auto stars = redacted.find("***");
+  std::vector<std::string> secrets{password};
+  if (stars != std::string::npos && redacted != text)
+    secrets.push_back(text.substr(stars, text.size() - redacted.size() + 3));
+  for (const auto& secret : secrets) {
+    if (secret.empty()) continue;
+    for (auto at = message.find(secret); at != std::string::npos; at = message.find(secret, at + 3))
+      message.replace(at, secret.size(), "***");
+  }
+  return message;
+}
 
 std::optional<RemoteUrl> parse_remote_url(const std::string& text, std::string* problem) {
   RemoteUrl url;

@@ -22,6 +22,10 @@ struct RemoteUrl {
 
   // For messages and reports: the URL with any password replaced by "***".
   [[nodiscard]] std::string shown() const;
+  // A server's or a library's message with whatever the URL's password spells replaced by "***"
+  // wherever it appears (a Redis may answer "WRONGPASS invalid password '...'", a client may
+  // quote the URL).
+  [[nodiscard]] std::string masked(std::string message) const;
 };
 
 // Any text given as a cache URL, parsed or not, with the password of its credentials replaced

@@ -147,8 +147,9 @@ void TieredCache::remote_failed(const std::string& what, const std::exception& e
   reported = true;
   if (reads_too) writes_reported_ = true;  // nothing more to say about writes
   const auto where = settings_ ? settings_->url.shown() : std::string("the remote cache");
+  const auto why = settings_ ? settings_->url.masked(error.what()) : std::string(error.what());
   std::fprintf(stderr, "triton-portcheck: remote cache %s: %s failed (%s); %s\n", where.c_str(),
-               what.c_str(), error.what(),
+               what.c_str(), why.c_str(),
                reads_too ? "this run goes on with the local cache only"
                          : "this run stores its results in the local cache only");
 }

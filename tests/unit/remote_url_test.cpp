@@ -77,3 +77,26 @@ TEST(RemoteUrl, MistakesSayWhatIsWrong) {
 
 }  // namespace
 }  // namespace portcheck
+
+namespace portcheck {
+namespace {
+
+// Issue 28: a Redis that echoes the password in its error got it printed.
+TEST(RemoteUrl, MessagesAreMaskedWhereverThePasswordAppears) {
+  std::string problem;
+  const auto redis = parse_remote_url("redis://u:s3cret@h:1/2", &problem);
+  ASSERT_TRUE(redis) << problem;
+  EXPECT_EQ(redis->masked("WRONGPASS invalid password 's3cret' (s3cret)"),
+            "WRONGPASS invalid password '***' (***)");
+  EXPECT_EQ(redis->masked("no password here"), "no password here");
+  const auto http = parse_remote_url("https://me:p%40ss@store/x", &problem);
+  ASSERT_TRUE(http) << problem;
+  EXPECT_EQ(http->masked("cannot reach https://me:p%40ss@store/x"),
+            "cannot reach https://me:***@store/x");
+  const auto bare = parse_remote_url("redis://h", &problem);
+  ASSERT_TRUE(bare) << problem;
+  EXPECT_EQ(bare->masked("anything"), "anything");
+}
+
+}  // namespace
+}  // namespace portcheck
