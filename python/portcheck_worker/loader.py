@@ -5,6 +5,8 @@ import os
 import sys
 import traceback
 
+from . import stdlib_guard
+
 
 class KernelImportError(Exception):
     """The user's module failed to import, or has no such function: never our bug."""
@@ -32,6 +34,12 @@ def load_kernel(ref):
         where = ref.get("file") or ref.get("module")
         raise KernelImportError(f"importing {where} failed: {type(e).__name__}: {e}",
                                 _bounded_traceback()) from None
+    broken = stdlib_guard.broken_names()
+    if broken:
+        where = ref.get("file") or ref.get("module")
+        raise KernelImportError(
+            f"importing {where} broke the standard library Triton runs on: {', '.join(broken)}",
+            "")
     fn = getattr(module, ref["function"], None)
     if fn is None:
         raise KernelImportError(f"{module.__name__} has no attribute '{ref['function']}'", "")

@@ -12,6 +12,20 @@ import os
 
 from . import PROTOCOL_VERSION
 
+# The plumbing's primitives, bound now, before any user code runs: a module that sets
+# `json.dumps = None`, `builtins.open = None` or `os.write = None` at import must not take the
+# worker's own results and events down with it (stdlib_guard.py reports what it broke).
+_os_open, _os_write, _os_close, _os_replace, _os_fstat = os.open, os.write, os.close, os.replace, os.fstat
+_os_getpid, _os_read = os.getpid, os.read
+_DECODER = json.JSONDecoder()
+try:
+    import fcntl
+    _fcntl, _F_DUPFD_CLOEXEC = fcntl.fcntl, fcntl.F_DUPFD_CLOEXEC
+except (ImportError, AttributeError):  # pragma: no cover - Linux has both
+    _fcntl = _F_DUPFD_CLOEXEC = None
+# Above the descriptors a library (or a user's module) dup2()s onto by number: 0-2, 3, 4, ...
+_HIGH_FD = 200
+
 # The tool's exit 3: Triton cannot be imported, or this worker does not speak the tool's protocol.
 EXIT_ENVIRONMENT = 3
 # Marks the worker of `--isolation process` leaves in the progress file around the life of the
@@ -43,21 +57,46 @@ def check_tool_protocol(request):
 def send_line(fd, message):
     """One JSON line on a pipe (the fork server's events, its zygotes' commands and events),
     written whole whatever the pipe takes per write."""
-    data = (json.dumps(message, default=_jsonable) + "\n").encode()
-    while data:
-        data = data[os.write(fd, data):]
+    _write_all(fd, (_ENCODER.encode(message) + "\n").encode())
 
 
 def read_request(path):
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    # A cell forked from a zygote runs after the user's import: no open() or json.load.
+    fd = _os_open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := _os_read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        _os_close(fd)
+    return _DECODER.decode(b"".join(chunks).decode("utf-8"))
 
 
 def write_result(path, result):
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(result, f, default=_jsonable)
-    os.replace(tmp, path)
+    tmp = f"{path}.tmp-{_os_getpid()}"
+    fd = _os_open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        _write_all(fd, _ENCODER.encode(result).encode())
+    finally:
+        _os_close(fd)
+    _os_replace(tmp, path)
+
+
+def _write_all(fd, data):
+    while data:
+        data = data[_os_write(fd, data):]
+
+
+def _high_fd(fd):
+    """`fd` moved above the numbers code dup2()s onto, close-on-exec."""
+    if _fcntl is None:
+        return fd
+    try:
+        high = _fcntl(fd, _F_DUPFD_CLOEXEC, _HIGH_FD)
+    except OSError:
+        return fd
+    _os_close(fd)
+    return high
 
 
 def _jsonable(value):
@@ -70,20 +109,48 @@ def _jsonable(value):
     return str(value)
 
 
+# One encoder made now (json.dumps and json.JSONEncoder are the user's to replace later).
+_ENCODER = json.JSONEncoder(default=_jsonable)
+
+
 class ProgressLog:
-    """Appends 'stage NAME' lines to a file the supervisor reads after the process ends."""
+    """Appends 'stage NAME' lines to a file the supervisor reads after the process ends.
+
+    The file stays open across the user's import, which may dup2() something over any descriptor:
+    it is kept high, and a mark finds it again by its path when the descriptor no longer is the
+    file it opened."""
 
     def __init__(self, path):
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if path else None
+        self._path = path
+        self._fd = self._identity = None
+        if path:
+            self._open()
+
+    def _open(self):
+        self._fd = _high_fd(_os_open(self._path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+                                     0o644))
+        stat = _os_fstat(self._fd)
+        self._identity = (stat.st_dev, stat.st_ino)
+
+    def _still_ours(self):
+        try:
+            stat = _os_fstat(self._fd)
+        except OSError:
+            return False
+        return (stat.st_dev, stat.st_ino) == self._identity
 
     def mark(self, stage):
         self.note(f"stage {stage}")
 
     def note(self, line):
-        if self._fd is not None:
-            os.write(self._fd, f"{line}\n".encode())
+        if self._fd is None:
+            return
+        if not self._still_ours():
+            self._open()  # the descriptor was taken over: the file is ours, not the number
+        _write_all(self._fd, f"{line}\n".encode())
 
     def close(self):
         if self._fd is not None:
-            os.close(self._fd)
+            if self._still_ours():
+                _os_close(self._fd)
             self._fd = None

@@ -186,3 +186,41 @@ def test_a_full_disk_is_an_environment_problem_with_the_matrix_printed(venv_pyth
     assert not [p for p in full_disk.rglob("*") if ".tmp" in p.name], list(full_disk.rglob("*"))
     if flag == "--json":
         assert not destination.exists()
+
+
+SABOTAGE = {
+    "open-none": ("import builtins\nbuiltins.open = None\n", "import-error", "builtins.open = None"),
+    "dumps-none": ("import json\njson.dumps = None\n", "import-error", "json.dumps = None"),
+    "write-gone": ("import os\ndel os.write\n", "import-error", "os.write is gone"),
+    "urandom-over-3-and-4": ("import os\nfd = os.open('/dev/urandom', os.O_RDONLY)\nos.dup2(fd, 3)\n"
+                             "os.dup2(fd, 4)\n", "ok", None),
+    "monkeypatch": ("import json\n_dumps = json.dumps\njson.dumps = lambda *a, **k: _dumps(*a, **k)\n",
+                    "ok", None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SABOTAGE))
+def test_a_module_that_sabotages_the_runtime_gets_one_verdict_in_both_isolation_modes(case, venv_python, tmp_path):
+    # Issue 28: `builtins.open = None` was internal-error under fork and import-error under
+    # process; `json.dumps = None` an assembler-error per target; urandom over fds 3 and 4 a
+    # frontend-error (fork) or import-error (process). The worker's plumbing now holds its own
+    # primitives, and a module that leaves a standard-library name unusable fails its import.
+    code, kind, message = SABOTAGE[case]
+    kernels = KERNELS_PY.replace("import triton\n", "import triton\n" + code, 1)
+    assert code in kernels
+    manifest = write_manifest(tmp_path, f'[defaults]\ntargets = ["cuda:90", "hip:gfx942"]\n[[kernel]]\nname = "axpy"\n'
+                                        f'target = "kernels.py:axpy"\nsignature = {AXPY_SIGNATURE}\nconstants = {{ BLOCK = 64 }}\n',
+                              kernels_py=kernels)
+    verdicts = {}
+    for isolation in ("fork", "process"):
+        out = tmp_path / f"{isolation}.json"
+        run = run_tool(["check", "-m", manifest, "--python", venv_python, "--no-cache", "--isolation", isolation,
+                        "--json", out], cwd=tmp_path)
+        assert run.returncode in (0, 1), run.stderr
+        cells = json.loads(out.read_text())["cells"]
+        verdicts[isolation] = {(c["target"], c["status"], c["kind"], c["fingerprint"]) for c in cells}
+        for c in cells:
+            assert (c["kind"] or "ok") == kind, (isolation, c)
+            if message:
+                assert message in c["message"], c["message"]
+    assert verdicts["fork"] == verdicts["process"]
