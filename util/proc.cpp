@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "util/fs.hpp"
+#include "util/run_cgroup.hpp"
 
 #include "util/unique_fd.hpp"
 
@@ -153,7 +154,8 @@ bool environment_holds(pid_t pid, const std::string& marker) {
 }
 
 [[noreturn]] void watch(int pipe_read, const std::string& marker,
-                        const std::vector<std::filesystem::path>& litter) {
+                        const std::vector<std::filesystem::path>& litter,
+                        const std::filesystem::path& cgroup, pid_t watched) {
   // Ctrl-C and `kill` of the process group reach us too: only the pipe may end the watch.
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(sig, SIG_IGN);
   const int null = ::open("/dev/null", O_RDWR);
@@ -172,6 +174,9 @@ bool environment_holds(pid_t pid, const std::string& marker) {
     for (const pid_t pid : marked) ::kill(pid, SIGKILL);
     ::usleep(10000);
   }
+  // What no marker finds (a daemon that cleared its environment) is still in the cgroup. After
+  // an orderly end the watched process has left it; if it could not, it is spared.
+  empty_and_remove_cgroup(cgroup, orderly ? watched : 0);
   if (!orderly) {
     std::error_code ec;
     for (const auto& path : litter) std::filesystem::remove_all(path, ec);
@@ -201,15 +206,16 @@ std::vector<pid_t> processes_marked(const std::string& marker) {
   return out;
 }
 
-DeathWatch::DeathWatch(const std::string& marker,
-                       const std::vector<std::filesystem::path>& litter) {
+DeathWatch::DeathWatch(const std::string& marker, const std::vector<std::filesystem::path>& litter,
+                       const std::filesystem::path& cgroup) {
   int fds[2];
   // Close-on-exec: a worker that inherited the write end would keep the watch from ending.
   if (::pipe2(fds, O_CLOEXEC) != 0) return;
+  const pid_t watched = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::close(fds[1]);
-    watch(fds[0], marker, litter);
+    watch(fds[0], marker, litter, cgroup, watched);
   }
   ::close(fds[0]);
   if (pid < 0) {

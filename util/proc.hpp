@@ -61,10 +61,12 @@ std::vector<pid_t> processes_marked(const std::string& marker);
 
 // Cleans up after this process however it ends, SIGKILL included: a forked watcher waits on a
 // pipe only this process holds; at end-of-file it kills every process whose environment holds
-// `marker` and, unless the end was orderly (this object destroyed), removes `litter`.
+// `marker` and every process in `cgroup` (util/run_cgroup.hpp; none when empty) and removes
+// that cgroup, and, unless the end was orderly (this object destroyed), removes `litter`.
 class DeathWatch {
  public:
-  DeathWatch(const std::string& marker, const std::vector<std::filesystem::path>& litter);
+  DeathWatch(const std::string& marker, const std::vector<std::filesystem::path>& litter,
+             const std::filesystem::path& cgroup = {});
   DeathWatch(const DeathWatch&) = delete;
   DeathWatch& operator=(const DeathWatch&) = delete;
   ~DeathWatch();

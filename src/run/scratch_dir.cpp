@@ -8,6 +8,14 @@ std::string scratch_marker(const std::filesystem::path& folder) {
 }
 
 ScratchDir::ScratchDir(std::string_view prefix)
-    : dir_(prefix), marker_(scratch_marker(dir_.path())), death_watch_(marker_, {dir_.path()}) {}
+    : dir_(prefix),
+      marker_(scratch_marker(dir_.path())),
+      cgroup_(dir_.path().filename().string()),
+      death_watch_(marker_, {dir_.path()}, cgroup_.path()),
+      membership_(cgroup_) {}
+
+std::string ScratchDir::containment() const {
+  return cgroup_.joined() ? "cgroup" : "environment marker";
+}
 
 }  // namespace portcheck

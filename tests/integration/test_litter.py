@@ -14,6 +14,7 @@ No test here downloads a wheel: environments are made with `python -m venv` from
 interpreter, and the extra package is a tiny wheel written by the test.
 """
 import json
+import os
 import signal
 import subprocess
 import time
@@ -206,3 +207,75 @@ def test_sigkill_leaves_no_short_lived_folder(case, venv_python, tmp_path):
         wait_for(lambda: not any(tmpdir.iterdir()), 10, "the temporary folders to go")
     except AssertionError:
         raise AssertionError(f"left in $TMPDIR: {everything_under(tmpdir)}") from None
+
+
+DAEMON_PY = '''import triton
+import triton.language as tl
+
+
+@triton.constexpr_function
+def spawn(n):
+    import os
+    import time
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.execve("/bin/sleep", ["sleep", "{seconds}"], {{}})
+        os._exit(0)
+    os.waitpid(pid, 0)
+    time.sleep(60)
+    return n
+
+
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    B: tl.constexpr = spawn(BLOCK)
+    tl.store(x_ptr + tl.arange(0, B), 1.0)
+'''
+
+
+def own_cgroup_v2_is_writable():
+    """What util/run_cgroup.cpp needs: a mounted unified hierarchy whose cgroup of ours we may write."""
+    mount = next((line.split(" - ")[0].split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
+                  if " - cgroup2 " in line), None)
+    path = next((line[3:] for line in Path("/proc/self/cgroup").read_text().splitlines() if line.startswith("0::")),
+                None)
+    if mount is None or path is None:
+        return False
+    return os.access(Path(mount) / path.lstrip("/") / "cgroup.procs", os.W_OK)
+
+
+def sleepers(seconds):
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "cmdline").read_bytes() == f"sleep\0{seconds}\0".encode():
+                found.append(int(proc.name))
+        except OSError:
+            pass
+    return found
+
+
+@pytest.mark.parametrize("isolation", ["fork", "process"])
+def test_a_daemon_that_clears_its_environment_dies_with_a_killed_run(isolation, venv_python, tmp_path):
+    # Issue 28: fork(); setsid(); fork(); execve("/bin/sleep", ..., {}) at compile time, the tool
+    # SIGKILLed: the daemon survived 6 runs of 6 (no environment marker to find it by). Where the
+    # run has a cgroup of its own, the death watch kills what is in it.
+    if not own_cgroup_v2_is_writable():
+        pytest.skip("no delegated cgroup v2 here: docs/how-it-works.md says what holds without one")
+    seconds = f"{300 + (hash(isolation + str(tmp_path)) % 600)}.{os.getpid() % 100}"
+    write_manifest(tmp_path, '[defaults]\ntargets = ["cuda:90"]\n[[kernel]]\nname = "k"\ntarget = "kernels.py:k"\n'
+                             'signature = { x_ptr = "*fp32:16" }\nconstants = { BLOCK = 64 }\n',
+                   kernels_py=DAEMON_PY.format(seconds=seconds))
+    proc = popen_tool(["check", "--python", venv_python, "--no-cache", "--isolation", isolation], cwd=tmp_path,
+                      env=tool_env())
+    try:
+        wait_for(lambda: sleepers(seconds), 60, "the daemon")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        wait_for(lambda: not sleepers(seconds), 5, "the daemon to be killed")
+    finally:
+        proc.kill()
+        for pid in sleepers(seconds):
+            os.kill(pid, signal.SIGKILL)
