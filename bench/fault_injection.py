@@ -379,6 +379,7 @@ MANIFESTS = {
     "daemon-import": lambda folder, token: module_manifest(folder, DAEMONISE + "_daemonise()\n\n" + HEALTHY_MODULE,
                                                           token=token),
     "daemon-compile": lambda folder, token: module_manifest(folder, DAEMON_AT_COMPILE, token=token),
+    "daemon-empty-env": lambda folder, token: module_manifest(folder, DAEMON_EMPTY_ENV, token=token),
 }
 
 
@@ -687,6 +688,204 @@ def fault_damaged_cache(rep):
         rep.outcome.notes.append("damaged entries not replaced")
 
 
+# ============================================================================ issue 28's faults
+
+sys.path.insert(0, str(REPO / "bench"))
+from hostile_redis import HostileRedis  # noqa: E402
+from remote_servers import RedisServer, WebDavServer  # noqa: E402
+
+
+def store_entries(server):
+    """(name, text) of every entry a shared store holds."""
+    if isinstance(server, RedisServer):
+        keys = sorted(server.cli("--scan", "--pattern", "triton-portcheck:*").split())
+        return [(key, server.cli("GET", key).rstrip("\n")) for key in keys]
+    return [(path.name, path.read_text()) for path in sorted(server.store.iterdir()) if path.is_file()]
+
+
+def store_put(server, name, text):
+    if isinstance(server, RedisServer):
+        server.cli("SET", name, text)
+    else:
+        (server.store / name).write_text(text)
+
+
+def sealed(entry):
+    """The entry with its checksum made again as the tool makes it (sha1 of its compact dump):
+    what anyone who can write to a store can do."""
+    import hashlib
+    entry = {k: v for k, v in entry.items() if k != "checksum"}
+    dump = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    entry["checksum"] = hashlib.sha1(dump.encode()).hexdigest()
+    return json.dumps(entry)
+
+
+FORGERIES = [  # wrong inner types under a good checksum, as the hardening round found them
+    lambda r: r.update(error={"type": ["x"], "message": ["a", "b"], "traceback": ["c"]}),
+    lambda r: r.update(error={}),
+    lambda r: r.update(error={"kind": 17}),
+    lambda r: r.update(stages=["frontend"]),
+    lambda r: r.update(compile_s="fast"),
+    lambda r: r.update(source={"file": 3, "line": "x"}),
+]
+
+
+def fault_forged_remote(kind):
+    def fault(rep):
+        ref = rep.suite.references["demo"]
+        (rep.dir / "reports").mkdir()
+        with (RedisServer if kind == "redis" else WebDavServer)(rep.dir) as server:
+            rep.expect_exit(rep.run(["--cache-url", server.url], name="fill"), [ref.exit_code], "fill")
+            rng = random.Random()
+            entries = store_entries(server)
+            for name, text in entries:
+                entry = json.loads(text)
+                rng.choice(FORGERIES)(entry["result"])
+                store_put(server, name, sealed(entry))
+            shutil.rmtree(rep.home)  # an empty local cache asks the store for everything
+            rep.home.mkdir()
+            rc = rep.run(["--cache-url", server.url, "--json", rep.dir / "reports" / "report.json"])
+        rep.expect_exit(rc, [ref.exit_code], "run")
+        report = load_report(rep.dir / "reports" / "report.json")
+        compare_cells(rep, report, ref.cells, "run")
+        remote = (report or {}).get("environment", {}).get("remote_cache") or {}
+        if remote.get("remote_rejected") != len(entries) or remote.get("remote_hits"):
+            rep.outcome.wrong_answers += 1
+            rep.outcome.notes.append(f"{len(entries)} forged entries, {remote.get('remote_rejected')} refused, "
+                                     f"{remote.get('remote_hits')} served")
+        rep.finish()
+        cached_answers_match(rep, "demo")  # no store now: the local cache holds no forgery
+
+    return fault
+
+
+def fault_hostile_redis(mode, timeout_s=2):
+    def fault(rep):
+        ref = rep.suite.references["demo"]
+        (rep.dir / "reports").mkdir()
+        # Drips alternate between the replies to reads and those to writes.
+        store = HostileRedis(["drip-reads", "drip-writes"][rep.index % 2] if mode == "drip" else mode)
+        started = time.monotonic()
+        proc = rep.start(["--cache-url", store.url, "--cache-timeout", str(timeout_s), "--json",
+                          rep.dir / "reports" / "report.json"])
+        peak_kib = 0
+        while proc.poll() is None:
+            try:
+                status = Path(f"/proc/{proc.pid}/status").read_text()
+                peak_kib = max(peak_kib, int(status.split("VmHWM:")[1].split()[0]))
+            except (OSError, IndexError, ValueError):
+                pass
+            time.sleep(0.05)
+        rc = rep.wait(proc)
+        store.stop()
+        rep.expect_exit(rc, [ref.exit_code], "run")
+        report = load_report(rep.dir / "reports" / "report.json")
+        compare_cells(rep, report, ref.cells, "run")
+        remote = (report or {}).get("environment", {}).get("remote_cache") or {}
+        waited = remote.get("remote_read_seconds", 0) + remote.get("remote_write_seconds", 0)
+        if waited > timeout_s + 1.5:
+            rep.outcome.wrong_exits += 1
+            rep.outcome.notes.append(f"waited {waited:.1f} s on the store with --cache-timeout {timeout_s}")
+        if peak_kib > 512 * 1024:
+            rep.outcome.wrong_exits += 1
+            rep.outcome.notes.append(f"peak RSS {peak_kib >> 10} MiB")
+        rep.outcome.notes.append(f"{time.monotonic() - started:.0f} s a run")
+        rep.finish()
+
+    return fault
+
+
+def fault_missing_shard(rep):
+    """One shard's report lost: merge refuses (exit 2, naming it) and writes nothing; with
+    --allow-missing-shards the merge exits 1 and lists it; every cell the shards hold is right."""
+    ref = rep.suite.references["demo"]
+    (rep.dir / "reports").mkdir()
+    parts = {}
+    for k in (1, 2):
+        parts[k] = rep.dir / "reports" / f"s{k}.json"
+        rep.expect_exit(rep.run(["--shard", f"{k}/2", "--json", parts[k]], name=f"shard{k}"), [0, 1], f"shard{k}")
+    lost = random.choice([1, 2])
+    kept = parts[3 - lost]
+    merged = rep.dir / "reports" / "merged.json"
+    for name, extra, wanted in (("merge", [], 2), ("merge-allowed", ["--allow-missing-shards"], 1)):
+        run = subprocess.run([str(rep.suite.binary), "merge", str(kept), "-o", str(merged), *extra], cwd=rep.dir,
+                             env=rep.env(), capture_output=True, text=True, timeout=60)
+        (rep.dir / f"{name}.err").write_text(run.stderr)
+        rep.expect_exit(run.returncode, [wanted], name)
+        if wanted == 2:
+            if merged.exists() or f"shard {lost}/2 missing" not in run.stderr:
+                rep.outcome.wrong_answers += 1
+                rep.outcome.notes.append("merge of an incomplete set wrote a report or did not name the shard")
+            continue
+        report = load_report(merged)
+        compare_cells(rep, report, ref.cells, "merged", complete=False)
+        if (report or {}).get("missing_shards") != [f"{lost}/2"]:
+            rep.outcome.wrong_answers += 1
+            rep.outcome.notes.append(f"missing_shards {(report or {}).get('missing_shards')}")
+    rep.finish()
+
+
+# The compile then waits, so that the kill lands while the run is on.
+DAEMON_EMPTY_ENV = DAEMON_AT_COMPILE.replace('os.execvp("sleep", ["sleep", "{token}"])',
+                                             'os.execve("/bin/sleep", ["sleep", "{token}"], {})').replace(
+    "    return block\n", "    import time\n    time.sleep(5)\n    return block\n")
+assert DAEMON_EMPTY_ENV != DAEMON_AT_COMPILE
+
+
+def fault_daemon_empty_env(rep):
+    """A daemon that clears its environment at compile, then SIGKILL of the tool: nothing that
+    carries the run's marker is left to find it by; the run's cgroup must."""
+    (rep.dir / "reports").mkdir()
+    proc = rep.start(["--no-cache", "--json", rep.dir / "reports" / "report.json"])
+    deadline = time.monotonic() + 60
+    while not any((rep.dir / "daemons").iterdir()) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(random.uniform(0, 0.5))
+    try:
+        os.kill(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        rep.outcome.notes.append("finished before the kill")
+    rep.expect_exit(rep.wait(proc), [-signal.SIGKILL, 0], "run")
+    if not any((rep.dir / "daemons").iterdir()):
+        rep.outcome.wrong_answers += 1
+        rep.outcome.notes.append("no daemon was started: the fault did not happen")
+    rep.finish()  # its token is on the daemon's command line: a survivor is counted
+
+
+SABOTAGE = {  # user code that breaks the runtime: one verdict, whatever the isolation
+    "builtins.open = None": "import builtins\nbuiltins.open = None\n",
+    "json.dumps = None": "import json\njson.dumps = None\n",
+    "urandom over fds 3 and 4": "import os\n_fd = os.open('/dev/urandom', os.O_RDONLY)\nos.dup2(_fd, 3)\n"
+                                "os.dup2(_fd, 4)\n",
+}
+
+
+def fault_sabotage(rep):
+    """Each sabotage in turn: --isolation fork and process give the same cells (the fault row an
+    import-error or, for the descriptors, ok; the healthy row ok)."""
+    name = list(SABOTAGE)[rep.index % len(SABOTAGE)]
+    module_manifest(rep.dir, SABOTAGE[name] + HEALTHY_MODULE)
+    rep.outcome.notes.append(name)
+    answers = {}
+    for isolation in ("fork", "process"):
+        out = rep.dir / f"{isolation}.json"
+        rc = rep.run(["--no-cache", "--isolation", isolation, "--json", out], name=isolation)
+        rep.expect_exit(rc, [0, 1], isolation)
+        report = load_report(out)
+        answers[isolation] = {(c["row"], c["target"]): cell_answer(c) for c in (report or {}).get("cells", [])}
+    expected_kind = None if "fds" in name else "import-error"
+    for isolation, cells in answers.items():
+        for (row, target), (status, kind, _, _) in cells.items():
+            wanted = expected_kind if row == "fault" else None
+            if kind != wanted:
+                rep.outcome.wrong_answers += 1
+                rep.outcome.notes.append(f"{isolation}: {row} on {target} is {kind}, expected {wanted}")
+    if answers["fork"] != answers["process"] or len(answers["fork"]) != 4:
+        rep.outcome.wrong_answers += 1
+        rep.outcome.notes.append("the isolation modes disagree")
+    rep.finish()
+
+
 # name -> (manifest, function, needs a tmpfs mount, what it does)
 FAULTS = {
     "sigkill": ("demo", fault_sigkill("demo"), False, "SIGKILL of the tool at a random moment"),
@@ -709,6 +908,17 @@ FAULTS = {
     "concurrent-2": ("demo", fault_concurrent(2), False, "2 runs at once on one cold cache, -j 1 each"),
     "concurrent-4": ("demo", fault_concurrent(4), False, "4 runs at once on one cold cache, -j 1 each"),
     "damaged-cache": ("demo", fault_damaged_cache, False, "flipped bits, changed types, deleted fields, truncated"),
+    "forged-redis": ("demo", fault_forged_remote("redis"), False,
+                     "Redis entries sealed again around wrong inner types, local cache empty"),
+    "forged-http": ("demo", fault_forged_remote("http"), False, "the same on an HTTP (WebDAV) store"),
+    "slow-redis": ("demo", fault_hostile_redis("drip"), False,
+                   "a Redis that sends a byte of its replies to reads (or writes) every 1.9 s, --cache-timeout 2"),
+    "huge-redis": ("demo", fault_hostile_redis("huge"), False, "a Redis that answers MGET with a 1 GiB value"),
+    "missing-shard": ("demo", fault_missing_shard, False, "one of two shard reports lost before merge"),
+    "daemon-empty-env": ("daemon-empty-env", fault_daemon_empty_env, False,
+                         "fork; setsid; fork; execve(sleep, {} environment) at compile, then SIGKILL of the tool"),
+    "sabotage": ("demo", fault_sabotage, False,
+                 "builtins.open = None, json.dumps = None, urandom over fds 3 and 4 at import; fork vs process"),
 }
 
 
@@ -819,7 +1029,10 @@ def write_markdown(path, args, rows, wall_s, command):
         "whose status/kind/stage/fingerprint differ from a `--no-cache` run of the same manifest (an "
         "invalid partial report counts as wrong too), and the exit code. Manifest: four demo kernels "
         "(axpy, gamma_ratio, quantize_fp8, poll_flags) x cuda:80, hip:gfx942 = 8 cells, 2 of them "
-        "failing; module faults: a healthy row and the faulty row x the same two targets.",
+        "failing; module faults: a healthy row and the faulty row x the same two targets. Shared-store "
+        "faults run against a real Redis and a real nginx WebDAV store (bench/remote_servers.py) or a "
+        "hostile Redis of our own (bench/hostile_redis.py); a slow or huge store's row also fails when "
+        "the run waited more than its timeout plus 1.5 s on it or its RSS passed 512 MiB.",
         "",
         "| fault | what | runs | cells lost | processes left | litter left | wrong answers | wrong exits | notes |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|",

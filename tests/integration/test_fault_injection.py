@@ -10,9 +10,11 @@ from conftest import BINARY, REPO, VENV_PYTHON, require_binary
 pytestmark = pytest.mark.slow
 
 # An escaping daemon, damaged cache entries, a full report disk (skipped with its reason where
-# tmpfs cannot be mounted) and Ctrl-C at a random moment, twice (the moment differs each time; the
+# tmpfs cannot be mounted), a lost shard report, a module that breaks the runtime, and Ctrl-C at a
+# random moment, twice (the moment differs each time; the
 # demo reference the others already need is its only other cost, some 6 s a run on 2 cores).
-CHEAP_FAULTS = {"daemon-import": 1, "damaged-cache": 1, "full-reports": 1, "sigint": 2}
+CHEAP_FAULTS = {"daemon-import": 1, "damaged-cache": 1, "full-reports": 1, "sigint": 2, "missing-shard": 1,
+                "sabotage": 1}
 
 
 def test_quick_fault_injection_rows_are_all_zero(tmp_path):
