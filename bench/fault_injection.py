@@ -692,32 +692,7 @@ def fault_damaged_cache(rep):
 
 sys.path.insert(0, str(REPO / "bench"))
 from hostile_redis import HostileRedis  # noqa: E402
-from remote_servers import RedisServer, WebDavServer  # noqa: E402
-
-
-def store_entries(server):
-    """(name, text) of every entry a shared store holds."""
-    if isinstance(server, RedisServer):
-        keys = sorted(server.cli("--scan", "--pattern", "triton-portcheck:*").split())
-        return [(key, server.cli("GET", key).rstrip("\n")) for key in keys]
-    return [(path.name, path.read_text()) for path in sorted(server.store.iterdir()) if path.is_file()]
-
-
-def store_put(server, name, text):
-    if isinstance(server, RedisServer):
-        server.cli("SET", name, text)
-    else:
-        (server.store / name).write_text(text)
-
-
-def sealed(entry):
-    """The entry with its checksum made again as the tool makes it (sha1 of its compact dump):
-    what anyone who can write to a store can do."""
-    import hashlib
-    entry = {k: v for k, v in entry.items() if k != "checksum"}
-    dump = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    entry["checksum"] = hashlib.sha1(dump.encode()).hexdigest()
-    return json.dumps(entry)
+from remote_servers import RedisServer, WebDavServer, resealed  # noqa: E402
 
 
 FORGERIES = [  # wrong inner types under a good checksum, as the hardening round found them
@@ -737,11 +712,11 @@ def fault_forged_remote(kind):
         with (RedisServer if kind == "redis" else WebDavServer)(rep.dir) as server:
             rep.expect_exit(rep.run(["--cache-url", server.url], name="fill"), [ref.exit_code], "fill")
             rng = random.Random()
-            entries = store_entries(server)
+            entries = server.entries()
             for name, text in entries:
                 entry = json.loads(text)
                 rng.choice(FORGERIES)(entry["result"])
-                store_put(server, name, sealed(entry))
+                server.put(name, resealed(entry))
             shutil.rmtree(rep.home)  # an empty local cache asks the store for everything
             rep.home.mkdir()
             rc = rep.run(["--cache-url", server.url, "--json", rep.dir / "reports" / "report.json"])

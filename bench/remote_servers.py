@@ -6,6 +6,8 @@ with all its files in one folder, on a free port, and is stopped (and waited for
         redis.url  # redis://127.0.0.1:PORT
         dav.url    # http://127.0.0.1:PORT/cache
 """
+import hashlib
+import json
 import os
 import shutil
 import signal
@@ -110,6 +112,14 @@ class RedisServer(Server):
         sizes = self.cli(stdin="".join(f"STRLEN {k}\n" for k in keys)).split() if keys else []
         return len(keys), sum(int(size) for size in sizes)
 
+    def entries(self):
+        """(name, text) of every entry the tool stored."""
+        keys = sorted(self.cli("--scan", "--pattern", "triton-portcheck:*").split())
+        return [(key, self.cli("GET", key).rstrip("\n")) for key in keys]
+
+    def put(self, name, text):
+        self.cli("SET", name, text)
+
 
 class WebDavServer(Server):
     """nginx's WebDAV module: GET and PUT of one file per key under <root>/cache."""
@@ -161,3 +171,19 @@ http {{
     def stored_bytes(self):
         files = [p for p in self.store.iterdir() if p.is_file()]
         return len(files), sum(p.stat().st_size for p in files)
+
+    def entries(self):
+        """(name, text) of every entry the tool stored."""
+        return [(path.name, path.read_text()) for path in sorted(self.store.iterdir()) if path.is_file()]
+
+    def put(self, name, text):
+        (self.store / name).write_text(text)
+
+
+def resealed(entry):
+    """A cache entry (a dict) as text, its checksum made again as the tool makes it (sha1 of its
+    compact dump without the checksum): what anyone who can write to a store can do."""
+    entry = {k: v for k, v in entry.items() if k != "checksum"}
+    dump = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    entry["checksum"] = hashlib.sha1(dump.encode()).hexdigest()
+    return json.dumps(entry)

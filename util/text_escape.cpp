@@ -99,6 +99,24 @@ std::string printable(std::string_view text, Newlines newlines) {
   return out;
 }
 
+namespace {
+
+// `text` appended to `out` with every "##[" (the runner's older command syntax, anywhere in a
+// line) written as `instead`.
+void append_without_old_commands(std::string& out, std::string_view text,
+                                 std::string_view instead) {
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    if (text.compare(at, 3, "##[") == 0) {
+      out += instead;
+      at += 2;
+    } else {
+      out += text[at];
+    }
+  }
+}
+
+}  // namespace
+
 std::string no_workflow_commands(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -109,14 +127,7 @@ std::string no_workflow_commands(std::string_view text) {
     if (end == std::string_view::npos) end = text.size();
     const auto line = text.substr(start, end - start);
     if (starts_workflow_command(line)) out += '\\';
-    for (std::size_t at = 0; at < line.size(); ++at) {
-      if (line.compare(at, 3, "##[") == 0) {
-        out += "##\\[";
-        at += 2;
-      } else {
-        out += line[at];
-      }
-    }
+    append_without_old_commands(out, line, "##\\[");
     if (end == text.size()) break;
     out += text[end];
     start = end + 1;
@@ -127,14 +138,7 @@ std::string no_workflow_commands(std::string_view text) {
 std::string no_workflow_commands_in_json(std::string_view json) {
   std::string out;
   out.reserve(json.size());
-  for (std::size_t at = 0; at < json.size(); ++at) {
-    if (json.compare(at, 3, "##[") == 0) {
-      out += "##\\u005b";
-      at += 2;
-    } else {
-      out += json[at];
-    }
-  }
+  append_without_old_commands(out, json, "##\\u005b");
   return out;
 }
 

@@ -3,7 +3,6 @@
 once in all, a remote killed or hung mid-run costs at most its timeout and loses nothing, a
 tampered entry is ignored and replaced, read-only writes nothing, and every way of naming the
 cache is checked like the rest of the input."""
-import hashlib
 import json
 import re
 import sys
@@ -14,7 +13,7 @@ import pytest
 from conftest import REPO, cells_by_position, run_tool, popen_tool, tool_env, write_manifest
 
 sys.path.insert(0, str(REPO / "bench"))
-from remote_servers import RedisServer, WebDavServer, missing_servers  # noqa: E402
+from remote_servers import RedisServer, WebDavServer, missing_servers, resealed  # noqa: E402
 
 TARGETS = "cuda:90,hip:gfx942"  # 18 cells of the demo: every verdict kind, a few seconds
 SERVERS = {"redis": RedisServer, "http": WebDavServer}
@@ -217,30 +216,6 @@ def test_cache_stats_shows_the_last_runs_and_whether_the_remote_answers(tmp_path
     assert "(does not answer: Connection refused)" in stats.stdout
 
 
-def stored_entries(server):
-    """Every (name, text) the store holds."""
-    if isinstance(server, RedisServer):
-        keys = sorted(server.cli("--scan", "--pattern", "triton-portcheck:*").split())
-        return [(key, server.cli("GET", key).rstrip("\n")) for key in keys]
-    return [(path.name, path.read_text()) for path in sorted(server.store.iterdir())]
-
-
-def put_entry(server, name, text):
-    if isinstance(server, RedisServer):
-        server.cli("SET", name, text)
-    else:
-        (server.store / name).write_text(text)
-
-
-def sealed(entry):
-    """The entry with its checksum made again, as the tool makes it (sha1 of its compact dump)."""
-    entry = dict(entry)
-    entry.pop("checksum", None)
-    dump = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    entry["checksum"] = hashlib.sha1(dump.encode()).hexdigest()
-    return json.dumps(entry)
-
-
 def forge(result):
     """Wrong inner types under a good checksum, as the hardening round found them (issue 28)."""
     if result["status"] == "error":
@@ -253,11 +228,11 @@ def test_a_remote_entry_forged_inside_a_good_checksum_is_a_miss_and_never_reache
         server, tmp_path, venv_python):
     _, first, _ = check(tmp_path, "first", server.url, venv_python)
     forged = 0
-    for name, text in stored_entries(server):
+    for name, text in server.entries():
         entry = json.loads(text)
-        assert sealed(entry) and json.loads(sealed(entry))["checksum"] == entry["checksum"]  # same seal
+        assert json.loads(resealed(entry))["checksum"] == entry["checksum"]  # the tool's own seal
         forge(entry["result"])
-        put_entry(server, name, sealed(entry))
+        server.put(name, resealed(entry))
         forged += 1
     run, second, remote = check(tmp_path, "second", server.url, venv_python)
     assert run.returncode == 1 and remote["remote_rejected"] == forged == len(first["cells"]), run.stderr
