@@ -118,7 +118,7 @@ std::string match_key(const CellResult& c, Mode mode, RunPairing pairing) {
     case Mode::runs:
       break;
   }
-  const auto base = c.kernel + '\x1f' + c.target;
+  auto base = c.kernel + '\x1f' + c.target;
   if (pairing == RunPairing::across) return base;
   return base + '\x1f' + (pairing == RunPairing::version ? version_of(c) : c.triton);
 }
