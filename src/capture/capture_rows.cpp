@@ -208,10 +208,28 @@ std::vector<Facet> facets_of(const std::vector<CapturedRow>& rows,
   return out;
 }
 
+// A kernel with many optional pointers, dtypes and flags over a test matrix tells its rows apart
+// by many facets: names of 279 characters were seen on a real library, and `check` refuses names
+// over 200. A long name is cut to its readable start, at a facet's end, and a hash of the whole
+// (unique within the kernel as the whole names are, the same on every run and machine); the
+// whole name stays beside it as a comment in the manifest.
+constexpr std::size_t kLongestVariantName = 64;
+constexpr std::size_t kReadableStart = 48;
+
+std::string shortened(const std::string& name) {
+  auto start = name.substr(0, kReadableStart);
+  if (const auto cut = start.rfind('-'); cut != std::string::npos && cut > kReadableStart / 2)
+    start.resize(cut);
+  return start + "-" + util::sha1_hex(name).substr(0, 10);
+}
+
 // Names each row by what sets it apart from the kernel's other rows, using a facet only when it
 // tells apart rows that the facets before it left together: short names that stay unique.
 void name_variants(std::vector<CapturedRow>& rows, const std::vector<std::string>& arg_names) {
-  if (rows.size() == 1) rows.front().variant.clear();
+  if (rows.size() == 1) {
+    rows.front().variant.clear();
+    rows.front().variant_in_full.clear();
+  }
   if (rows.size() < 2) return;
   std::vector<std::vector<std::string>> tokens(rows.size());
   const auto distinct = [&](const std::vector<std::vector<std::string>>& t) {
@@ -228,6 +246,11 @@ void name_variants(std::vector<CapturedRow>& rows, const std::vector<std::string
   for (std::size_t i = 0; i < rows.size(); ++i) {
     std::string name = sanitize_name(tokens[i].empty() ? "default" : util::join(tokens[i], "-"));
     if (const int n = ++used[name]; n > 1) name += fmt::format("-{}", n);
+    rows[i].variant_in_full.clear();
+    if (name.size() > kLongestVariantName) {
+      rows[i].variant_in_full = name;
+      name = shortened(name);
+    }
     rows[i].variant = name;
   }
   std::sort(rows.begin(), rows.end(), [](const CapturedRow& a, const CapturedRow& b) {

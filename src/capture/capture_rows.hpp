@@ -44,7 +44,10 @@ using OrderedFields = std::vector<std::pair<std::string, nlohmann::json>>;
 
 // One row as the manifest will spell it.
 struct CapturedRow {
-  std::string variant;      // empty for a kernel with a single row
+  std::string variant;  // empty for a kernel with a single row
+  // The name the facets that tell the rows apart make, when it is too long to be `variant`
+  // (which is then its readable start and a hash of it); empty otherwise.
+  std::string variant_in_full;
   OrderedFields signature;  // argument -> "*fp16:16", in argument order
   OrderedFields constants;  // argument -> encoded constexpr value
   OrderedFields options;    // only the options the caller passed (per-target defaults stay)

@@ -90,6 +90,8 @@ std::string render_block(const Block& block) {
   for (std::size_t i = 0; i < block.variants.size(); ++i) {
     const auto& row = block.variants[i];
     out += "\n  [[kernel.variant]]\n";
+    // What sets the row apart, in full, where its name had to be shortened (capture_rows.cpp).
+    if (!row.variant_in_full.empty()) out += "  # " + row.variant_in_full + "\n";
     put(out, "  ", "name", toml_value(row.variant));
     if (row.specialization) put(out, "  ", "specialization", string_value(*row.specialization));
     if (!row.signature.empty()) put(out, "  ", "signature", inline_table(row.signature));

@@ -535,3 +535,64 @@ def test_kernels_generated_at_run_time_become_rows_from_a_folder_beside_the_mani
     named, present = named_and_present()
     assert len(named) == 2 and named == present
     assert not any(", 3), mask=mask)" in f.read_text() for f in folder.glob("*"))
+
+
+# As a real library's cross-entropy kernel names them: the facets that tell its rows apart made
+# names of up to 279 characters there.
+OPTIONAL_POINTERS = ["ce_weight_ptr", "z_loss_out_ptr", "token_accuracy_out_ptr", "predicted_tokens_out_ptr",
+                     "softcap_scale_ptr", "label_smoothing_weight_ptr", "ignore_index_mask_ptr", "logits_grad_out_ptr",
+                     "lse_out_ptr", "entropy_out_ptr", "logit_bias_ptr", "target_weight_ptr", "loss_scale_ptr",
+                     "position_ids_ptr"]
+MANY_FACETS = '''
+import random
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def cross_entropy(x_ptr, n, {pointers}, REDUCTION: tl.constexpr, HAS_SOFTCAP: tl.constexpr,
+                  BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+{stores}
+    tl.store(x_ptr + offs, x, mask=offs < n)
+
+
+def optional(rng):
+    if rng.random() < 0.8:  # most tests leave most optional outputs out
+        return None
+    t = torch.zeros(130, dtype=rng.choice([torch.bfloat16, torch.float32, torch.float16]))
+    return t[1:] if rng.random() < 0.5 else t  # an unaligned pointer, or one divisible by 16
+
+
+if __name__ == "__main__":  # `check` imports this file again
+    rng = random.Random(3)
+    for _ in range(100):
+        cross_entropy[(1, )](torch.zeros(128), rng.choice([64, 63]), *[optional(rng) for _ in range({count})],
+                             REDUCTION=rng.choice(["mean", "sum", "none"]), HAS_SOFTCAP=rng.random() < 0.5,
+                             BLOCK=rng.choice([64, 128]))
+'''.format(pointers=", ".join(OPTIONAL_POINTERS), count=len(OPTIONAL_POINTERS),
+           stores="\n".join(f"    if {p} is not None:\n        tl.store({p} + offs, x, mask=offs < n)"
+                            for p in OPTIONAL_POINTERS))
+
+
+def test_a_kernel_with_many_facets_is_captured_under_names_check_reads_as_written(tmp_path, venv_python):
+    # Issue 34: a real library's capture wrote 187 variant names longer than the 200 characters
+    # `check` accepts (up to 279), and its manifest was unusable until edited by hand.
+    (tmp_path / "many.py").write_text(MANY_FACETS)
+    run = run_tool(["capture", "--mode", "record", "--", venv_python, "many.py"], cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    text = (tmp_path / "portcheck.toml").read_text()
+    rows = rows_of(tmp_path / "portcheck.toml")
+    assert len(rows) > 40
+    assert all(len(name) <= 200 for name in rows)
+    assert "\n  # " in text  # the whole description of a shortened name, beside it
+    static = run_tool(["check", "--python", venv_python, "--static-only", "-t", "cuda:90", "--shard", "1/2"],
+                      cwd=tmp_path, timeout=300)
+    assert static.returncode == 0, static.stdout + static.stderr
+    longest = max(rows, key=len)  # a shortened name, as `export` and `bisect` are given it
+    one = run_tool(["export", longest, "-t", "cuda:90", "--python", venv_python, "-o", tmp_path / "out"],
+                   cwd=tmp_path, timeout=300)
+    assert one.returncode == 0, one.stdout + one.stderr

@@ -1,6 +1,11 @@
 // Records of the capture hook -> manifest rows -> TOML text, and merging into a manifest.
+#include <algorithm>
 #include <fstream>
 #include <map>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -164,6 +169,92 @@ TEST(CaptureRows, ConstexprNamesOrderNumerically) {
   const auto summary = build_captured_kernels(launches, "/work/repo");
   EXPECT_EQ(variant_names(summary.kernels.front()),
             (std::vector<std::string>{"BLOCK=32", "BLOCK=128"}));
+}
+
+// A kernel of a real library (issue 34): a dozen optional pointers, mixed dtypes, string and bool
+// constexprs and divisibility over a test matrix of 100 launches. Capture named such rows with up
+// to 279 characters, which `check` refuses; every name must now load, stay unique and stable,
+// and keep the whole description beside it.
+std::vector<CapturedLaunch> library_launches(unsigned seed) {
+  std::mt19937 rng(seed);
+  const auto pick = [&rng](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
+  const std::vector<std::string> pointers = {"*bf16", "*fp32", "*fp16"};
+  std::vector<CapturedLaunch> launches;
+  for (int i = 0; i < 100; ++i) {
+    CapturedLaunch launch = add_launch("*fp32", true, true);
+    launch.qualname = "cross_entropy";
+    launch.arg_names.clear();
+    nlohmann::json signature = nlohmann::json::object(), constant_keys = nlohmann::json::array(),
+                   constant_vals = nlohmann::json::array(), attrs_keys = nlohmann::json::array(),
+                   attrs_vals = nlohmann::json::array();
+    const auto argument = [&](const std::string& name, const std::string& type, bool divisible) {
+      attrs_keys.push_back({launch.arg_names.size()});
+      attrs_vals.push_back(divisible ? nlohmann::json::array({{"tt.divisibility", 16}})
+                                     : nlohmann::json::array());
+      signature[name] = type;
+      launch.arg_names.push_back(name);
+    };
+    const auto constant = [&](const std::string& name, const nlohmann::json& value) {
+      constant_keys.push_back({launch.arg_names.size()});
+      constant_vals.push_back(value);
+      signature[name] = "constexpr";
+      launch.arg_names.push_back(name);
+    };
+    for (int p = 0; p < 12; ++p) {
+      const auto choice = pick(pointers.size() + 1);
+      if (choice == pointers.size())
+        constant(fmt::format("opt{}_ptr", p), nullptr);  // an optional pointer left out
+      else
+        argument(fmt::format("opt{}_ptr", p), pointers[choice], pick(2) == 0);
+    }
+    argument("n_rows", pick(2) == 0 ? "i32" : "i64", pick(2) == 0);
+    constant("REDUCTION", std::vector<std::string>{"mean", "sum", "none"}[pick(3)]);
+    constant("HAS_SOFTCAP", pick(2) == 0);
+    constant("BLOCK", 256 << pick(3));
+    launch.specialization["signature"] = signature;
+    launch.specialization["constant_keys"] = constant_keys;
+    launch.specialization["constant_vals"] = constant_vals;
+    launch.specialization["attrs_keys"] = attrs_keys;
+    launch.specialization["attrs_vals"] = attrs_vals;
+    launches.push_back(launch);
+  }
+  return launches;
+}
+
+TEST(CaptureRows, NamesOfALibraryKernelsManyFacetsLoadAsWrittenAndStayStable) {
+  const auto summary = build_captured_kernels(library_launches(7), "/work/repo");
+  ASSERT_EQ(summary.kernels.size(), 1u);
+  const auto& rows = summary.kernels.front().rows;
+  ASSERT_GT(rows.size(), 50u);
+  std::set<std::string> names;
+  std::size_t shortened = 0;
+  for (const auto& row : rows) {
+    EXPECT_LE(row.variant.size(), 64u) << row.variant;
+    EXPECT_TRUE(names.insert(row.variant).second) << row.variant;
+    if (!row.variant_in_full.empty()) {
+      ++shortened;
+      EXPECT_GT(row.variant_in_full.size(), 64u);
+      // Its readable start is the whole name's.
+      EXPECT_EQ(row.variant_in_full.substr(0, 20), row.variant.substr(0, 20));
+    }
+  }
+  EXPECT_GT(shortened, 0u);
+  // The same launches in another order (another run, another machine): the same names.
+  auto shuffled = library_launches(7);
+  std::reverse(shuffled.begin(), shuffled.end());
+  const auto again = build_captured_kernels(shuffled, "/work/repo");
+  EXPECT_EQ(variant_names(again.kernels.front()), variant_names(summary.kernels.front()));
+  // Written and read back as `check` reads it: every row, no edit; the whole names as comments.
+  const auto text = render_captured_manifest(summary.kernels, {}).text;
+  for (const auto& row : rows) {
+    if (!row.variant_in_full.empty()) {
+      EXPECT_NE(text.find("  # " + row.variant_in_full + "\n"), std::string::npos);
+    }
+  }
+  util::TempDir dir("portcheck-capture-test");
+  util::atomic_write_file(dir.path() / "portcheck.toml", text);
+  const auto manifest = load_manifest(dir.path() / "portcheck.toml");
+  EXPECT_EQ(manifest.rows.size(), rows.size());
 }
 
 TEST(CaptureRows, ImportRootElsewhereBecomesPythonpathAndLocalKernelsAreRefused) {
