@@ -724,6 +724,9 @@ def fault_forged_remote(kind):
         report = load_report(rep.dir / "reports" / "report.json")
         compare_cells(rep, report, ref.cells, "run")
         remote = (report or {}).get("environment", {}).get("remote_cache") or {}
+        if "checksum does not match" in rep.stderr():
+            rep.outcome.wrong_answers += 1
+            rep.outcome.notes.append("a forgery was refused for its checksum: the suite sealed it wrong")
         if remote.get("remote_rejected") != len(entries) or remote.get("remote_hits"):
             rep.outcome.wrong_answers += 1
             rep.outcome.notes.append(f"{len(entries)} forged entries, {remote.get('remote_rejected')} refused, "
@@ -800,10 +803,23 @@ def fault_missing_shard(rep):
     rep.finish()
 
 
-# The compile then waits, so that the kill lands while the run is on.
-DAEMON_EMPTY_ENV = DAEMON_AT_COMPILE.replace('os.execvp("sleep", ["sleep", "{token}"])',
-                                             'os.execve("/bin/sleep", ["sleep", "{token}"], {})').replace(
-    "    return block\n", "    import time\n    time.sleep(5)\n    return block\n")
+# A daemon whose `sleep` clears its environment: no marker finds it. Its session's leader stays
+# alive (and keeps the marker), so the run's own sweep of processes re-parented to the tool cannot
+# get to the `sleep` first; the compile then waits, so that the kill lands while the run is on.
+DAEMON_EMPTY_ENV = ("import triton\nimport triton.language as tl\n\n\n@triton.constexpr_function\n"
+                    "def spawn_daemon(block):\n"
+                    "    import os\n    import time\n"
+                    "    if os.fork() == 0:\n"
+                    "        os.setsid()\n"
+                    "        open(os.path.join(\"{marker}\", \"daemon-%d\" % os.getpid()), \"w\").close()\n"
+                    "        if os.fork() == 0:\n"
+                    "            os.execve(\"/bin/sleep\", [\"sleep\", \"{token}\"], {})\n"
+                    "        time.sleep(120)\n"
+                    "        os._exit(0)\n"
+                    "    time.sleep(5)\n"
+                    "    return block\n\n\n@triton.jit\n"
+                    "def axpy(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):\n"
+                    "    B: tl.constexpr = spawn_daemon(BLOCK)\n" + AXPY_BODY.format(block="B"))
 assert DAEMON_EMPTY_ENV != DAEMON_AT_COMPILE
 
 

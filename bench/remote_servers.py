@@ -182,8 +182,19 @@ http {{
 
 def resealed(entry):
     """A cache entry (a dict) as text, its checksum made again as the tool makes it (sha1 of its
-    compact dump without the checksum): what anyone who can write to a store can do."""
-    entry = {k: v for k, v in entry.items() if k != "checksum"}
+    compact dump without the checksum): what anyone who can write to a store can do. Its floats
+    become integers first: the tool's JSON writer and Python's can spell one float differently
+    (both round-trip, not always with the same digits), an integer they spell alike."""
+    def whole(value):
+        if isinstance(value, float):
+            return int(value)
+        if isinstance(value, dict):
+            return {k: whole(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [whole(v) for v in value]
+        return value
+
+    entry = {k: whole(v) for k, v in entry.items() if k != "checksum"}
     dump = json.dumps(entry, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     entry["checksum"] = hashlib.sha1(dump.encode()).hexdigest()
     return json.dumps(entry)

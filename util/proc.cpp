@@ -156,6 +156,8 @@ bool environment_holds(pid_t pid, const std::string& marker) {
 [[noreturn]] void watch(int pipe_read, const std::string& marker,
                         const std::vector<std::filesystem::path>& litter,
                         const std::filesystem::path& cgroup, pid_t watched) {
+  // Out of any run's cgroup the tool is in: an enclosing run's watch empties that one.
+  leave_run_cgroups();
   // Ctrl-C and `kill` of the process group reach us too: only the pipe may end the watch.
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(sig, SIG_IGN);
   const int null = ::open("/dev/null", O_RDWR);

@@ -53,7 +53,18 @@ std::vector<pid_t> members(const std::filesystem::path& dir) {
   return out;
 }
 
+// The cgroup this process was in before it first joined a run's: where its death watches go.
+std::filesystem::path& home_cgroup() {
+  static std::filesystem::path home;
+  return home;
+}
+
 }  // namespace
+
+void leave_run_cgroups() {
+  if (!home_cgroup().empty())
+    (void)write_text(home_cgroup() / "cgroup.procs", std::to_string(::getpid()));
+}
 
 std::filesystem::path own_cgroup_v2() {
   const auto mount = unified_mount();
@@ -90,6 +101,7 @@ bool RunCgroup::join() {
   if (path_.empty() || joined_) return joined_;
   joined_ = write_text(path_ / "cgroup.procs", std::to_string(::getpid()));
   if (!joined_) why_not_ = "cannot move into " + path_.string() + ": " + std::strerror(errno);
+  if (joined_ && home_cgroup().empty()) home_cgroup() = parent_;
   return joined_;
 }
 
@@ -100,8 +112,11 @@ void RunCgroup::leave() {
 
 void empty_and_remove_cgroup(const std::filesystem::path& dir, pid_t spare) {
   if (dir.empty()) return;
-  if (spare == 0) (void)write_text(dir / "cgroup.kill", "1");
+  if (spare == 0) (void)write_text(dir / "cgroup.kill", "1");  // the whole subtree
   for (int round = 0; round < 100; ++round) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+      if (entry.is_directory(ec)) empty_and_remove_cgroup(entry.path(), spare);
     const auto pids = members(dir);
     bool left = false;
     for (const pid_t pid : pids) {

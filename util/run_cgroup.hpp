@@ -42,7 +42,13 @@ class RunCgroup {
   bool joined_ = false;
 };
 
-// Kills every process in the cgroup at `dir` but `spare` (0: none) and removes the cgroup: with
+// Moves the calling process back to the cgroup this process was in before its first join(), if it
+// joined one: a death watch forked while the process was inside a run's cgroup must not be in it,
+// or the watch of an enclosing run would kill it before it has cleaned up after its own.
+void leave_run_cgroups();
+
+// Kills every process in the cgroup at `dir` but `spare` (0: none), and in the cgroups below it
+// (a nested run's, whose own watch may be slower), and removes them all: with
 // cgroup.kill where the kernel has it (5.14) and nothing is spared, else SIGKILL to each member
 // until none is left. For a death watch, which runs outside the cgroup. Bounded: gives up after
 // about a second of members that will not die (a process in uninterruptible sleep).

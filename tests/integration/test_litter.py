@@ -217,13 +217,14 @@ import triton.language as tl
 def spawn(n):
     import os
     import time
-    pid = os.fork()
-    if pid == 0:
+    if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
             os.execve("/bin/sleep", ["sleep", "{seconds}"], {{}})
+        # The session's leader stays: its child is nobody's stray while the run goes on (the
+        # tool kills what is re-parented to it at once), and only it carries the run's marker.
+        time.sleep(120)
         os._exit(0)
-    os.waitpid(pid, 0)
     time.sleep(60)
     return n
 
@@ -261,7 +262,8 @@ def sleepers(seconds):
 def test_a_daemon_that_clears_its_environment_dies_with_a_killed_run(isolation, venv_python, tmp_path):
     # Issue 28: fork(); setsid(); fork(); execve("/bin/sleep", ..., {}) at compile time, the tool
     # SIGKILLed: the daemon survived 6 runs of 6 (no environment marker to find it by). Where the
-    # run has a cgroup of its own, the death watch kills what is in it.
+    # run has a cgroup of its own, the death watch kills what is in it. The daemon's parent stays
+    # alive here, so the run's own sweep of re-parented strays cannot get to it first.
     if not own_cgroup_v2_is_writable():
         pytest.skip("no delegated cgroup v2 here: docs/how-it-works.md says what holds without one")
     seconds = f"{300 + (hash(isolation + str(tmp_path)) % 600)}.{os.getpid() % 100}"
