@@ -114,13 +114,6 @@ Reply round_trip(redisContext& c, const Command& command, std::chrono::milliseco
   return std::move(round_trip(c, std::vector<Command>{command}, timeout, max_bytes).front());
 }
 
-std::string replaced(std::string text, std::string_view what, std::string_view with) {
-  if (what.empty()) return text;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + with.size()))
-    text.replace(at, what.size(), with);
-  return text;
-}
-
 }  // namespace
 
 bool redis_supported() { return true; }
@@ -140,11 +133,9 @@ template <typename Request>
 auto RedisClient::guarded(Request request) {
   try {
     return request();
-  } catch (const TransportError& e) {
+  } catch (const TransportError&) {
     drop();
-    throw TransportError(replaced(e.what(), address_.password, "***"));
-  } catch (const RejectedError& e) {
-    throw RejectedError(replaced(e.what(), address_.password, "***"));
+    throw;
   }
 }
 

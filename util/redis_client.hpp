@@ -1,9 +1,9 @@
 #pragma once
 // A Redis client: GET in batches, SET, PING. Each answer is bounded as a whole, in time (one
 // timeout from the request's first byte sent to its last reply read, however the server paces
-// its bytes) and in size (bytes read for it), and no error it says shows the password. hiredis
-// connects and parses; the bytes go through our own poll()ed reads and writes, so neither bound
-// depends on a per-read socket timeout.
+// its bytes) and in size (bytes read for it). What a server says may echo the password: the caller
+// masks it where it shows a message. hiredis connects and parses; the bytes go through our own
+// poll()ed reads and writes, so neither bound depends on a per-read socket timeout.
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -52,8 +52,7 @@ class RedisClient {
  private:
   redisContext* connection();
   void drop();
-  // Runs `request`; a TransportError drops the connection; the password is masked in the text
-  // of whatever it throws (a server may echo it: "WRONGPASS invalid password '...'").
+  // Runs `request`; a TransportError drops the connection, so the next request connects again.
   template <typename Request>
   auto guarded(Request request);
   RedisAddress address_;

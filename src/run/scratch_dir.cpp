@@ -14,8 +14,4 @@ ScratchDir::ScratchDir(std::string_view prefix)
       death_watch_(marker_, {dir_.path()}, cgroup_.path()),
       membership_(cgroup_) {}
 
-std::string ScratchDir::containment() const {
-  return cgroup_.joined() ? "cgroup" : "environment marker";
-}
-
 }  // namespace portcheck

@@ -29,9 +29,6 @@ class ScratchDir {
   explicit ScratchDir(std::string_view prefix);
   [[nodiscard]] const std::filesystem::path& path() const { return dir_.path(); }
   [[nodiscard]] const std::string& marker() const { return marker_; }
-  // "cgroup" when the processes started in the folder's life are in a cgroup of the run's,
-  // else "environment marker".
-  [[nodiscard]] std::string containment() const;
 
  private:
   util::TempDir dir_;  // declared first: it goes after the watch has ended in order
