@@ -73,6 +73,12 @@ std::vector<std::string> split_lines(std::string_view s) {
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
 
+std::string shell_quoted(std::string_view text) {
+  std::string out = "'";
+  for (const char ch : text) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return out + "'";
+}
+
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) {

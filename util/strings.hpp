@@ -12,6 +12,8 @@ std::vector<std::string> split(std::string_view s, char sep);
 std::vector<std::string> split_lines(std::string_view s);
 bool starts_with(std::string_view s, std::string_view prefix);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+// `text` as one word of a POSIX shell command: single-quoted, its quotes spelled '\''.
+std::string shell_quoted(std::string_view text);
 
 // The candidate nearest to `word` by edit distance, if it is at most 2 edits away (the first of
 // equally near ones): what a "did you mean" names. Empty when none is that near.

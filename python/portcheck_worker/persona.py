@@ -12,16 +12,21 @@ persona run the answers host code gets are those of one representative device of
   is the CPU, where the tensors of a run without a GPU live.
 - torch: `torch.version.hip`/`torch.version.cuda`, `torch.cuda.get_device_capability`,
   `get_device_properties`, `get_device_name` and `current_device`. `is_available()` and
-  `device_count()` are left alone: torch must not believe it can allocate on a GPU.
+  `device_count()` stay torch's own (0 without a GPU): torch must not believe it can allocate on
+  a GPU that is not there.
+- the vendor's management interfaces: `pynvml` or `amdsmi` (vendor_libraries.py), and
+  `nvidia-smi` / `rocm-smi` / `amd-smi` on PATH (vendor_tools.py, put there by the C++ side).
 
 Only the capture's CPU modes use a persona; a live capture answers as the real device.
 """
 import json
 import os
+import sys
 
+from . import vendor_devices, vendor_libraries
 from .driver import StandInDriver, _refusal
 
-ENV_PERSONA = "PORTCHECK_CAPTURE_PERSONA"
+ENV_PERSONA = vendor_devices.ENV_PERSONA
 
 # What torch.version.hip reads as under an AMD persona: a ROCm release Triton's AMD backend
 # supports. Code compares it as a version or tests it against None.
@@ -99,6 +104,11 @@ class Persona:
         cuda.get_device_capability = lambda device=None: capability
         cuda.get_device_name = lambda device=None: properties.name
         cuda.current_device = lambda: 0
+        vendor_libraries.install(self.backend, sys.modules["torch.cuda"])
+        if vendor_devices.physical_gpu_count() == 0:
+            # The management stand-ins list the persona's device; torch's ROCm branch would
+            # count it (through amdsmi) on a machine where nothing can be allocated.
+            cuda.device_count = lambda: 0
         if self.backend == "hip":
             torch.version.hip = _ROCM_VERSION
             torch.version.cuda = None

@@ -16,6 +16,7 @@
 
 #include "src/capture/capture_rows.hpp"
 #include "src/capture/personas.hpp"
+#include "src/capture/vendor_tools.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/manifest.hpp"
 #include "src/run/python_worker.hpp"
@@ -61,6 +62,8 @@ std::vector<std::string> capture_environment(const std::filesystem::path& hook_d
                                              const CaptureOptions& options,
                                              const std::string& persona,
                                              const std::string& marker) {
+  // A persona's run finds the vendors' tools as its device answers them first on PATH.
+  const bool vendor_tools = !persona.empty();
   const CaptureMode mode = options.mode;
   std::vector<std::string> env;
   std::string pythonpath = hook_dir.string() + ":" + worker_dir.string();
@@ -75,8 +78,10 @@ std::vector<std::string> capture_environment(const std::filesystem::path& hook_d
     }
     // Interpret mode needs the interpreter; the others must not have it, or no JIT runs.
     if (entry.starts_with("TRITON_INTERPRET=") || entry.starts_with("PORTCHECK_CAPTURE_")) continue;
+    if (vendor_tools && entry.starts_with("PATH=")) continue;
     env.emplace_back(entry);
   }
+  if (vendor_tools) env.push_back(path_with_vendor_tools(hook_dir / "bin"));
   env.push_back("PYTHONPATH=" + pythonpath);
   env.push_back("PORTCHECK_CAPTURE_DIR=" + launches_dir.string());
   env.push_back(fmt::format("PORTCHECK_CAPTURE_MODE={}", mode_name(mode)));
@@ -226,6 +231,16 @@ std::vector<std::optional<Persona>> personas_of(const CaptureOptions& options,
   return out;
 }
 
+// Any Python 3 runs the tools' script (standard library only): the one the user's environment
+// names, else whatever `python3` the command finds.
+std::string python_for_vendor_tools() {
+  try {
+    return resolve_python("");
+  } catch (const EnvironmentError&) {
+    return "python3";
+  }
+}
+
 // Runs the user's command with our sitecustomize first on PYTHONPATH, once per persona; the hook
 // writes one launches-*.jsonl per process into a folder of `launches_dir` per persona. Stops at
 // an interrupted run; otherwise the first failing status is the outcome.
@@ -236,6 +251,8 @@ CommandOutcome run_with_hook(const CaptureOptions& options, const std::filesyste
   const auto hook_dir = scratch / "hook";
   std::filesystem::create_directories(hook_dir);
   util::atomic_write_file(hook_dir / "sitecustomize.py", kSiteCustomize);
+  if (personas.front().has_value())
+    write_vendor_tools(hook_dir / "bin", share.worker, python_for_vendor_tools());
   CommandOutcome outcome;
   for (std::size_t i = 0; i < personas.size() && !outcome.interrupted; ++i) {
     const auto& persona = personas[i];

@@ -1,6 +1,8 @@
 """`capture --as`: host code that picks launch options by vendor is run once per device persona,
 and `check` gives each target the rows its own vendor's host code launches (docs/capture.md)."""
 import json
+import shutil
+from pathlib import Path
 import textwrap
 import xml.etree.ElementTree as ET
 
@@ -177,3 +179,47 @@ def test_bad_personas_are_refused_before_the_command_runs(tmp_path, args, messag
     assert run.returncode == 2, run.stderr
     assert message in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
     assert not (tmp_path / "ran").exists()
+
+
+
+
+def gpus_of_this_machine():
+    """Counted as the tool must: device nodes, no runtime started (the H200 has one)."""
+    nodes = [p for p in Path("/dev").glob("nvidia*") if p.name[6:].isdigit()]
+    return len(nodes)
+
+
+def test_vendor_libraries_and_tools_answer_as_the_persona(tmp_path, venv_python):
+    """torch's ROCm branches under an AMD persona once ended in `NameError: name 'amdsmi' is not
+    defined`, and flag_gems found the machine's vendor by its tools whatever the persona."""
+    shutil.copy(Path(__file__).parent.parent / "fixtures" / "personas" / "vendor_probe.py", tmp_path / "probe.py")
+    run = run_tool(["capture", "--mode", "record", "--as", BOTH, "--", venv_python, "probe.py", str(tmp_path)],
+                   cwd=tmp_path, timeout=300)
+    assert "launched no Triton kernel" in run.stderr, run.stderr
+    nvidia = json.loads((tmp_path / "pynvml.json").read_text())
+    amd = json.loads((tmp_path / "amdsmi.json").read_text())
+    gpus = gpus_of_this_machine()
+    listed = max(1, gpus)  # the persona's device, once for each GPU (once without one)
+    for answers in (nvidia, amd):
+        # torch's own count stays the machine's: nothing is allocated on a device not there.
+        assert answers["device_count"] == gpus, answers
+        assert (answers["available"], answers["tensor"]) == ((True, "cuda:0") if gpus else (False, None))
+        assert answers["torch"] == {"memory_usage": 0, "utilization": 0, "temperature": 35,
+                                 "power_draw": 70000 if answers is nvidia else 140,
+                                 "clock_rate": 1980 if answers is nvidia else 2100,
+                                 "device_memory_used": 0}, answers
+    assert (nvidia["name"], amd["name"]) == ("NVIDIA H100 80GB HBM3", "AMD Instinct MI300X")
+    assert nvidia["library"] == [listed, "NVIDIA H100 80GB HBM3", 80 << 30]
+    assert amd["library"] == [listed, "AMD Instinct MI300X", 192 << 30]
+    assert (nvidia["vendors"], amd["vendors"]) == (["nvidia"], ["amd"])
+    status, text = nvidia["nvidia-smi -L"]
+    assert status == 0 and text.startswith("GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-") and text.count("\n") == listed
+    assert nvidia["nvsmi"] == [0, "NVIDIA H100 80GB HBM3, 81920, 1980\n" * listed]
+    assert nvidia["rocm-smi"][0] == 1 and nvidia["amd-smi"][0] == 1
+    assert amd["nvidia-smi -L"] == [9, ""] and amd["nvsmi"][0] == 9
+    status, text = amd["rocm-smi"]
+    assert status == 0 and json.loads(text)["card0"]["Card Series"] == "AMD Instinct MI300X"
+    assert json.loads(text)["card0"]["GFX Version"] == "gfx942"
+    status, text = amd["amd-smi"]
+    assert status == 0 and json.loads(text)[0]["asic"]["target_graphics_version"] == "gfx942"
+    assert len(json.loads(text)) == listed

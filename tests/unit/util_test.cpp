@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -196,6 +197,21 @@ TEST(Strings, JoinAndStartsWith) {
   EXPECT_TRUE(util::starts_with("abc", ""));
   EXPECT_FALSE(util::starts_with("abc", "abcd"));
   EXPECT_FALSE(util::starts_with("abc", "b"));
+}
+
+// The shell itself reads each quoted word back as it was: quotes, spaces, $, backslashes.
+TEST(Strings, ShellQuotedWordsReachTheCommandUnchanged) {
+  for (const std::string word : {"plain", "two words", "it's", "$HOME \\n `id` \"q\"", "'", ""}) {
+    const std::string command = "printf %s " + util::shell_quoted(word);
+    FILE* pipe = ::popen(command.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::string out;
+    char buffer[256];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;)
+      out.append(buffer, n);
+    EXPECT_EQ(::pclose(pipe), 0);
+    EXPECT_EQ(out, word) << command;
+  }
 }
 
 TEST(Strings, ClosestMatchIsAtMostTwoEditsAway) {
