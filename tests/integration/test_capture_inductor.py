@@ -96,6 +96,33 @@ def test_without_a_gpu_torch_compile_generates_each_vendors_kernels(tmp_path, ve
                        "needs 262144 bytes of shared memory; cuda:90 allows 232448")], failed
 
 
+def test_scripts_that_put_a_model_on_the_gpu_record_under_fake_gpu(tmp_path, venv_python):
+    """The two usual ways of putting a model on the GPU, with plain `nn` modules and a Hugging
+    Face decoder, once ended in "CUDA driver version is insufficient" with nothing recorded:
+    `model.to("cuda")` / `.cuda()` of a model built on the CPU, and `with torch.device("cuda")`
+    around its construction (its random initialisation)."""
+    shutil.copy(FIXTURES / "place_model.py", tmp_path)
+    run = run_tool(["capture", "--mode", "record", "--fake-gpu", "--as", "cuda:90,hip:gfx942", "--",
+                    venv_python, "place_model.py"], cwd=tmp_path, timeout=600,
+                   TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor-cache"))
+    assert run.returncode == 0, run.stderr
+    for line in ("nn moved: (8, 64) on cuda:0 (True)", "nn built on the device: (8, 96) on cuda:0 (True)",
+                 "llama moved: (1, 16, 512) on cuda:0 (True)",
+                 "llama built on the device: (1, 16, 512) on cuda:0 (True)"):
+        assert run.stdout.count(line) == 2, run.stdout  # once per persona
+    data = tomllib.loads((tmp_path / "portcheck.toml").read_text())
+    names = {}
+    for kernel in data["kernel"]:
+        for persona in kernel["captured_as"]:
+            names.setdefault(persona, set()).add(kernel["target"].rsplit(":", 1)[1])
+    for persona in ("cuda:90", "hip:gfx942"):
+        fused = " ".join(sorted(names[persona]))
+        # the nn stacks' fused epilogues, and the decoder's RMSNorm and SiLU MLP
+        for part in ("addmm_relu", "addmm_gelu_native_layer_norm", "mean_mul_pow_rsqrt", "mul_silu"):
+            assert part in fused, (persona, fused)
+    assert "parameters are made without requires_grad" in run.stderr
+
+
 def test_fake_gpu_needs_record_mode(tmp_path):
     run = run_tool(["capture", "--fake-gpu", "--", "touch", "ran"], cwd=tmp_path)
     assert run.returncode == 2 and "--fake-gpu needs --mode record" in run.stderr, run.stderr
