@@ -8,7 +8,8 @@ status and stderr.
 import os
 import sys
 
-from . import cell_child, handlers, protocol
+from .serve import cell_child, handlers
+from .base import protocol
 
 
 def _inherit_site():
@@ -23,7 +24,7 @@ def _inherit_site():
 def run(argv):
     if argv[:1] == ["serve"]:
         # Triton is imported by the first request, the probe, once it has checked the protocol.
-        from . import server
+        from .serve import server
         return server.main()
     if len(argv) < 3 or argv[0] not in ("probe", "cell"):
         sys.stderr.write("usage: python -m portcheck_worker probe|cell REQUEST RESULT [PROGRESS] | serve\n")

@@ -47,9 +47,9 @@ std::string_view mode_name(CaptureMode mode) {
 // Python imports `sitecustomize` from the first sys.path entry that has one; ours comes first
 // on PYTHONPATH and hands over to whichever one it shadows.
 constexpr const char* kSiteCustomize =
-    "# Written by triton-portcheck capture for one run (portcheck_worker/capture.py).\n"
+    "# Written by triton-portcheck capture for one run (portcheck_worker/capture/hook.py).\n"
     "try:\n"
-    "    from portcheck_worker import capture as _portcheck_capture\n"
+    "    from portcheck_worker.capture import hook as _portcheck_capture\n"
     "except Exception as _error:\n"
     "    import sys\n"
     "    sys.stderr.write(f\"triton-portcheck capture: cannot load the hook: {_error}\\n\")\n"

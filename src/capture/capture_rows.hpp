@@ -9,7 +9,7 @@
 
 namespace portcheck {
 
-// One launch recorded by the capture hook (python/portcheck_worker/capture.py): Triton's own
+// One launch recorded by the capture hook (python/portcheck_worker/capture/hook.py): Triton's own
 // serialised specialisation plus what the hook knew about the launch.
 struct CapturedLaunch {
   std::string module;     // "sample_pkg.kernels"

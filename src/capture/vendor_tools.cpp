@@ -24,7 +24,7 @@ constexpr std::array<std::string_view, 3> kTools = {"nvidia-smi", "rocm-smi", "a
 void write_vendor_tools(const std::filesystem::path& folder, const std::filesystem::path& worker,
                         const std::string& python) {
   std::filesystem::create_directories(folder);
-  const auto script = worker / "portcheck_worker" / "vendor_tools.py";
+  const auto script = worker / "portcheck_worker" / "capture" / "vendor_tools.py";
   for (const auto tool : kTools) {
     // -I: the capture's PYTHONPATH (its sitecustomize hook) and the user's site are not wanted
     // in a tool that only prints.

@@ -8,7 +8,7 @@
 namespace portcheck {
 namespace {
 
-// The worker's marks, as python/portcheck_worker/protocol.py writes them.
+// The worker's marks, as python/portcheck_worker/base/protocol.py writes them.
 constexpr std::string_view kChildForked = "cell-parent forked";
 constexpr std::string_view kChildEnded = "cell-parent child-ended";
 

@@ -58,14 +58,14 @@ class ForkServerRunner final : public ProcessRunner {
   // soon as their import ends, while the inspections run, instead of when the first compile waits
   // for them. Without this, it is asked for at the first compiling cell (a run served from the
   // cache never pays it). The server itself warms up then only without zygotes; with them, before
-  // the first compile it forks itself (python/portcheck_worker/server.py).
+  // the first compile it forks itself (python/portcheck_worker/serve/server.py).
   void prewarm() { warm_early_ = true; }
 
   struct Stats {
     int servers_started = 0;
     int cells_retried = 0;
     double warm_up_seconds = 0;  // the server's and its zygotes' (parallel ones add up)
-    // The server's zygotes (python/portcheck_worker/zygote.py), bases included: started, whose
+    // The server's zygotes (python/portcheck_worker/serve/zygote.py), bases included: started, whose
     // import failed or outlived its deadline, retired for memory, and the seconds their imports
     // took (each zygote's own, so parallel imports add up).
     int zygotes_started = 0;

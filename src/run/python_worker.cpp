@@ -50,7 +50,7 @@ std::string find_on_path(const std::string& name) {
 }
 
 // The worker's one line when it refuses a request of another protocol, after "portcheck-worker: "
-// (python/portcheck_worker/protocol.py, check_tool_protocol).
+// (python/portcheck_worker/base/protocol.py, check_tool_protocol).
 constexpr std::string_view kProtocolRefusal = "protocol mismatch: ";
 
 // Where the files of another install most often come from: a TRITON_PORTCHECK_SHARE left set.
@@ -121,7 +121,7 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
   // What the folder's death watch (ScratchDir) kills should the tool die.
   env.push_back(scratch_marker(scratch));
   // The process the cells' seccomp guard protects, with its ancestors
-  // (python/portcheck_worker/signal_guard.py): the tool is a subreaper, so a cell's process whose
+  // (python/portcheck_worker/base/signal_guard.py): the tool is a subreaper, so a cell's process whose
   // parent died is re-parented here, and its next kill(getppid()) must not end the run.
   env.push_back(fmt::format("TRITON_PORTCHECK_TOOL_PID={}", ::getpid()));
   return env;

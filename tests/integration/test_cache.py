@@ -174,7 +174,7 @@ def test_another_triton_build_changes_every_key(venv_python, tmp_path):
     script = f'''
 import sys, json
 sys.path.insert(0, {str(REPO / "python")!r})
-from portcheck_worker import keys
+from portcheck_worker.compile import keys
 import triton
 request = {{"kernel": {{"file": {str(REPO / "demo" / "kernels.py")!r}, "function": "axpy",
             "import_root": {str(REPO / "demo")!r}}},

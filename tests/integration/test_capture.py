@@ -390,7 +390,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler.compiler import make_backend
 from triton.runtime.cache import get_cache_key
 from triton._C.libtriton import get_cache_invalidating_env_vars
-from portcheck_worker import driver, loader, stages
+from portcheck_worker.compile import driver, loader, stages
 target = GPUTarget("cuda", 90, 32)
 backend = make_backend(target)
 driver.install(target)
@@ -419,7 +419,7 @@ def test_every_captured_row_compiles_under_the_key_the_jit_gives_its_launch(reco
     records, hook = tmp_path / "records", tmp_path / "hook"
     records.mkdir()
     hook.mkdir()
-    (hook / "sitecustomize.py").write_text("from portcheck_worker import capture\ncapture.run_sitecustomize()\n")
+    (hook / "sitecustomize.py").write_text("from portcheck_worker.capture import hook\nhook.run_sitecustomize()\n")
     env = dict(os.environ, PYTHONPATH=f"{hook}:{REPO / 'python'}", PORTCHECK_CAPTURE_DIR=str(records),
                PORTCHECK_CAPTURE_MODE="record", PORTCHECK_CAPTURE_HOOK_DIR=str(hook))
     subprocess.run([venv_python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=pkg, env=env,

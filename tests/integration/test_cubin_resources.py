@@ -1,4 +1,4 @@
-"""Resource counts read from the cubin's ELF tables (python/portcheck_worker/cubin.py) equal what
+"""Resource counts read from the cubin's ELF tables (python/portcheck_worker/compile/cubin.py) equal what
 `cuobjdump -res-usage` prints for the same cubin: real kernels, compiled by the real Triton for
 several architectures, and with a register cap low enough to make them spill to the stack."""
 import json
@@ -16,7 +16,7 @@ sys.path[:0] = [sys.argv[1], sys.argv[2]]
 import triton
 from triton import knobs
 from triton.backends.compiler import GPUTarget
-from portcheck_worker import cubin, driver, loader, stages
+from portcheck_worker.compile import cubin, driver, loader, stages
 rows = [("axpy", {"x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "out_ptr": "*fp32:16", "n": "i32", "a": "fp32"},
          {"BLOCK": 1024}),
         ("dot_small", {"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp32:16", "stride_am": "i32:16",
@@ -65,7 +65,7 @@ def test_the_cubin_tables_agree_with_cuobjdump(venv_python):
 
 
 def test_a_file_that_is_not_a_cubin_is_unreadable_not_an_error(venv_python):
-    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from portcheck_worker import cubin\n"
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from portcheck_worker.compile import cubin\n"
              "for data in (b'', b'not an elf', b'\\x7fELF\\x02' + bytes(60)):\n"
              "    try:\n        cubin.resources(data, 'k')\n    except cubin.Unreadable as e:\n        print('unreadable')\n")
     run = subprocess.run([str(venv_python), "-c", probe, str(WORKER_DIR)], capture_output=True, text=True, timeout=60)

@@ -127,7 +127,7 @@ def test_the_guard_leaves_the_rest_of_the_system_alone(tmp_path):
     the protected pids are refused, its own children and subprocesses work as before."""
     script = tmp_path / "guarded.py"
     script.write_text("""import os, subprocess, sys
-from portcheck_worker import signal_guard
+from portcheck_worker.base import signal_guard
 assert signal_guard.check() is None, signal_guard.check()
 assert signal_guard.install() is None
 child = subprocess.run([sys.executable, "-c", "import os; os.kill(os.getpid(), 0); print('child ok')"],

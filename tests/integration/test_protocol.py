@@ -43,7 +43,7 @@ def answer_protocol(version):
     """A worker that does not check the tool's protocol (as an older one would) and answers the
     probe with `version`: the tool's own check must refuse it."""
     def edit(worker):
-        handlers = worker / "handlers.py"
+        handlers = worker / "serve" / "handlers.py"
         text = handlers.read_text()
         assert '"protocol": PROTOCOL_VERSION,' in text
         handlers.write_text(text.replace('"protocol": PROTOCOL_VERSION,', f'"protocol": {version},'))

@@ -16,7 +16,7 @@ import sys
 def main(argv):
     request = json.load(open(argv[0]))
     use_driver = "--no-driver" not in argv
-    from portcheck_worker import driver, loader, stages
+    from portcheck_worker.compile import driver, loader, stages
     import triton
     from triton import knobs
     knobs.compilation.always_compile = True  # never serve a kernel traced under another driver

@@ -203,7 +203,7 @@ class Zygotes:
         self._tell("started", zygote)
 
     def _fork_zygote(self, spec, ours, theirs):
-        from .server import freeze_heap
+        from .forking import freeze_heap
         freeze_heap()
         pid = os.fork()
         if pid == 0:

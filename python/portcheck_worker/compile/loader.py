@@ -33,7 +33,7 @@ def load_kernel(ref):
     except BaseException as e:  # a user's module can raise anything, SystemExit included
         where = ref.get("file") or ref.get("module")
         raise KernelImportError(f"importing {where} failed: {type(e).__name__}: {e}",
-                                _bounded_traceback()) from None
+                                bounded_traceback()) from None
     broken = stdlib_guard.broken_names()
     if broken:
         where = ref.get("file") or ref.get("module")
@@ -76,6 +76,6 @@ def _unwrap(fn):
     return fn
 
 
-def _bounded_traceback(limit=8000):
+def bounded_traceback(limit=8000):
     text = traceback.format_exc()
     return text if len(text) <= limit else text[-limit:]

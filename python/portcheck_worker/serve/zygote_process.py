@@ -24,7 +24,7 @@ import socket
 import time
 import warnings
 
-from . import channel
+from . import channel, forking
 
 
 def threads_now():
@@ -76,7 +76,8 @@ def main(spec, sock, server_pid, parent_pid, close_fds=()):
 
 
 def _become_zygote(server_pid, parent_pid, close_fds):
-    from . import cell_child, signal_guard
+    from . import cell_child
+    from ..base import signal_guard
     cell_child.die_with_parent(parent_pid)
     os.setpgid(0, 0)  # its own group in the server's session: killed with what its import left
     signal.set_wakeup_fd(-1)
@@ -111,8 +112,8 @@ def _import_for(spec):
 
 
 def _import_package(spec):
-    from . import driver, loader
-    from .stages import make_target
+    from ..compile import driver, loader
+    from ..compile.stages import make_target
     watch = None
     try:
         if spec.get("target") is None:
@@ -133,7 +134,7 @@ def _import_third_party(spec):
     path, which the package zygote follows itself). Any other failure (the import ran and failed:
     importing it again would not be the same), or an import that asks Triton's driver (it would
     depend on the target), makes the base unusable."""
-    from . import loader
+    from ..compile import loader
     loader.add_import_folders(spec["ref"])
     watch = _DriverWatch()
     try:
@@ -248,19 +249,17 @@ class _Serve:
     def _fork(self):
         """fork(), quietly: Python 3.12 warns about forking with threads, and a user's warning
         filter may turn that warning into an exception in this process."""
-        from . import server
-        server.freeze_heap()
+        forking.freeze_heap()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return os.fork()
 
     def fork_cell(self, command):
-        from . import server
         threads = self.hazard()
         me = os.getpid()
         pid = self._fork()
         if pid == 0:  # the at-fork handler has closed this zygote's descriptors
-            server.run_child(command, me, inherited=())  # never returns
+            forking.run_child(command, me, inherited=())  # never returns
         return pid, threads
 
     def spawn(self, spec, fd):
@@ -275,7 +274,7 @@ class _Serve:
         self.zygotes.add(pid)
 
     def reap(self):
-        from .server import ended_children
+        from .forking import ended_children
         if not (self.cells or self.zygotes):
             return
         for pid, how in ended_children():
@@ -290,9 +289,8 @@ def _socket_of(fd):
 
 
 def _warm_up(targets):
-    from . import server
     try:
-        server.warm_up(targets)
+        forking.warm_up(targets)
     except BaseException:  # a backend that cannot warm up fails in the cells, as in the server
         pass
 

@@ -40,12 +40,14 @@ def triton_build_id():
 def worker_source_id():
     global _worker_id
     if _worker_id is None:
-        here = os.path.dirname(os.path.abspath(__file__))
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the worker package
         digest = hashlib.sha256()
-        for name in sorted(os.listdir(here)):
-            if name.endswith(".py"):
-                with open(os.path.join(here, name), "rb") as f:
-                    digest.update(name.encode() + b"\0" + f.read())
+        for folder, folders, names in os.walk(root):
+            folders[:] = sorted(f for f in folders if f != "__pycache__")
+            for name in sorted(n for n in names if n.endswith(".py")):
+                path = os.path.join(folder, name)
+                with open(path, "rb") as f:
+                    digest.update(os.path.relpath(path, root).encode() + b"\0" + f.read())
         _worker_id = digest.hexdigest()
     return _worker_id
 

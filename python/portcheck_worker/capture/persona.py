@@ -24,7 +24,7 @@ import os
 import sys
 
 from . import vendor_devices, vendor_libraries
-from .driver import StandInDriver, _refusal
+from ..compile.driver import StandInDriver, refusal
 
 ENV_PERSONA = vendor_devices.ENV_PERSONA
 
@@ -140,7 +140,7 @@ class _Utils:
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        raise _refusal(f"driver.active.utils.{name} needs a real device (capture --as "
+        raise refusal(f"driver.active.utils.{name} needs a real device (capture --as "
                        f"{self._persona.name} only answers what host code asks before a launch)")
 
 

@@ -5,7 +5,8 @@ one module's inspection). Both entry points use them: `python -m portcheck_worke
 import os
 import sys
 
-from . import PROTOCOL_VERSION, protocol, signal_guard
+from .. import PROTOCOL_VERSION
+from ..base import protocol, signal_guard
 
 
 def import_triton():
@@ -41,10 +42,10 @@ def probe(request):
                          "oldest release triton-portcheck compiles with (its worker needs "
                          "triton.knobs); use Triton 3.4.0 or later\n")
         sys.exit(protocol.EXIT_ENVIRONMENT)
-    from . import static, tables
+    from ..compile import static, tables
     return {
         "protocol": PROTOCOL_VERSION,
-        "worker": os.path.dirname(os.path.abspath(__file__)),
+        "worker": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
         "python": {"version": sys.version.split()[0], "executable": sys.executable},
         "site_packages": _site_packages(),
         "triton": {"version": triton.__version__, "path": os.path.dirname(triton.__file__)},
@@ -61,7 +62,7 @@ def inspect(request, progress):
     """What the supervisor needs from one user module before compiling its cells: each row's
     argument names, the cells' cache keys and static predictions. Runs as a cell, under the limits
     of the rows it serves, so a fault at import is those rows' red cells and nobody else's."""
-    from . import keys, static, tables
+    from ..compile import keys, static, tables
     progress.mark("import")
     return {
         "status": "ok",
@@ -77,8 +78,8 @@ def cell(request, progress):
     import_triton()
     if "inspect" in request:
         return inspect(request["inspect"], progress)
-    from . import stages
-    from .loader import KernelImportError
+    from ..compile import stages
+    from ..compile.loader import KernelImportError
     try:
         return stages.compile_cell(request, progress)
     except KernelImportError as e:

@@ -46,7 +46,7 @@ _NO_DEVICE_CALLS = {
 
 
 def install(recorder, persona, torch):
-    warn = recorder.warn_once
+    warn = recorder.records.warn_once
     properties = persona.torch_properties()
     _patch_cuda(torch, persona, properties)
     _patch_placement(torch)
@@ -71,16 +71,16 @@ def install(recorder, persona, torch):
 
 
 def _importer(recorder):
-    from .capture import _after_import
+    from .imports import after_import
 
     def after(name, patch):
         def guarded(module):
             try:
                 patch(module)
             except Exception as e:
-                recorder.warn_once(("fake-gpu", name), f"--fake-gpu: cannot patch {name} "
+                recorder.records.warn_once(("fake-gpu", name), f"--fake-gpu: cannot patch {name} "
                                    f"({type(e).__name__}: {e}): torch.compile may fail here")
-        _after_import(name, guarded)
+        after_import(name, guarded)
     return after
 
 

@@ -25,13 +25,13 @@ class GpuQueryInUserCode(_Unanswerable):
     failure (no GPU answers in a compile-only run), never reported as a bug of ours."""
 
 
-def _refusal(message):
+def refusal(message):
     """The error for a question the stand-in cannot answer, classed by who asked: the first
     frame outside this file and Triton's driver proxy (triton/runtime/driver.py, which forwards
-    `driver.active.X`) is Triton's (or ours) or the user's."""
+    `driver.active.X`) is Triton's (or the worker's, a persona's included) or the user's."""
     import triton
     triton_dir = os.path.dirname(os.path.abspath(triton.__file__))
-    ours = (triton_dir, os.path.dirname(os.path.abspath(__file__)))
+    ours = (triton_dir, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the worker
     relays = (os.path.abspath(__file__), os.path.join(triton_dir, "runtime", "driver.py"))
     frame = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename) in relays:
@@ -65,18 +65,18 @@ class StandInDriver:
         return 0
 
     def get_active_torch_device(self):
-        raise _refusal("this cell is compiled without a GPU: there is no torch device")
+        raise refusal("this cell is compiled without a GPU: there is no torch device")
 
     def get_device_capability(self, device=None):
         if self._target.backend == "cuda":
             return divmod(int(self._target.arch), 10)
-        raise _refusal("get_device_capability() is a CUDA query")
+        raise refusal("get_device_capability() is a CUDA query")
 
     def map_python_to_cpp_type(self, ty):
-        raise _refusal("map_python_to_cpp_type: launchers are not built when only compiling")
+        raise refusal("map_python_to_cpp_type: launchers are not built when only compiling")
 
     def get_benchmarker(self):
-        raise _refusal("benchmarking needs a GPU")
+        raise refusal("benchmarking needs a GPU")
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
@@ -84,7 +84,7 @@ class StandInDriver:
             # as for any object; raising anything else breaks the caller, not a GPU query.
             raise AttributeError(name)
         # Named in the error so a new Triton that asks the driver for more is easy to diagnose.
-        raise _refusal(f"the GPU driver was asked for '{name}', which a compile-only run cannot answer")
+        raise refusal(f"the GPU driver was asked for '{name}', which a compile-only run cannot answer")
 
 
 def install(target):

@@ -126,8 +126,8 @@ def _decider(target):
 def _where(fn, line):
     """'gamma_ratio at kernels.py:32': AST lines count from the def."""
     import os
-    from .stages import _source_location
-    source = _source_location(fn)
+    from .stages import source_location
+    source = source_location(fn)
     if source is None:
         return getattr(fn, "__name__", "?")
     return f"{fn.__name__} at {os.path.basename(source['file'])}:{source['line'] + line - 1}"

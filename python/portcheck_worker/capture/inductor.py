@@ -15,6 +15,8 @@ import os
 import re
 import sysconfig
 
+from .launch_records import jsonable, shared_attributes
+
 MODULE = "torch._inductor.runtime.triton_heuristics"
 
 # The options of Inductor's triton.compile call that both backends have (launch_pdl is NVIDIA's,
@@ -39,7 +41,7 @@ def install(recorder, heuristics):
             _record(recorder, autotuner, cfg, torch_dir + os.sep, meta)
         except Exception as e:  # never break the user's compile
             name = getattr(getattr(autotuner, "fn", None), "__name__", "?")
-            recorder.warn_once(("inductor", name, type(e).__name__),
+            recorder.records.warn_once(("inductor", name, type(e).__name__),
                                 f"a torch.compile kernel {name} was not recorded: {type(e).__name__}: {e}")
 
     def _precompile_config(autotuner, cfg, *args, **kwargs):
@@ -63,7 +65,7 @@ def install(recorder, heuristics):
         for cfg in autotuner.configs or ():
             record(autotuner, cfg)
 
-    if recorder.fake_gpu:
+    if recorder.device.fake_gpu:
         # No device: each config is recorded and nothing compiles or launches (record mode).
         cls.precompile = record_instead
         cls.run = lambda autotuner, *args, **kwargs: None
@@ -86,7 +88,7 @@ def _record(recorder, autotuner, cfg, torch_dir, meta=None):
     name = fn.__name__
     path = _kernel_file(autotuner)
     module = getattr(fn.fn, "__module__", None) or "torch_compile_kernel"
-    if not recorder.first_time(path or module, name, spec, explicit, None):
+    if not recorder.records.first_time(path or module, name, spec, explicit, None):
         return
     text, line = _module_text(path, fn.__name__)
     kernel = {
@@ -103,16 +105,15 @@ def _record(recorder, autotuner, cfg, torch_dir, meta=None):
     }
     # The user's code that ran the compiled function; in a compile worker there is none (only
     # torch and the standard library), and the kernel's own file stands in.
-    site = recorder.call_site((torch_dir, sysconfig.get_paths()["stdlib"] + os.sep)) or f"{path}:{line}"
+    site = recorder.records.call_site((torch_dir, sysconfig.get_paths()["stdlib"] + os.sep)) or f"{path}:{line}"
     # The device Inductor generated for, when it is a target `check` knows (not a CPU or XPU).
     device = f"{meta['device_type']}:{meta['cc']}" if meta.get("device_type") in ("cuda", "hip") else None
-    recorder.emit(kernel, spec, explicit, site=site, device=device)
+    recorder.records.emit(kernel, spec, explicit, site=site, device=device)
 
 
 def specialization(names, meta):
     """Inductor's compile metadata in the shape of Triton's serialize_specialization_data, so a
     row is made of it as of any launch: arguments by position, attributes by argument index."""
-    from .capture import _jsonable, _shared_attributes  # capture imports this module at its top
     signature = dict(meta["signature"])
     constants = dict(meta.get("constants") or {})
     for constant in constants:
@@ -130,12 +131,12 @@ def specialization(names, meta):
         "name": meta.get("kernel_name", ""),
         "signature": {n: signature[n] for n in names if n in signature},
         "constant_keys": [[index[n]] for n in keys],
-        "constant_vals": [_jsonable(constants[n]) for n in keys],
+        "constant_vals": [jsonable(constants[n]) for n in keys],
         "attrs_keys": attrs_keys,
         "attrs_vals": attrs_vals,
         "options": {},
     }
-    return _shared_attributes(spec)
+    return shared_attributes(spec)
 
 
 def _kernel_file(autotuner):

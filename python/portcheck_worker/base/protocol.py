@@ -10,7 +10,7 @@ worker's (PROTOCOL_VERSION), and each side refuses the other's when they differ.
 import json
 import os
 
-from . import PROTOCOL_VERSION
+from .. import PROTOCOL_VERSION
 
 # The plumbing's primitives, bound now, before any user code runs: a module that sets
 # `json.dumps = None`, `builtins.open = None` or `os.write = None` at import must not take the
@@ -47,7 +47,7 @@ def check_tool_protocol(request):
     "protocol mismatch: " (src/run/python_worker.cpp), so keep that as it is."""
     tool = request.get("protocol", FIRST_PROTOCOL)
     if tool != PROTOCOL_VERSION:
-        here = os.path.dirname(os.path.abspath(__file__))
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the worker package
         raise ProtocolMismatch(
             f"protocol mismatch: triton-portcheck speaks protocol {tool}, its worker at {here} "
             f"speaks {PROTOCOL_VERSION}: the binary and the worker files come from different "
@@ -99,7 +99,7 @@ def _high_fd(fd):
     return high
 
 
-def _jsonable(value):
+def jsonable(value):
     if isinstance(value, (set, tuple)):
         return list(value)
     if isinstance(value, bytes):
@@ -110,7 +110,7 @@ def _jsonable(value):
 
 
 # One encoder made now (json.dumps and json.JSONEncoder are the user's to replace later).
-_ENCODER = json.JSONEncoder(default=_jsonable)
+_ENCODER = json.JSONEncoder(default=jsonable)
 
 
 class ProgressLog:

@@ -18,7 +18,8 @@ import signal
 import sys
 import traceback
 
-from . import handlers, protocol, signal_guard
+from . import handlers
+from ..base import protocol, signal_guard
 
 _PR_SET_PDEATHSIG = 1
 

@@ -5,7 +5,6 @@ backend stage (ttir, ttgir, llir, ptx/amdgcn, cubin/hsaco) is wrapped where the 
 them (StageRecorder.timing), so we time each one and know which one raised.
 """
 import contextlib
-import os
 import re
 import subprocess
 import tempfile
@@ -13,7 +12,9 @@ import time
 import traceback
 import warnings
 
-from . import cubin, driver, faults, loader, protocol
+from . import cubin, driver, loader
+from .outputs import IR_STAGES, OutputError, export_files, save_ir, save_partial_ir
+from ..base import faults
 
 # Options whose values the backend derives from the target; a specialisation serialised for one
 # target carries them, and they must not leak into a compile for another.
@@ -80,7 +81,7 @@ def _jit_function(key):
         except BaseException as e:  # the user's module, SystemExit included
             raise loader.KernelImportError(
                 f"constant {{jit_function = {key!r}}}: importing {module} failed: {type(e).__name__}: {e}",
-                loader._bounded_traceback()) from None
+                loader.bounded_traceback()) from None
     if key not in _triton_jit_function_registry:
         raise loader.KernelImportError(
             f"constant {{jit_function = {key!r}}}: {key} is not a @triton.jit function "
@@ -241,7 +242,7 @@ def compile_cell(request, progress):
         recorder.finish_frontend()
         error = StageError(recorder.current, e, recorder.times, _error_location(fn, e),
                            time.perf_counter() - started)
-        error.kernel_source = _source_location(fn)
+        error.kernel_source = source_location(fn)
         if recorder.ir:
             try:
                 error.saved_ir = save_partial_ir(recorder.ir, fn.__name__, request["save_ir_dir"])
@@ -250,16 +251,21 @@ def compile_cell(request, progress):
         raise error from e
     compile_s = time.perf_counter() - started
 
+    progress.mark("inspect")
+    return _success(compiled, src, fn, request, target, recorder.times, compile_s)
+
+
+def _success(compiled, src, fn, request, target, times, compile_s):
+    """A compiled kernel's result: its metadata and resources, and the files asked for."""
     result = {
         "status": "ok",
         "compile_s": compile_s,
-        "stages": recorder.times,
+        "stages": times,
         "metadata": _metadata(compiled),
         "sizes": {ext: len(text) for ext, text in compiled.asm.items() if ext != "source"},
-        "source": _source_location(fn),
+        "source": source_location(fn),
+        "resources": _resources(compiled, target),
     }
-    progress.mark("inspect")
-    result["resources"] = _resources(compiled, target)
     try:
         if request.get("save_ir_dir"):
             result["saved_ir"] = save_ir(compiled, request["save_ir_dir"])
@@ -270,98 +276,6 @@ def compile_cell(request, progress):
         # the matrix, that the folder could not take the files (a full disk, no permission): exit 3.
         result["output_error"] = {"path": e.path, "error": e.error}
     return result
-
-
-class OutputError(Exception):
-    """A file of --save-ir or export could not be written."""
-
-    def __init__(self, path, error):
-        super().__init__(f"cannot write {path}: {error}")
-        self.path, self.error = path, error
-
-
-def _write_file(path, data):
-    """Whole or not at all: a temporary file renamed into place, removed again on any error."""
-    mode = "wb" if isinstance(data, bytes) else "w"
-    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, mode) as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise OutputError(path, e.strerror or str(e)) from e
-
-
-def _make_dirs(directory):
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as e:
-        raise OutputError(e.filename or directory, e.strerror or str(e)) from e
-
-
-IR_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn")
-
-
-def save_partial_ir(texts, name, directory):
-    """The stages a failing compile finished, named after the kernel (it has no metadata name),
-    so that `bisect` and `diff --ir` can show where two releases' IR parted."""
-    _make_dirs(directory)
-    written = []
-    for stage, text in texts.items():
-        path = os.path.join(directory, f"{name}.{stage}")
-        _write_file(path, text)
-        written.append(path)
-    return written
-
-
-def save_ir(compiled, directory):
-    """Every textual stage of the compile, for `diff --ir`."""
-    _make_dirs(directory)
-    written = []
-    for stage in IR_STAGES:
-        if stage in compiled.asm:
-            path = os.path.join(directory, f"{compiled.metadata.name}.{stage}")
-            _write_file(path, compiled.asm[stage])
-            written.append(path)
-    return written
-
-
-def export_files(compiled, src, fn, directory):
-    """Writes the binary and its assembly, and lists the binary's parameters in order: the
-    arguments that were not folded into the code (constexprs, and ints the JIT specialised to 1),
-    then Triton's two scratch pointers."""
-    import json as _json
-    _make_dirs(directory)
-    name = compiled.metadata.name
-    binary_ext = "cubin" if "cubin" in compiled.asm else "hsaco"
-    text_ext = "ptx" if binary_ext == "cubin" else "amdgcn"
-    _write_file(os.path.join(directory, f"{name}.{binary_ext}"), compiled.asm[binary_ext])
-    _write_file(os.path.join(directory, f"{name}.{text_ext}"), compiled.asm[text_ext])
-    md = compiled.metadata._asdict()
-    _write_file(os.path.join(directory, "metadata.json"),
-                _json.dumps(md, default=protocol._jsonable, indent=1))
-    params, folded = [], []
-    for index, arg in enumerate(fn.arg_names):
-        ty = src.signature.get(arg)
-        if ty == "constexpr" or (index, ) in src.constants:
-            value = src.constants.get((index, ))
-            value = getattr(value, "value", value)
-            is_param_constexpr = fn.params[index].is_constexpr
-            reason = "constexpr" if is_param_constexpr else (
-                "integer equal to 1, specialised by the JIT" if value == 1 else "constant")
-            folded.append({"name": arg, "value": value if isinstance(value, (int, float, bool, str)) else str(value),
-                           "reason": reason})
-        else:
-            params.append({"name": arg, "kind": "argument", "triton_type": ty,
-                           "divisible_by_16": ["tt.divisibility", 16] in src.attrs.get((index, ), [])})
-    params.append({"name": "global_scratch", "kind": "global_scratch", "triton_type": "*i8"})
-    params.append({"name": "profile_scratch", "kind": "profile_scratch", "triton_type": "*i8"})
-    return {"directory": directory, "binary": f"{name}.{binary_ext}", "assembly": f"{name}.{text_ext}",
-            "params": params, "folded": folded}
 
 
 def failure_result(error):
@@ -387,7 +301,7 @@ def _error_location(fn, error):
     node = getattr(error, "node", None)
     if getattr(error, "src", None) != getattr(fn, "src", object()) or not hasattr(node, "lineno"):
         return None
-    where = _source_location(fn)
+    where = source_location(fn)
     if where is None:
         return None
     return {"file": where["file"], "line": where["line"] + node.lineno - 1}
@@ -405,7 +319,7 @@ def _metadata(compiled):
     return out
 
 
-def _source_location(fn):
+def source_location(fn):
     """The kernel's file and `def` line. From its code object and the file's lines, not
     inspect.getsourcelines, which tokenizes the whole function: 0.4 ms of every cell."""
     import linecache
