@@ -108,16 +108,14 @@ std::string version_python(const std::string& label, const std::string& share_py
 }
 
 ExecuteSettings execute_settings(const CheckOptions& options, const ShareDirs& share,
-                                 const Matrix& matrix, const std::string& python) {
+                                 const std::string& python) {
   ExecuteSettings settings;
   settings.session.python = python;
-  settings.session.warm_targets = warm_up_targets(matrix.columns);
   settings.session.isolation = options.isolation;
   settings.session.worker_max_rss_bytes = options.worker_max_rss_bytes;
   settings.session.share = share;
   settings.jobs = options.jobs ? options.jobs : std::max(1U, std::thread::hardware_concurrency());
   settings.static_mode = options.static_mode;
-  settings.reduce = options.reduce;
   settings.launch_limits_warn = options.launch_limits_warn;
   settings.progress = options.progress;
   settings.data = share.data;
@@ -131,7 +129,9 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
                        const Manifest& manifest, const Matrix& matrix,
                        const Environment& environment, TieredCache& cache,
                        const std::atomic<bool>& interrupted, ReleaseTargets* targets) {
-  auto settings = execute_settings(options, share, matrix, environment.python);
+  auto plan = plan_environment(manifest, matrix, options, environment.label);
+  auto settings = execute_settings(options, share, environment.python);
+  settings.session.warm_targets = plan.warm_targets;
   settings.unsupported_targets_are_cells = targets != nullptr;
   settings.started = std::chrono::steady_clock::now();
   const auto started_wall = std::chrono::system_clock::now();
@@ -148,8 +148,7 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   settings.timings = &timings;
 
   const auto executed =
-      execute(manifest, matrix, plan_cells(manifest, matrix, options, environment.label), settings,
-              start_worker_session, interrupted);
+      execute(manifest, matrix, std::move(plan), settings, start_worker_session, interrupted);
   if (targets != nullptr) *targets = {executed.triton_version, executed.unsupported_targets};
   Report report;
   report.tool_version = PORTCHECK_VERSION;

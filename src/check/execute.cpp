@@ -12,8 +12,8 @@
 #include "src/check/cell_cache.hpp"
 #include "src/check/fork_hazard.hpp"
 #include "src/check/module_inspection.hpp"
-#include "src/check/reduce.hpp"
 #include "src/check/triton_validation.hpp"
+#include "src/check/worker_targets.hpp"
 #include "src/run/scheduler.hpp"
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
@@ -46,16 +46,16 @@ InspectionSettings inspection_settings(const ExecuteSettings& settings,
 class CellRun {
  public:
   // `unsupported`: target name -> why this Triton cannot compile for it.
-  CellRun(const std::vector<PlannedCell>& cells, const InspectionResults& inspection,
-          const ExecuteSettings& settings, const Judgement& judgement,
-          std::map<std::string, std::string> unsupported)
+  CellRun(const std::vector<PlannedCell>& cells, std::vector<std::size_t> representative,
+          const InspectionResults& inspection, const ExecuteSettings& settings,
+          const Judgement& judgement, std::map<std::string, std::string> unsupported)
       : cells_(cells),
         inspection_(inspection),
         settings_(settings),
         judgement_(judgement),
         unsupported_(std::move(unsupported)),
         results_(cells.size()),
-        representative_(settings.reduce ? representatives(cells) : identity(cells.size())) {
+        representative_(std::move(representative)) {
     for (std::size_t id = 0; id < cells.size(); ++id)
       if (representative_[id] != id) stands_for_others_.insert(representative_[id]);
   }
@@ -195,7 +195,8 @@ class CellRun {
   }
 
   // The cells one zygote of the fork server serves: a target and a top-level package or file, or
-  // the folder of kernels `capture` saved (python/portcheck_worker/zygote.py keys its zygotes so).
+  // the folder of kernels `capture` saved (python/portcheck_worker/serve/zygote.py keys its zygotes
+  // so).
   static std::string zygote_group(const PlannedCell& cell) {
     const auto& ref = cell.row->ref;
     std::string unit = ref.module.substr(0, ref.module.find('.'));
@@ -240,12 +241,6 @@ class CellRun {
       settings_.cache->store(key, cache_entry(key, *input.evidence, cell.row->ref.import_root));
       ++stored_;
     }
-  }
-
-  static std::vector<std::size_t> identity(std::size_t n) {
-    std::vector<std::size_t> out(n);
-    for (std::size_t i = 0; i < n; ++i) out[i] = i;
-    return out;
   }
 
   void remember_evidence(std::size_t id, const std::optional<CellEvidence>& evidence) {
@@ -321,14 +316,13 @@ Judgement judgement_for(const ExecuteSettings& settings, std::string triton_vers
 
 }  // namespace
 
-ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
-                      std::vector<PlannedCell> cells, const ExecuteSettings& settings,
-                      const WorkerSessionFactory& start_session,
+ExecutedCells execute(const Manifest& manifest, const Matrix& matrix, Plan plan,
+                      const ExecuteSettings& settings, const WorkerSessionFactory& start_session,
                       const std::atomic<bool>& interrupted) {
   ExecutedCells out;
+  auto& cells = plan.cells;
   auto session = start_session(settings.session);
-  out.probe = session->probe(
-      {{"tool_version", PORTCHECK_VERSION}, {"targets", targets_json(matrix.columns)}});
+  out.probe = session->probe(plan.probe_request);
   out.triton_version = out.probe.at("triton").at("version").get<std::string>();
   if (const auto why_not = util::string_member(out.probe, "signal_guard_off", ""); !why_not.empty())
     std::fprintf(stderr,
@@ -364,7 +358,8 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
   out.static_result = inspection.static_result;
   const auto judgement = judgement_for(settings, out.triton_version);
 
-  CellRun run(cells, inspection, settings, judgement, std::move(why_unsupported));
+  CellRun run(cells, std::move(plan.representative), inspection, settings, judgement,
+              std::move(why_unsupported));
   auto tasks = run.serve();
   out.completed = run.compile(std::move(tasks), session->runner(), interrupted);
   if (settings.cache != nullptr) settings.cache->flush();  // the last results' batch

@@ -29,7 +29,6 @@ struct ExecuteSettings {
   std::size_t jobs = 1;
   StaticMode static_mode = StaticMode::compile;
   bool launch_limits_warn = false;
-  bool reduce = false;                            // --reduce (check/reduce.hpp)
   bool progress = false;                          // a live progress line on stderr
   std::chrono::steady_clock::time_point started;  // of the run, for the progress line
   TieredCache* cache = nullptr;                   // nullptr: --no-cache
@@ -57,9 +56,8 @@ struct ExecutedCells {
 
 // Throws UsageError when the manifest does not fit the installed Triton (unknown option, wrong
 // argument names), EnvironmentError when the environment is unusable: both before any cell runs.
-ExecutedCells execute(const Manifest& manifest, const Matrix& matrix,
-                      std::vector<PlannedCell> cells, const ExecuteSettings& settings,
-                      const WorkerSessionFactory& start_session,
+ExecutedCells execute(const Manifest& manifest, const Matrix& matrix, Plan plan,
+                      const ExecuteSettings& settings, const WorkerSessionFactory& start_session,
                       const std::atomic<bool>& interrupted);
 
 }  // namespace portcheck

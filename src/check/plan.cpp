@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "src/check/reduce.hpp"
+#include "src/check/worker_targets.hpp"
 #include "src/core/cell_folders.hpp"
 #include "src/core/shard.hpp"
 #include "util/strings.hpp"
@@ -131,6 +133,23 @@ std::vector<PlannedCell> plan_cells(const Manifest& manifest, const Matrix& matr
   return options.shard ? shard_of(std::move(cells), *options.shard) : cells;
 }
 
+Plan plan_environment(const Manifest& manifest, const Matrix& matrix, const CheckOptions& options,
+                      const std::string& label) {
+  Plan plan;
+  plan.label = label;
+  plan.cells = plan_cells(manifest, matrix, options, label);
+  if (options.reduce) {
+    plan.representative = representatives(plan.cells);
+  } else {
+    plan.representative.resize(plan.cells.size());
+    for (std::size_t id = 0; id < plan.cells.size(); ++id) plan.representative[id] = id;
+  }
+  plan.probe_request = {{"tool_version", PORTCHECK_VERSION},
+                        {"targets", targets_json(matrix.columns)}};
+  plan.warm_targets = warm_up_targets(matrix.columns);
+  return plan;
+}
+
 double expected_seconds(const KernelRow& row, const Target& target) {
   // AMD's pipeline is the slower one here.
   double product = 1;
@@ -142,60 +161,6 @@ double expected_seconds(const KernelRow& row, const Target& target) {
                             : 3.0;
   return (1.0 + std::log2(product) / 8.0) * (1.0 + stages / 6.0) *
          (target.backend == Backend::hip ? 1.2 : 1.0);
-}
-
-nlohmann::json kernel_ref_json(const KernelRef& ref) {
-  nlohmann::json j;
-  if (!ref.file.empty())
-    j["file"] = ref.file.string();
-  else
-    j["module"] = ref.module;
-  j["function"] = ref.function;
-  j["import_root"] = ref.import_root.string();
-  if (!ref.python_path.empty()) {
-    j["pythonpath"] = nlohmann::json::array();
-    for (const auto& folder : ref.python_path) j["pythonpath"].push_back(folder.string());
-  }
-  return j;
-}
-
-WarpSizes probed_warp_sizes(const nlohmann::json& probe) {
-  WarpSizes sizes;
-  const auto it = probe.find("targets");
-  if (it == probe.end() || !it->is_array()) return sizes;
-  for (const auto& t : *it)
-    if (t.contains("warp_size") && t.contains("name"))
-      sizes[t.at("name").get<std::string>()] = t.at("warp_size").get<int>();
-  return sizes;
-}
-
-nlohmann::json targets_json(const std::vector<std::string>& columns, const WarpSizes& sizes) {
-  auto out = nlohmann::json::array();
-  for (const auto& name : columns) {
-    auto target = target_named(name);
-    if (const auto it = sizes.find(name); it != sizes.end()) target.warp_size = it->second;
-    out.push_back(nlohmann::json(target));
-  }
-  return out;
-}
-
-nlohmann::json warm_up_targets(const std::vector<std::string>& columns) {
-  auto out = nlohmann::json::array();
-  std::set<Backend> backends;
-  for (const auto& name : columns) {
-    const auto target = target_named(name);
-    if (backends.insert(target.backend).second) out.push_back(nlohmann::json(target));
-  }
-  return out;
-}
-
-void adopt_warp_sizes(std::vector<PlannedCell>& cells, const WarpSizes& sizes) {
-  for (auto& cell : cells) {
-    const auto it = sizes.find(cell.target.name());
-    if (it == sizes.end()) continue;
-    cell.target.warp_size = it->second;
-    cell.request["target"] = nlohmann::json(cell.target);
-  }
 }
 
 }  // namespace portcheck

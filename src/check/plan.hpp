@@ -66,25 +66,21 @@ struct PlannedCell {
 std::vector<PlannedCell> plan_cells(const Manifest& manifest, const Matrix& matrix,
                                     const CheckOptions& options, const std::string& label);
 
+// Everything one Triton environment's execution needs, decided before any process starts:
+// execute() consumes it and asks nothing more of planning.
+struct Plan {
+  std::string label;               // the Triton environment: "current" or a version
+  std::vector<PlannedCell> cells;  // plan_cells
+  // --reduce: for each cell, the cell that stands for it (check/reduce.hpp); without it, itself.
+  std::vector<std::size_t> representative;
+  nlohmann::json probe_request;  // what the environment is asked first: the tool, the targets
+  nlohmann::json warm_targets;   // one target per backend, for the fork server's warm-up
+};
+Plan plan_environment(const Manifest& manifest, const Matrix& matrix, const CheckOptions& options,
+                      const std::string& label);
+
 // Bigger tiles and deeper pipelines compile longer: the estimate that orders first starts and
 // balances shards until a real timing is known.
 double expected_seconds(const KernelRow& row, const Target& target);
-
-nlohmann::json kernel_ref_json(const KernelRef& ref);
-
-// The warp size the installed backend chose for each target the probe described (by name).
-using WarpSizes = std::map<std::string, int>;
-WarpSizes probed_warp_sizes(const nlohmann::json& probe);
-
-// The run's targets as the worker is told them: every column, with its warp size from `sizes`
-// where known and the rule of core/target.hpp before the probe answered.
-nlohmann::json targets_json(const std::vector<std::string>& columns, const WarpSizes& sizes = {});
-
-// One target per backend of the run, for the fork server's warm-up.
-nlohmann::json warm_up_targets(const std::vector<std::string>& columns);
-
-// Every cell's target and request take the probe's warp size, so that the inspection hashes
-// cache keys, predicts and compiles for the target the installed Triton really builds.
-void adopt_warp_sizes(std::vector<PlannedCell>& cells, const WarpSizes& sizes);
 
 }  // namespace portcheck

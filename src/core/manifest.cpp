@@ -577,4 +577,19 @@ std::string timeout_problem(double seconds) {
                      kMaxTimeoutSeconds);
 }
 
+nlohmann::json kernel_ref_json(const KernelRef& ref) {
+  nlohmann::json j;
+  if (!ref.file.empty())
+    j["file"] = ref.file.string();
+  else
+    j["module"] = ref.module;
+  j["function"] = ref.function;
+  j["import_root"] = ref.import_root.string();
+  if (!ref.python_path.empty()) {
+    j["pythonpath"] = nlohmann::json::array();
+    for (const auto& folder : ref.python_path) j["pythonpath"].push_back(folder.string());
+  }
+  return j;
+}
+
 }  // namespace portcheck

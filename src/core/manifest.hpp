@@ -33,6 +33,10 @@ struct KernelRef {
   [[nodiscard]] std::string spelled() const;       // as a user would write it
 };
 
+// The kernel as the worker is told where to find it: a file or a module, the function, the folder
+// to import from, extra sys.path entries.
+nlohmann::json kernel_ref_json(const KernelRef& ref);
+
 // One row of the matrix: a [[kernel]] whose own keys form a complete specialisation, or one of
 // its [[kernel.variant]]s.
 struct KernelRow {

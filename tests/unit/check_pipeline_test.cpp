@@ -120,7 +120,6 @@ class CheckPipeline : public ::testing::Test {
     settings.jobs = options.jobs == 0 ? 2 : options.jobs;
     settings.static_mode = options.static_mode;
     settings.launch_limits_warn = options.launch_limits_warn;
-    settings.reduce = options.reduce;
     settings.data = tmp.path() / "data";
     settings.unsupported_targets_are_cells = several_releases;
     ResultCache cache(tmp.path() / "cache", 64ULL << 20);
@@ -134,7 +133,7 @@ class CheckPipeline : public ::testing::Test {
       EXPECT_EQ(config.python, "python-under-test");
       return std::make_unique<FakeSession>(*this);
     };
-    return execute(manifest, matrix, plan_cells(manifest, matrix, options, label), settings,
+    return execute(manifest, matrix, plan_environment(manifest, matrix, options, label), settings,
                    factory, interrupted);
   }
 
@@ -260,6 +259,23 @@ TEST_F(CheckPipeline, PlanIsEveryRowTimesEveryTargetRowMajor) {
   // Before the probe, the warp size is the rule's: 64 on CDNA's gfx9, 32 elsewhere.
   EXPECT_EQ(cells[0].request["target"]["warp_size"], 32);
   EXPECT_EQ(cells[1].request["target"]["warp_size"], 64);
+}
+
+// The plan is everything execute() needs, decided before any process starts: the probe's question,
+// the warm-up's targets (one per backend) and --reduce's representatives come with the cells.
+TEST_F(CheckPipeline, ThePlanHoldsWhatExecutionNeeds) {
+  const auto matrix = plan_matrix(manifest, {}, "text");
+  auto plan = plan_environment(manifest, matrix, options, "current");
+  EXPECT_EQ(plan.label, "current");
+  ASSERT_EQ(plan.cells.size(), plan_cells(manifest, matrix, options, "current").size());
+  EXPECT_EQ(plan.probe_request["tool_version"], PORTCHECK_VERSION);
+  ASSERT_EQ(plan.probe_request["targets"].size(), matrix.columns.size());
+  EXPECT_EQ(plan.probe_request["targets"][1]["warp_size"], 64);  // the rule's, before the probe
+  ASSERT_EQ(plan.warm_targets.size(), 2u);  // cuda:90 and hip:gfx942: one of each backend
+  for (std::size_t id = 0; id < plan.cells.size(); ++id) EXPECT_EQ(plan.representative[id], id);
+  options.reduce = true;
+  plan = plan_environment(manifest, matrix, options, "current");
+  EXPECT_EQ(plan.representative, representatives(plan.cells));
 }
 
 TEST_F(CheckPipeline, PlanLimitsComeFromTheCommandLineThenTheRowThenTheManifest) {
