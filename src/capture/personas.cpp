@@ -54,7 +54,8 @@ std::optional<nlohmann::json> device_of(const toml::table& root, const Target& t
   return device;
 }
 
-// What python/portcheck_worker/capture/persona.py answers with; AMD devices also name their gfx arch.
+// What python/portcheck_worker/capture/persona.py answers with; AMD devices also name their gfx
+// arch.
 constexpr std::array<std::string_view, 15> kDeviceFields = {"name",
                                                             "multi_processor_count",
                                                             "total_memory",

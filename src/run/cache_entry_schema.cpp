@@ -71,7 +71,8 @@ constexpr Field kEntry[] = {
     {"last_stage", text, true}, {"wall_s", number, true},  {"peak_rss_bytes", number, true},
     {"result", table, true},    {"schema", integer, true}, {"checksum", text, true},
 };
-// A compile's result as the worker writes it (python/portcheck_worker/compile/stages.py), compiled ...
+// A compile's result as the worker writes it (python/portcheck_worker/compile/stages.py), compiled
+// ...
 constexpr Field kCompiled[] = {
     {"status", name, true},          {"compile_s", number, false}, {"stages", numbers, false},
     {"metadata", table, false},      {"sizes", numbers, false},    {"source", location, false},

@@ -121,8 +121,8 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
   // What the folder's death watch (ScratchDir) kills should the tool die.
   env.push_back(scratch_marker(scratch));
   // The process the cells' seccomp guard protects, with its ancestors
-  // (python/portcheck_worker/base/signal_guard.py): the tool is a subreaper, so a cell's process whose
-  // parent died is re-parented here, and its next kill(getppid()) must not end the run.
+  // (python/portcheck_worker/base/signal_guard.py): the tool is a subreaper, so a cell's process
+  // whose parent died is re-parented here, and its next kill(getppid()) must not end the run.
   env.push_back(fmt::format("TRITON_PORTCHECK_TOOL_PID={}", ::getpid()));
   return env;
 }
