@@ -21,16 +21,12 @@ Only the capture's CPU modes use a persona; a live capture answers as the real d
 """
 import json
 import os
-import sys
 
 from . import vendor_devices, vendor_libraries
 from ..compile.driver import StandInDriver, refusal
 
 ENV_PERSONA = vendor_devices.ENV_PERSONA
 
-# What torch.version.hip reads as under an AMD persona: a ROCm release Triton's AMD backend
-# supports. Code compares it as a version or tests it against None.
-_ROCM_VERSION = "6.4.43482"
 # torch.version.cuda under an NVIDIA persona when the installed torch is a CPU build (None).
 _CUDA_VERSION = "12.8"
 
@@ -104,13 +100,13 @@ class Persona:
         cuda.get_device_capability = lambda device=None: capability
         cuda.get_device_name = lambda device=None: properties.name
         cuda.current_device = lambda: 0
-        vendor_libraries.install(self.backend, sys.modules["torch.cuda"])
+        vendor_libraries.install(self.backend, cuda)
         if vendor_devices.physical_gpu_count() == 0:
             # The management stand-ins list the persona's device; torch's ROCm branch would
             # count it (through amdsmi) on a machine where nothing can be allocated.
             cuda.device_count = lambda: 0
         if self.backend == "hip":
-            torch.version.hip = _ROCM_VERSION
+            torch.version.hip = vendor_devices.ROCM_VERSION
             torch.version.cuda = None
         else:
             torch.version.hip = None

@@ -4,8 +4,7 @@ or, in live mode, the real device; and whether torch is given a fake one (`--fak
 import os
 
 from . import persona as persona_module
-
-ENV_FAKE_GPU = "PORTCHECK_CAPTURE_FAKE_GPU"
+from .vendor_devices import ENV_FAKE_GPU
 
 # The stand-in target when no persona was passed (a hook of a newer worker under an older tool):
 # the default persona's. Every NVIDIA arch shares its specialisation rules (BaseBackend:

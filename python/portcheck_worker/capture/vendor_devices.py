@@ -10,6 +10,7 @@ on a device that is not there.
 
 Standard library only: the tools' script (vendor_tools.py) runs this under `python -I`.
 """
+import functools
 import glob
 import hashlib
 import json
@@ -19,13 +20,15 @@ ENV_PERSONA = "PORTCHECK_CAPTURE_PERSONA"
 ENV_FAKE_GPU = "PORTCHECK_CAPTURE_FAKE_GPU"
 
 # What the persona's software stack reports as its versions: a driver of the CUDA 13.0 era and
-# ROCm 6.4 (torch.version.hip under an AMD persona is this ROCm too, persona.py).
+# ROCm 6.4, a release Triton's AMD backend supports (torch.version.hip under an AMD persona too:
+# code compares it as a version or tests it against None).
 NVIDIA_DRIVER_VERSION = "580.65.06"
 NVIDIA_CUDA_VERSION = "13.0"
 ROCM_VERSION = "6.4.43482"
 AMDGPU_DRIVER_VERSION = "6.12.12"
 
 
+@functools.cache
 def physical_gpu_count():
     """GPUs the machine has, counted without initialising any runtime (a CUDA runtime started
     in a process that later forks breaks the fork): NVIDIA device nodes and the AMD GPUs of
@@ -73,8 +76,10 @@ class Device:
         return self.persona.get("gcnArchName", "").split(":")[0]
 
 
+@functools.cache
 def persona_devices():
-    """The persona's devices, or None outside a persona run."""
+    """The persona's devices, or None outside a persona run (the environment is read once: the
+    stand-in libraries ask on every call)."""
     text = os.environ.get(ENV_PERSONA)
     if not text:
         return None
