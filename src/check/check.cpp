@@ -214,7 +214,7 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   }
   auto labels = options.triton.empty() ? manifest.triton : options.triton;
   for (const auto& label : labels)
-    if (label != "current") validate_version(label);
+    if (label != "current") validate_compilable_release(label, "--triton");
   const auto matrix = plan_matrix(manifest, options.targets, util::read_file(manifest.file));
 
   const auto share_python = resolve_python(options.python);

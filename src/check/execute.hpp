@@ -50,7 +50,8 @@ struct ExecutedCells {
   WorkerStats worker_stats;
   std::size_t from_cache = 0;  // cells served by the result cache
   // Target name -> the probe's description, for each target this Triton cannot compile for
-  // (only under unsupported_targets_are_cells; otherwise execute() has thrown).
+  // (under unsupported_targets_are_cells, or a target the tool ships to; for any other execute()
+  // has thrown).
   std::map<std::string, nlohmann::json> unsupported_targets;
 };
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "src/core/errors.hpp"
+#include "src/core/target.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -135,6 +136,7 @@ void validate_targets(const Manifest& manifest, const Matrix& matrix,
   for (const auto& described : probed_targets) {
     if (!described.contains("unsupported")) continue;
     const auto name = described.at("name").get<std::string>();
+    if (is_shipped_target(name)) continue;
     throw UsageError(fmt::format("{}: {}", target_origin(manifest, matrix, name),
                                  target_problem(described, triton_version)));
   }
@@ -151,6 +153,7 @@ void validate_targets_across(const Manifest& manifest, const Matrix& matrix,
                              const std::vector<ReleaseTargets>& releases) {
   if (releases.empty()) return;
   for (const auto& column : matrix.columns) {
+    if (is_shipped_target(column)) continue;
     std::vector<std::string> reasons;
     for (const auto& release : releases) {
       const auto it = release.unsupported.find(column);

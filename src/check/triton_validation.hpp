@@ -18,12 +18,13 @@ void validate_against_triton(const Manifest& manifest, const nlohmann::json& opt
                              const nlohmann::json& kernels,
                              const std::map<std::string, std::vector<std::string>>& row_targets);
 
-// `probed_targets`: the probe's description of each target of the matrix, with "unsupported"
-// where the installed Triton cannot compile for it. Throws UsageError naming where the target
-// was asked for (--targets, the manifest's [defaults] or a row's `targets`) and the valid ones.
 // One target the probe marked "unsupported": what is wrong and which targets are valid.
 std::string target_problem(const nlohmann::json& described, const std::string& triton_version);
 
+// `probed_targets`: the probe's description of each target of the matrix, with "unsupported"
+// where the installed Triton cannot compile for it. Throws UsageError naming where the target
+// was asked for (--targets, the manifest's [defaults] or a row's `targets`) and the valid ones;
+// a target the tool ships to (default_target_names) is its cells' verdict instead.
 void validate_targets(const Manifest& manifest, const Matrix& matrix,
                       const nlohmann::json& probed_targets, const std::string& triton_version);
 
@@ -38,7 +39,8 @@ struct ReleaseTargets {
 
 // A multi-version run: throws UsageError for the first column (in matrix order) that no
 // requested release can compile for, naming where it was asked for and each release's reason.
-// A target only some releases refuse is their cells' verdict (unsupported-target), not an error.
+// A target only some releases refuse, or one the tool ships to, is their cells' verdict
+// (unsupported-target), not an error.
 void validate_targets_across(const Manifest& manifest, const Matrix& matrix,
                              const std::vector<ReleaseTargets>& releases);
 

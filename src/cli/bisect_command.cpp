@@ -28,9 +28,8 @@
 namespace portcheck::cli {
 namespace {
 
-// The worker reads Triton through triton.knobs, which 3.4.0 introduced; older releases cannot
-// be compiled with at all (the probe says so), so they are not bisected over.
-constexpr const char* kOldestSupported = "3.4.0";
+// Older releases cannot be compiled with at all (kOldestRelease), so they are not bisected over.
+constexpr const char* kOldestSupported = kOldestRelease;
 
 struct BisectFlags {
   std::string row;
@@ -177,14 +176,9 @@ class ReleaseRunner {
 void validate(const BisectFlags& f) {
   if (f.target.find(',') != std::string::npos)
     throw UsageError("--target: bisect follows one target; give one (cuda:90)");
-  if (f.from != "current") validate_version(f.from);
-  if (f.to != "current") validate_version(f.to);
   if (f.from == "current") throw UsageError("--from current: give the older release, e.g. 3.4.0");
-  if (release_less(f.from, kOldestSupported))
-    throw UsageError(fmt::format(
-        "--from {}: triton-portcheck compiles with Triton {} and later (its worker needs "
-        "triton.knobs); bisect from {} or a later release",
-        f.from, kOldestSupported, kOldestSupported));
+  validate_compilable_release(f.from, "--from");
+  if (f.to != "current") validate_compilable_release(f.to, "--to");
   if (!f.json.empty()) check_output_path(std::filesystem::path(f.json), "--json");
 }
 

@@ -17,7 +17,7 @@ struct EnvFlags {
 };
 
 int run_env_add(const EnvFlags& f) {
-  validate_version(f.version);
+  validate_compilable_release(f.version, "env add");
   const auto base = resolve_python(f.python.empty() ? "python3" : f.python);
   const auto added = add_environment(f.version, split_list(f.with), base);
   if (added.already_present) {

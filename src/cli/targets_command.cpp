@@ -56,11 +56,13 @@ void print_targets(const nlohmann::json& probe) {
       continue;
     }
     const auto& as = t["assembler"];
+    // ptxas answers "CUDA 12.4, V12.4.99"; an ld.lld (AMD, Triton before 3.4) its LLD version.
+    const auto backend = t.value("backend", "");
     std::string assembler =
         as["path"].is_string()
-            ? fmt::format("{} (CUDA {})",
+            ? fmt::format("{} ({}{})",
                           std::filesystem::path(as["path"].get<std::string>()).filename().string(),
-                          as["version"].get<std::string>())
+                          backend == "cuda" ? "CUDA " : "", as["version"].get<std::string>())
             : as["version"].get<std::string>();
     fmt::print("{:<14}{:<11}{}\n", t["name"].get<std::string>(), t["warp_size"].get<int>(),
                assembler);
@@ -111,14 +113,21 @@ int run_targets(const TargetsFlags& f) {
   const ScratchDir scratch("triton-portcheck-targets");
   const auto probe = probe_environment(python, share, scratch.path(), request);
   print_targets(probe);
-  // The tables need a target Triton can compile for; a bad one is the user's to fix, exit 2.
+  // The tables need a target Triton can compile for; a bad one is the user's to fix, exit 2. A
+  // shipped target this release cannot compile for is said above ("cannot compile") and left out.
   const auto version = probe["triton"]["version"].get<std::string>();
-  for (const auto& t : probe["targets"])
-    if (t.contains("unsupported"))
+  std::vector<std::string> compilable;
+  for (const auto& t : probe["targets"]) {
+    const auto name = t["name"].get<std::string>();
+    if (!t.contains("unsupported")) {
+      compilable.push_back(name);
+    } else if (!is_shipped_target(name)) {
       throw UsageError(fmt::format("{}: {}",
                                    f.targets.empty() ? "the default targets" : "--targets",
                                    target_problem(t, version)));
-  print_check_tables(probe, names, share);
+    }
+  }
+  print_check_tables(probe, compilable, share);
   return exit_code::ok;
 }
 

@@ -126,4 +126,9 @@ const std::vector<std::string>& default_target_names() {
   return names;
 }
 
+bool is_shipped_target(const std::string& name) {
+  const auto& shipped = default_target_names();
+  return std::find(shipped.begin(), shipped.end(), name) != shipped.end();
+}
+
 }  // namespace portcheck

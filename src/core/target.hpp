@@ -60,5 +60,9 @@ Target checked_target(std::string_view name);
 int warp_size_for(Backend backend, std::string_view arch);
 
 const std::vector<std::string>& default_target_names();
+// One of default_target_names(), the targets the tool ships to: a release too old or too new for
+// one gives its cells an unsupported-target verdict (cuda:100 on Triton 3.2) instead of refusing
+// the run, which is for a name no release compiles for (a typo, an architecture not shipped to).
+bool is_shipped_target(const std::string& name);
 
 }  // namespace portcheck

@@ -265,6 +265,16 @@ void validate_version(const std::string& version) {
         version));
 }
 
+void validate_compilable_release(const std::string& version, const std::string& what) {
+  validate_version(version);
+  if (release_less(version, kOldestRelease))
+    throw UsageError(fmt::format(
+        "{}: Triton {} is older than {}, the oldest release triton-portcheck compiles with (2.x "
+        "has no backend plug-ins, so it cannot compile for a GPU it does not run on); use {} or "
+        "later",
+        what, version, kOldestRelease, kOldestRelease));
+}
+
 fs::path environments_root() { return portcheck_home() / "envs"; }
 
 fs::path environment_dir(const std::string& version) {

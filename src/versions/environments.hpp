@@ -31,6 +31,13 @@ inline constexpr const char* kEnvironmentMarker = "portcheck-env.json";
 // UsageError naming the value.
 void validate_version(const std::string& version);
 
+// The oldest Triton release the worker compiles with (python/portcheck_worker/compile/
+// releases.py keeps each release family's differences; 2.x has no backend plug-ins, so it cannot
+// compile for a GPU it does not run on).
+inline constexpr const char* kOldestRelease = "3.0.0";
+// validate_version, then a UsageError naming the oldest release for one older than it.
+void validate_compilable_release(const std::string& version, const std::string& what);
+
 std::filesystem::path environments_root();  // portcheck_home() / "envs"
 // environments_root() / version, after validate_version (UsageError when invalid).
 std::filesystem::path environment_dir(const std::string& version);

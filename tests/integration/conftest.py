@@ -192,6 +192,26 @@ def venv_python():
     return VENV_PYTHON
 
 
+_RELEASES = {}
+
+
+@pytest.fixture(scope="session")
+def triton_release(venv_python, tmp_path_factory):
+    """`release(VERSION)`: `env add VERSION` once per session, in the session's home (about 200 MB
+    from the package index each); returns the environment's python. Tests that share releases
+    are in one xdist group, so one worker installs each."""
+
+    def release(version):
+        if version not in _RELEASES:
+            run = run_tool(["env", "add", version, "--python", venv_python], cwd=tmp_path_factory.mktemp("env"),
+                           timeout=1800)
+            assert run.returncode == 0, run.stdout + run.stderr
+            _RELEASES[version] = Path(SESSION_HOME) / "envs" / version / "bin" / "python"
+        return _RELEASES[version]
+
+    return release
+
+
 @dataclass
 class DemoRun:
     returncode: int

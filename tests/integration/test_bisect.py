@@ -1,14 +1,15 @@
 """`bisect`: the first Triton release where a demo row's verdict changed, with real releases from
-the package index in version environments (3.4.0, 3.5.0, 3.5.1 and 3.8.0: about 190 MB of wheel
-and 700 MB of disk each, made once per test session with --keep-envs; the current release is the
-test venv's 3.9.0)."""
+the package index in version environments (3.0.0, 3.1.0, 3.2.0, 3.5.0, 3.5.1 and 3.8.0: about
+190 MB of wheel and 700 MB of disk each, made once per test session with --keep-envs; the current
+release is the test venv's 3.9.0)."""
 import json
 
 import pytest
 
 from conftest import run_tool
 
-pytestmark = pytest.mark.slow
+# With test_releases.py and test_versions.py: one xdist worker installs each release once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("triton-releases")]
 
 
 def bisect(args, cwd, venv_python, timeout=1800, **env):
@@ -55,24 +56,23 @@ def test_the_first_ir_stage_that_differs_is_a_real_change_not_a_rename(venv_pyth
         assert '+module attributes {' in run.stdout and '"ttng.two-ctas" = false' in run.stdout
 
 
-def test_a_boundary_further_back_and_all_prints_the_history_that_agrees(venv_python, tmp_path):
-    """The demo's module imports triton.language.target_info, which 3.4.0 lacks: every row is an
-    import error there and compiles from 3.5.0 on."""
-    searched = bisect(["axpy", "--demo", "-t", "cuda:90", "--from", "3.4.0", "--to", "3.5.1", "--keep-envs",
-                       "--json", tmp_path / "search.json"], tmp_path, venv_python)
+def test_a_boundary_among_the_oldest_releases_and_all_prints_the_history_that_agrees(venv_python, tmp_path):
+    """AMD's libdevice has no tgamma in any release, but how the frontend says so changed: 3.0's
+    dispatcher refuses the call, from 3.2 on the per-backend module lacks the name."""
+    args = ["gamma_ratio", "--demo", "-t", "hip:gfx942", "--from", "3.0.0", "--to", "3.2.0", "--keep-envs"]
+    searched = bisect([*args, "--json", tmp_path / "search.json"], tmp_path, venv_python)
     assert searched.returncode == 0, searched.stdout + searched.stderr
-    assert "first release with the new verdict: 3.5.0 (the last with the old: 3.4.0)" in searched.stdout
-    assert "3.4.0      import-error in import" in searched.stdout and "target_info" in searched.stdout
-    walked = bisect(["axpy", "--demo", "-t", "cuda:90", "--from", "3.4.0", "--to", "3.5.1", "--all", "--keep-envs",
-                     "--json", tmp_path / "all.json"], tmp_path, venv_python)
+    assert "first release with the new verdict: 3.2.0 (the last with the old: 3.1.0)" in searched.stdout
+    assert "does not provide support for `tgamma`" in searched.stdout and "has no attribute 'tgamma'" in searched.stdout
+    walked = bisect([*args, "--all", "--json", tmp_path / "all.json"], tmp_path, venv_python)
     assert walked.returncode == 0, walked.stdout + walked.stderr
     history = walked.stdout.split("release    verdict\n")[1].splitlines()
-    assert [line.split()[0] for line in history] == ["3.4.0", "3.5.0", "3.5.1"]
-    assert history[0].startswith("3.4.0      import-error in import")
-    assert history[1].startswith("3.5.0      ok") and history[1].endswith("<- changed")
-    assert history[2] == "3.5.1      ok"
+    assert [line.split()[0] for line in history] == ["3.0.0", "3.1.0", "3.2.0"]
+    assert history[0].startswith("3.0.0      frontend-error in frontend")
+    assert history[1].startswith("3.1.0      frontend-error in frontend") and not history[1].endswith("<- changed")
+    assert history[2].startswith("3.2.0      frontend-error in frontend") and history[2].endswith("<- changed")
     boundary = lambda name: json.loads((tmp_path / name).read_text())["rows"][0]["boundary"]
-    assert boundary("search.json") == boundary("all.json") == {"last_old": "3.4.0", "first_new": "3.5.0"}
+    assert boundary("search.json") == boundary("all.json") == {"last_old": "3.1.0", "first_new": "3.2.0"}
     assert len(json.loads((tmp_path / "all.json").read_text())["rows"][0]["verdicts"]) == 3
 
 
@@ -98,7 +98,7 @@ def test_a_range_with_no_change_exits_1(venv_python, tmp_path):
     (["no_such_row", "--demo", "-t", "cuda:90"], "no row named 'no_such_row'"),
     (["axpy", "--demo", "-t", "cuda:90,hip:gfx942"], "one target"),
     (["axpy", "--demo", "-t", "cuda:90", "--from", "3.4.7"], "--from 3.4.7: not a Triton release on the package index"),
-    (["axpy", "--demo", "-t", "cuda:90", "--from", "3.0.0"], "Triton 3.4.0 and later"),
+    (["axpy", "--demo", "-t", "cuda:90", "--from", "2.3.1"], "the oldest release triton-portcheck compiles with"),
     (["axpy", "--demo", "-t", "cuda:90", "--from", "3.9.0", "--to", "3.8.0"], "not older than --to 3.8.0"),
     (["axpy", "--demo", "-t", "cuda:90", "--from", "../3.8"], "not a Triton release version"),
 ])

@@ -402,7 +402,8 @@ for path in glob.glob(sys.argv[1] + "/*.jsonl"):
         fn = loader.load_kernel({"module": kernel["module"], "function": kernel["attribute"],
                                  "import_root": kernel["import_root"]})
         # What the JIT compiles for this launch: its own specialisation, options for cuda:90.
-        src, options = stages.build_source(fn, {"specialization": record["specialization"]})
+        src, options = stages.build_source(fn, {"specialization": record["specialization"],
+                                                "target": {"backend": "cuda", "arch": "90", "warp_size": 32}})
         options = backend.parse_options(options)
         key = get_cache_key(src, backend, options, env_vars=get_cache_invalidating_env_vars())
         keys.add(hashlib.sha256(key.encode()).hexdigest())

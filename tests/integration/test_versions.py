@@ -6,14 +6,14 @@ import pytest
 
 from conftest import axpy_manifest, run_tool, write_manifest
 
-pytestmark = pytest.mark.slow
+# With test_releases.py and test_bisect.py: one xdist worker installs each release once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("triton-releases")]
 
 
 @pytest.fixture(scope="session")
-def triton_380(venv_python, tmp_path_factory):
+def triton_380(triton_release):
     """The 3.8.0 environment in the session's TRITON_PORTCHECK_HOME (about 240 MB from PyPI once)."""
-    run = run_tool(["env", "add", "3.8.0", "--python", venv_python], cwd=tmp_path_factory.mktemp("env"), timeout=1800)
-    assert run.returncode == 0, run.stdout + run.stderr
+    triton_release("3.8.0")
     return "3.8.0"
 
 

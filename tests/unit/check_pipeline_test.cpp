@@ -723,37 +723,53 @@ TEST_F(CheckPipeline, UnknownOptionIsRefusedBeforeAnyCompile) {
 
 // Issue 14, item 5: in a run of several releases, a target this one cannot compile for was a
 // UsageError for the whole run; it is now its cells' verdict, and they are never compiled.
-TEST_F(CheckPipeline, TargetThisReleaseCannotCompileForIsItsCellsVerdictAmongSeveral) {
+// A target the tool ships to (hip:gfx942 here) that this release refuses: its cells' verdict,
+// whether one release is checked or several (cuda:100 on Triton 3.2).
+TEST_F(CheckPipeline, TargetThisReleaseCannotCompileForIsItsCellsVerdict) {
   probe_answer["targets"][1].erase("warp_size");
   probe_answer["targets"][1]["unsupported"] = {
       {"reason", "unsupported"},
       {"message", "its AMD backend refuses it (unsupported target: 'gfx942')"},
       {"valid", {"gfx950"}}};
-  EXPECT_THROW(run(), UsageError);  // one release: the whole run is refused, as before
-  EXPECT_TRUE(compiled.empty());
-  several_releases = true;
-  const auto out = run();
-  EXPECT_EQ(compiled.size(), 3u);
-  ASSERT_EQ(out.cells.size(), 6u);
-  for (const auto& row : {"add", "mul", "scan"}) {
-    EXPECT_TRUE(was_compiled(row, "cuda:90"));
-    EXPECT_EQ(cell(out, row, "cuda:90").status, Status::ok);
-    const auto& refused = cell(out, row, "hip:gfx942");
-    EXPECT_EQ(refused.status, Status::failed);
-    EXPECT_EQ(refused.kind, FailureKind::unsupported_target);
-    EXPECT_EQ(refused.stage, "target");
-    EXPECT_TRUE(refused.is_new);
-    EXPECT_EQ(refused.message,
-              "'hip:gfx942' is an AMD architecture, but the installed Triton 3.9.0 cannot compile "
-              "for it: its AMD backend refuses it (unsupported target: 'gfx942'); valid targets: "
-              "hip:gfx950");
+  options.use_cache = false;  // each pass compiles
+  for (const bool several : {false, true}) {
+    several_releases = several;
+    const auto out = run();
+    EXPECT_EQ(compiled.size(), 3u);
+    ASSERT_EQ(out.cells.size(), 6u);
+    for (const auto& row : {"add", "mul", "scan"}) {
+      EXPECT_TRUE(was_compiled(row, "cuda:90"));
+      EXPECT_EQ(cell(out, row, "cuda:90").status, Status::ok);
+      const auto& refused = cell(out, row, "hip:gfx942");
+      EXPECT_EQ(refused.status, Status::failed);
+      EXPECT_EQ(refused.kind, FailureKind::unsupported_target);
+      EXPECT_EQ(refused.stage, "target");
+      EXPECT_TRUE(refused.is_new);
+      EXPECT_EQ(refused.message,
+                "'hip:gfx942' is an AMD architecture, but the installed Triton 3.9.0 cannot "
+                "compile for it: its AMD backend refuses it (unsupported target: 'gfx942'); "
+                "valid targets: hip:gfx950");
+    }
+    // The inspection is not asked about cells it cannot compile: no cache keys, no predictions.
+    for (const auto& module : inspected)
+      for (const auto& c : module.at("cells"))
+        EXPECT_EQ(target_name(c.at("request").at("target")), "cuda:90");
+    ASSERT_EQ(out.unsupported_targets.size(), 1u);
+    EXPECT_TRUE(out.unsupported_targets.contains("hip:gfx942"));
   }
-  // The inspection is not asked about cells it cannot compile: no cache keys, no predictions.
-  for (const auto& module : inspected)
-    for (const auto& c : module.at("cells"))
-      EXPECT_EQ(target_name(c.at("request").at("target")), "cuda:90");
-  ASSERT_EQ(out.unsupported_targets.size(), 1u);
-  EXPECT_TRUE(out.unsupported_targets.contains("hip:gfx942"));
+}
+
+// A target the tool does not ship to (a typo, an architecture nobody asked it for) that the one
+// release checked refuses: the run is refused, naming where the target was asked for.
+TEST_F(CheckPipeline, TargetOutsideTheShippedOnesThatOneReleaseRefusesIsAUsageError) {
+  manifest.targets = {"cuda:90", "hip:gfx90a"};
+  probe_answer["targets"][1] = {{"name", "hip:gfx90a"}, {"backend", "hip"}, {"arch", "gfx90a"}};
+  probe_answer["targets"][1]["unsupported"] = {
+      {"reason", "unsupported"},
+      {"message", "its AMD backend refuses it (unsupported target: 'gfx90a')"},
+      {"valid", {"gfx942"}}};
+  EXPECT_THROW(run(), UsageError);
+  EXPECT_TRUE(compiled.empty());
 }
 
 // --- --reduce -------------------------------------------------------------------------------

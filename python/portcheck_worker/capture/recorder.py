@@ -7,7 +7,8 @@ import json
 import os
 import threading
 
-from .launch_records import jsonable, shared_attributes
+from ..compile import releases
+from .launch_records import jsonable, portable_options, shared_attributes
 from .record_writer import RecordWriter
 from .run_device import RunDevice
 
@@ -36,6 +37,7 @@ class Recorder:
         self._lock = threading.RLock()
         self._tuner_lock = threading.RLock()
         self._interpreted_class = ()
+        self._defaults = None
 
     # -- context of the launch being recorded ------------------------------------------------
 
@@ -84,6 +86,7 @@ class Recorder:
         if self.mode == "interpret":
             from triton.runtime import interpreter
             self._interpreted_class = interpreter.InterpretedFunction
+            releases.current().unify_interpreter(interpreter.InterpretedFunction)
             self._patch_interpreter(interpreter.InterpretedFunction)
         else:
             self._patch_jit(jit.JITFunction)
@@ -95,8 +98,8 @@ class Recorder:
             driver_config.set_active(self.device.stand_in_driver())
 
     def _install_cache_hook(self):
-        from triton import knobs
-        previous = knobs.runtime.jit_cache_hook
+        release = releases.current()
+        previous = release.jit_cache_hook()
         recorder = self
 
         def hook(**kwargs):
@@ -104,7 +107,7 @@ class Recorder:
             skip = recorder._on_compile(**kwargs)
             return skip or answer
 
-        knobs.runtime.jit_cache_hook = hook
+        release.set_jit_cache_hook(hook)
 
     def _patch_jit(self, cls):
         original = cls.run
@@ -225,6 +228,18 @@ class Recorder:
 
     # -- recording ---------------------------------------------------------------------------
 
+    def _backend_defaults(self):
+        """{option: default} of the backend the launch compiles for (the persona's)."""
+        if self._defaults is None:
+            from triton.compiler.compiler import make_backend
+            from triton.runtime import driver as driver_config
+            try:
+                options = make_backend(driver_config.active.get_current_target()).parse_options({})
+                self._defaults = {k: jsonable(v) for k, v in vars(options).items()}
+            except Exception:  # nothing is dropped: the row keeps every option it was given
+                self._defaults = {}
+        return self._defaults
+
     def _explicit_options(self, fn, kwargs):
         names = set(getattr(fn, "arg_names", ()))
         return {k: v for k, v in kwargs.items() if k not in names}
@@ -252,19 +267,19 @@ class Recorder:
         shadow = self._shadow(fn)
         args = [self._as_jit(a) for a in args]
         kwargs = {k: self._as_jit(v) for k, v in kwargs.items()}
-        from triton import knobs
         from triton.runtime import driver as driver_config
+        release = releases.current()
         launch = _Launch(self._explicit_options(fn, kwargs), warmup, autotune)
         with self._lock, self._launch(launch):
             previous_driver = getattr(driver_config, "_active", None)
-            previous_hook = knobs.runtime.jit_cache_hook
+            previous_hook = release.jit_cache_hook()
             driver_config.set_active(self.device.stand_in_driver())
-            knobs.runtime.jit_cache_hook = self._on_compile
+            release.set_jit_cache_hook(self._on_compile)
             try:
                 # A warm-up stops before any launch; the hook's "skip" stops before compiling.
                 shadow.run(*args, grid=grid, warmup=True, **dict(kwargs))
             finally:
-                knobs.runtime.jit_cache_hook = previous_hook
+                release.set_jit_cache_hook(previous_hook)
                 driver_config._active = previous_driver
 
     def _on_compile(self, *, key, repr, fn, compile, is_manual_warmup, already_compiled, **_):
@@ -278,9 +293,11 @@ class Recorder:
         return self.mode != "live"
 
     def _write(self, jit_function, specialization_data, launch):
-        spec = shared_attributes(json.loads(specialization_data))
+        # Recorded in the common form, so a row captured with one release compiles with any.
+        spec = shared_attributes(releases.current().specialisation(jit_function, json.loads(specialization_data)))
         func = jit_function.fn
-        explicit = {k: jsonable(v) for k, v in (launch.explicit_options if launch else {}).items()}
+        explicit = portable_options({k: jsonable(v) for k, v in (launch.explicit_options if launch else {}).items()},
+                                    self._backend_defaults())
         autotune = launch.autotune if launch else None
         if not self.records.first_time(func.__module__, func.__qualname__, spec, explicit, autotune):
             return

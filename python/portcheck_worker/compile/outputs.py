@@ -64,10 +64,10 @@ def save_ir(compiled, directory):
     return written
 
 
-def export_files(compiled, src, fn, directory):
+def export_files(compiled, spec, fn, directory, scratch_params):
     """Writes the binary and its assembly, and lists the binary's parameters in order: the
     arguments that were not folded into the code (constexprs, and ints the JIT specialised to 1),
-    then Triton's two scratch pointers."""
+    then the scratch pointers the release's launchers append (`scratch_params`)."""
     import json as _json
     _make_dirs(directory)
     name = compiled.metadata.name
@@ -80,9 +80,9 @@ def export_files(compiled, src, fn, directory):
                 _json.dumps(md, default=protocol.jsonable, indent=1))
     params, folded = [], []
     for index, arg in enumerate(fn.arg_names):
-        ty = src.signature.get(arg)
-        if ty == "constexpr" or (index, ) in src.constants:
-            value = src.constants.get((index, ))
+        ty = spec.signature.get(arg)
+        if ty == "constexpr" or (index, ) in spec.constexprs:
+            value = spec.constexprs.get((index, ))
             value = getattr(value, "value", value)
             is_param_constexpr = fn.params[index].is_constexpr
             reason = "constexpr" if is_param_constexpr else (
@@ -91,8 +91,7 @@ def export_files(compiled, src, fn, directory):
                            "reason": reason})
         else:
             params.append({"name": arg, "kind": "argument", "triton_type": ty,
-                           "divisible_by_16": ["tt.divisibility", 16] in src.attrs.get((index, ), [])})
-    params.append({"name": "global_scratch", "kind": "global_scratch", "triton_type": "*i8"})
-    params.append({"name": "profile_scratch", "kind": "profile_scratch", "triton_type": "*i8"})
+                           "divisible_by_16": ["tt.divisibility", 16] in spec.attrs.get((index, ), [])})
+    params.extend({"name": name, "kind": name, "triton_type": "*i8"} for name in scratch_params)
     return {"directory": directory, "binary": f"{name}.{binary_ext}", "assembly": f"{name}.{text_ext}",
             "params": params, "folded": folded}

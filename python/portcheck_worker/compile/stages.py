@@ -12,7 +12,7 @@ import time
 import traceback
 import warnings
 
-from . import cubin, driver, loader
+from . import cubin, driver, loader, releases
 from .outputs import IR_STAGES, OutputError, export_files, save_ir, save_partial_ir
 from ..base import faults
 
@@ -97,9 +97,16 @@ def _tuplify(value):
     return tuple(_tuplify(v) for v in value) if isinstance(value, list) else value
 
 
-def build_source(fn, request):
-    """An ASTSource and options from either a manifest row or a serialised specialisation."""
-    from triton.compiler import ASTSource
+class Specialisation:
+    """One cell's specialisation in the common form (releases.py): what build_source compiles
+    and what an export lists as the binary's parameters."""
+
+    def __init__(self, signature, constexprs, attrs, options):
+        self.signature, self.constexprs, self.attrs, self.options = signature, constexprs, attrs, options
+
+
+def specialisation(fn, request):
+    """From either a manifest row or a serialised specialisation."""
     spec = request.get("specialization")
     if spec:
         signature = {k: _tuplify(v) for k, v in spec["signature"].items()}
@@ -107,7 +114,7 @@ def build_source(fn, request):
         attrs = {tuple(k): v for k, v in zip(spec["attrs_keys"], spec["attrs_vals"])}
         options = {k: _tuplify(v) for k, v in spec.get("options", {}).items() if k not in TARGET_DERIVED_OPTIONS}
         options.update(request.get("options") or {})
-        return ASTSource(fn, signature, constexprs, attrs), options
+        return Specialisation(signature, constexprs, attrs, options)
 
     types = request.get("signature") or {}
     constants = request.get("constants") or {}
@@ -124,7 +131,14 @@ def build_source(fn, request):
             if _jit_specialises(fn, index, ty):
                 attrs[(index, )] = [["tt.divisibility", 16]] if divisible else []
             signature[name] = ty
-    return ASTSource(fn, signature, constexprs, attrs), dict(request.get("options") or {})
+    return Specialisation(signature, constexprs, attrs, dict(request.get("options") or {}))
+
+
+def build_source(fn, request, spec=None):
+    """An ASTSource and options, as the installed release takes them."""
+    spec = spec or specialisation(fn, request)
+    target = make_target(request["target"])
+    return releases.current().ast_source(fn, spec.signature, spec.constexprs, spec.attrs, target), spec.options
 
 
 def _jit_specialises(fn, index, ty):
@@ -211,7 +225,6 @@ class StageRecorder:
 def compile_cell(request, progress):
     """Returns the result dict; raises loader.KernelImportError for the user's import failures."""
     import triton
-    from triton import knobs
 
     warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
     target = make_target(request["target"])
@@ -220,14 +233,15 @@ def compile_cell(request, progress):
     fn = loader.load_kernel(request["kernel"])
     kernel_name = request.get("row_name", fn.__name__)
     try:
-        src, options = build_source(fn, request)
+        spec = specialisation(fn, request)
+        src, options = build_source(fn, request, spec)
     except loader.KernelImportError:
         raise
     except Exception as e:  # a row whose values do not fit the kernel: Triton's frontend refuses
         raise StageError("frontend", e, {}, _error_location(fn, e), 0.0) from e
 
     recorder = StageRecorder(progress, kernel_name, keep_ir=bool(request.get("save_ir_dir")))
-    knobs.compilation.always_compile = True
+    releases.current().always_compile()
     started = time.perf_counter()
     recorder.start_frontend()
     try:
@@ -252,10 +266,10 @@ def compile_cell(request, progress):
     compile_s = time.perf_counter() - started
 
     progress.mark("inspect")
-    return _success(compiled, src, fn, request, target, recorder.times, compile_s)
+    return _success(compiled, spec, fn, request, target, recorder.times, compile_s)
 
 
-def _success(compiled, src, fn, request, target, times, compile_s):
+def _success(compiled, spec, fn, request, target, times, compile_s):
     """A compiled kernel's result: its metadata and resources, and the files asked for."""
     result = {
         "status": "ok",
@@ -270,7 +284,8 @@ def _success(compiled, src, fn, request, target, times, compile_s):
         if request.get("save_ir_dir"):
             result["saved_ir"] = save_ir(compiled, request["save_ir_dir"])
         if request.get("export_dir"):
-            result["export"] = export_files(compiled, src, fn, request["export_dir"])
+            result["export"] = export_files(compiled, spec, fn, request["export_dir"],
+                                            releases.current().scratch_params)
     except OutputError as e:
         # The compile itself succeeded: the cell keeps its verdict, and the tool says once, after
         # the matrix, that the folder could not take the files (a full disk, no permission): exit 3.
@@ -285,7 +300,7 @@ def failure_result(error):
         "stage": error.stage,
         "error": {
             "type": f"{type(cause).__module__}.{type(cause).__name__}",
-            "message": _bounded(str(cause)),
+            "message": _bounded(_message(cause)),
             "traceback": _bounded("".join(traceback.format_exception(type(cause), cause, cause.__traceback__))),
         },
         "stages": error.times,
@@ -294,6 +309,22 @@ def failure_result(error):
         "source": error.kernel_source,
         **({"saved_ir": error.saved_ir} if error.saved_ir else {}),
     }
+
+
+def _message(error):
+    """The exception's text; for a frontend error raised inside a called @triton.jit function,
+    the text of what failed there too. Triton chains those: the outer CompilationError shows the
+    call site and ends at its caret line ("^"), and the reason is in its __cause__."""
+    text = str(error)
+    seen = {id(error)}
+    while text.rstrip().endswith("^") and error.__cause__ is not None and id(error.__cause__) not in seen:
+        error = error.__cause__
+        seen.add(id(error))
+        inner = str(error)
+        if not any(c.__name__ == "CompilationError" for c in type(error).__mro__):
+            inner = f"{type(error).__name__}: {inner}"
+        text = f"{text}\n{inner}"
+    return text
 
 
 def _error_location(fn, error):
@@ -349,8 +380,7 @@ def _resources(compiled, target):
 
 
 def _cuda_resources(cubin):
-    from triton import knobs
-    tool = knobs.nvidia.cuobjdump.path
+    tool = releases.current().nvidia_tool("cuobjdump")
     with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
         f.write(cubin)
         f.flush()

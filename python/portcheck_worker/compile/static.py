@@ -13,6 +13,8 @@ condition (constexpr arguments included) is not evaluated and both branches are 
 import ast
 import time
 
+from . import releases
+
 GUARD_MODULE = "triton.language.target_info"
 
 
@@ -32,7 +34,7 @@ def tables(target_specs):
         name = f"{spec['backend']}:{spec['arch']}"
         try:
             options = make_backend(make_target(spec)).parse_options({})
-            fp8[name] = sorted(getattr(options, "supported_fp8_dtypes", ()))
+            fp8[name] = releases.current().fp8_dtypes(options)
         except Exception as e:  # reported by the targets table, not fatal here
             fp8[name] = {"error": f"{type(e).__name__}: {e}"}
     return {"libdevice": {"cuda": public(cuda_libdevice), "hip": public(hip_libdevice)}, "fp8": fp8}

@@ -4,7 +4,7 @@ import dataclasses
 import subprocess
 import sys
 
-from . import target_support
+from . import releases, target_support
 
 
 def _backend_modules():
@@ -69,6 +69,9 @@ def describe_target(spec):
         return info
     if spec["backend"] == "cuda":
         path = target_support.ptxas_for(int(spec["arch"]))
+        info["assembler"] = {"path": path, "version": _tool_version(path)}
+    elif releases.current().hip_linker():
+        path = releases.current().hip_linker()
         info["assembler"] = {"path": path, "version": _tool_version(path)}
     else:
         info["assembler"] = {"path": None, "version": "LLVM AMDGPU backend, in process (bundled with Triton)"}

@@ -10,6 +10,8 @@ import os
 import re
 import subprocess
 
+from . import releases
+
 NEAREST = 5
 
 
@@ -64,15 +66,17 @@ def ptxas_for(capability):
 
 
 def _bundled_ptxas():
-    from triton import knobs
+    release = releases.current()
     paths = []
     for name in ("ptxas", "ptxas_blackwell"):
-        tool = getattr(knobs.nvidia, name, None)
+        if name not in release.nvidia_tool_names():
+            continue
         try:
-            if tool is not None and tool.path not in paths:
-                paths.append(tool.path)
+            path = release.nvidia_tool(name)
         except Exception:  # a tool this install lacks
             continue
+        if path not in paths:
+            paths.append(path)
     return paths
 
 
@@ -181,8 +185,9 @@ def _run_lowering(arch):
     add_to_llvmir = amd.passes.ttgpuir.add_to_llvmir
     context = _mlir_context()
     warp = 32 if arch.startswith("gfx1") else 64
-    text = ('module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, '
-            f'ttg.target = "hip:{arch}", "ttg.threads-per-warp" = {warp} : i32}} {{}}\n')
+    ttg = releases.current().ttgir_prefix
+    text = (f'module attributes {{"{ttg}.num-ctas" = 1 : i32, "{ttg}.num-warps" = 4 : i32, '
+            f'{ttg}.target = "hip:{arch}", "{ttg}.threads-per-warp" = {warp} : i32}} {{}}\n')
     with tempfile.TemporaryDirectory() as scratch:
         path = os.path.join(scratch, "probe.ttgir")
         with open(path, "w") as f:
@@ -194,7 +199,7 @@ def _run_lowering(arch):
             saved = os.dup(2)
             try:
                 os.dup2(err.fileno(), 2)
-                manager.run(module, "portcheck-target-probe")
+                releases.current().run_passes(manager, module)
                 return None
             except RuntimeError:
                 err.seek(0)

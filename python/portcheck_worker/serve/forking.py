@@ -22,8 +22,7 @@ def warm_up(targets):
     handlers.import_triton()  # exits 3 without it, as the probe would
     import triton
     import triton.language as tl
-    from triton.compiler import ASTSource
-    from ..compile import driver
+    from ..compile import driver, releases
     from ..compile.stages import make_target
 
     @triton.jit
@@ -31,10 +30,10 @@ def warm_up(targets):
         offs = tl.arange(0, BLOCK)
         tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1.0)
 
-    from triton import knobs
+    release = releases.current()
     # Compiled, never read from Triton's cache: a zygote warms up after the server, whose warm-up
     # kernel is then in the cache, and a hit would initialise nothing (0.04 s more per cell).
-    knobs.compilation.always_compile = True
+    release.always_compile()
     started = time.perf_counter()
     errors = []
     if any(spec["backend"] == "cuda" for spec in targets):
@@ -48,7 +47,8 @@ def warm_up(targets):
         target = make_target(spec)
         try:
             driver.install(target)
-            src = ASTSource(_portcheck_warm_up, {"x_ptr": "*fp32", "BLOCK": "constexpr"}, {(1, ): 64})
+            src = release.ast_source(_portcheck_warm_up, {"x_ptr": "*fp32", "BLOCK": "constexpr"}, {(1, ): 64},
+                                     {(0, ): []}, target)
             triton.compile(src, target=target, options={"num_warps": 1})
         except Exception as e:  # a broken backend shows up in the cells themselves
             errors.append(f"{spec['backend']}: {type(e).__name__}: {e}")
@@ -63,10 +63,11 @@ def _resolve_nvidia_tools():
     and remembers the answer per process (NvidiaTool.from_path is lru_cached). Asked here, once,
     every forked child inherits the answers: otherwise each CUDA cell ran `cuobjdump --version`
     (and `ptxas --version` for the ptxas the warm-up did not use) before its real work."""
-    from triton import knobs
-    for name in ("ptxas", "ptxas_blackwell", "cuobjdump", "nvdisasm"):
+    from ..compile import releases
+    release = releases.current()
+    for name in release.nvidia_tool_names():
         try:
-            getattr(knobs.nvidia, name)
+            release.nvidia_tool(name)
         except Exception:  # a tool this Triton lacks fails in the cell that needs it, as before
             pass
 

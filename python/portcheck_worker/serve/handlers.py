@@ -35,12 +35,11 @@ def probe(request):
     to report whether or not Triton imports."""
     protocol.check_tool_protocol(request)
     triton = import_triton()
+    from ..compile import releases
     try:
-        import triton.knobs  # noqa: F401  (what the worker reads Triton's settings through)
-    except ImportError:
-        sys.stderr.write(f"portcheck-worker: Triton {triton.__version__} is older than 3.4.0, the "
-                         "oldest release triton-portcheck compiles with (its worker needs "
-                         "triton.knobs); use Triton 3.4.0 or later\n")
+        release = releases.current()
+    except releases.UnsupportedRelease as e:
+        sys.stderr.write(f"portcheck-worker: {e}\n")
         sys.exit(protocol.EXIT_ENVIRONMENT)
     from ..compile import static, tables
     return {
@@ -48,7 +47,8 @@ def probe(request):
         "worker": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
         "python": {"version": sys.version.split()[0], "executable": sys.executable},
         "site_packages": _site_packages(),
-        "triton": {"version": triton.__version__, "path": os.path.dirname(triton.__file__)},
+        "triton": {"version": triton.__version__, "path": os.path.dirname(triton.__file__),
+                   "family": release.family},
         "option_fields": tables.option_fields(),
         "targets": [tables.describe_target(t) for t in request.get("targets", [])],
         # The tables the static pre-checks use, read from Triton alone (`targets` shows them).

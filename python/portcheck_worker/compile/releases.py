@@ -1,0 +1,342 @@
+"""Every difference between the Triton releases the worker supports (3.0.0 on), in one place.
+
+The rest of the worker speaks one form, Triton 3.5's: settings through `triton.knobs`, a kernel's
+specialisation as 3.3 introduced it (the signature names every argument, constexprs included;
+constants and attributes keyed by argument paths `(index, )`; attributes as
+`[["tt.divisibility", 16]]` lists, an empty one for a constexpr). `current()` answers, for the installed Triton, how to do what
+that form describes. One adapter per release family, each read from the family's own source:
+
+- 3.5 on (`Knobs`): `triton.knobs`; 3.4 (`Knobs34`) the same without profile_scratch;
+- 3.3 (`NoKnobs`): the same compile form, settings through environment variables and class
+  attributes (`TRITON_ALWAYS_COMPILE`, `JITFunction.cache_hook`, `_path_to_binary`);
+- 3.2 (`BackendAttrs`): `ASTSource(fn, signature, constants, attrs)` with the signature of the
+  non-constexpr arguments and the constants keyed by name, and the backend's own
+  `AttrsDescriptor` subclass (`tt.divisibility`, `tt.equal_to`, HIP's `tt.pointer_range`);
+- 3.0 and 3.1 (`FixedAttrs`): the same, with one `AttrsDescriptor(divisible_by_16, equal_to_1)`
+  of argument indices for every backend.
+
+Older releases (2.x) are refused by the probe: their compiler has no backend plug-ins
+(`triton.backends`), so no cross-target compile is possible at all.
+"""
+import os
+import re
+
+OLDEST = (3, 0)
+
+
+class UnsupportedRelease(Exception):
+    """The installed Triton is older than OLDEST: the probe exits 3 with the fix."""
+
+
+class SpecialisationError(ValueError):
+    """A specialisation this release's compiler cannot express (a tuple argument before 3.3)."""
+
+
+def version_tuple(text):
+    """(major, minor) of a Triton version string ("3.2.0", "3.4.0+git1234", "3.5.0rc1")."""
+    m = re.match(r"(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+class Knobs:
+    """Triton 3.5 and later."""
+    family = "3.5+"
+    # The pointers every launcher of the release appends to a kernel's arguments, in order.
+    scratch_params = ("global_scratch", "profile_scratch")
+
+    def always_compile(self):
+        """Compile even when Triton's own cache holds the kernel (our cache decides)."""
+        from triton import knobs
+        knobs.compilation.always_compile = True
+
+    def nvidia_tool(self, name):
+        """The path of one of the NVIDIA tools Triton bundles (ptxas, cuobjdump, nvdisasm, ...);
+        raises when this install lacks it."""
+        from triton import knobs
+        return getattr(knobs.nvidia, name).path
+
+    def nvidia_tool_names(self):
+        return ("ptxas", "ptxas_blackwell", "cuobjdump", "nvdisasm")
+
+    # The dialect prefix of TritonGPU's module attributes ("ttg.num-warps"), which the target
+    # probe writes (target_support._run_lowering).
+    ttgir_prefix = "ttg"
+
+    def run_passes(self, manager, module):
+        manager.run(module, "portcheck-target-probe")  # the name labels its diagnostics
+
+    def hip_linker(self):
+        """The ld.lld that links AMD code objects, or None where Triton links them in process."""
+        return None
+
+    def prepare(self):
+        """Settings every process of the worker applies before it compiles."""
+
+    def jit_cache_hook(self):
+        from triton import knobs
+        return knobs.runtime.jit_cache_hook
+
+    def set_jit_cache_hook(self, hook):
+        from triton import knobs
+        knobs.runtime.jit_cache_hook = hook
+
+    def ast_source(self, fn, signature, constexprs, attrs, target):
+        """The ASTSource of a specialisation in the common form, compiled for `target`."""
+        from triton.compiler import ASTSource
+        return ASTSource(fn, signature, constexprs, attrs)
+
+    def specialisation(self, fn, data):
+        """A serialised specialisation (the JIT's `specialization_data`) in the common form."""
+        return data
+
+    def fp8_dtypes(self, options):
+        """The fp8 dtypes the frontend accepts for a target, from its parsed options: the
+        backend lists them (3.2 on: supported_fp8_dtypes)."""
+        return sorted(getattr(options, "supported_fp8_dtypes", ()))
+
+    def unify_interpreter(self, cls):
+        """Gives the interpreter's InterpretedFunction the launch entry point 3.5 has: a
+        class-level `run(*args, grid, warmup, **kwargs)` that `kernel[grid](...)` goes through."""
+
+
+def _unify_interpreter_before_35(cls):
+    """Up to 3.4 `run` is a closure each instance sets in __init__, and kernel[grid](...)
+    bypasses it (__getitem__ builds the GridExecutor itself). The closure is kept under another
+    name and reached through a class-level run, which __getitem__ now calls too."""
+    if getattr(cls, "_portcheck_unified", False):
+        return
+    original_init = cls.__init__
+
+    def __init__(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        self._portcheck_launch = self.__dict__.pop("run")
+
+    def run(self, *args, grid, warmup=False, **kwargs):
+        return self._portcheck_launch(*args, grid=grid, warmup=warmup, **kwargs)
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+
+    cls.__init__, cls.run, cls.__getitem__ = __init__, run, __getitem__
+    cls._portcheck_unified = True
+
+
+class Knobs34(Knobs):
+    """Triton 3.4: no profile_scratch (its drivers append global_scratch alone), the
+    interpreter's old launch entry points."""
+    family = "3.4"
+    scratch_params = ("global_scratch", )
+
+    def unify_interpreter(self, cls):
+        _unify_interpreter_before_35(cls)
+
+    def ast_source(self, fn, signature, constexprs, attrs, target):
+        """Before 3.5 the JIT gives a constexpr no attribute entry (3.5 on: an empty one)."""
+        attrs = {k: v for k, v in attrs.items() if v or k not in constexprs}
+        return super().ast_source(fn, signature, constexprs, attrs, target)
+
+
+class NoKnobs(Knobs34):
+    """Triton 3.3: the 3.4 compile form, no `triton.knobs`."""
+    family = "3.3"
+
+    def always_compile(self):
+        os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+
+    def run_passes(self, manager, module):
+        manager.run(module)
+
+    def hip_linker(self):
+        """Before 3.4 the AMD backend runs an ld.lld of its own choice (TRITON_HIP_LLD_PATH, one
+        bundled in torch's builds, ROCm's, /usr/bin/ld.lld), and raises when there is none."""
+        from triton.backends import backends
+        try:
+            return str(backends["amd"].compiler.path_to_rocm_lld())
+        except Exception:  # no linker at all: the hsaco stage says so in each HIP cell
+            return None
+
+    def prepare(self):
+        """Without ROCm, Triton's choice is /usr/bin/ld.lld, the distribution's default LLVM
+        (14 on Debian 12), which cannot read code object v5 ("unknown abi version"). Linking is
+        mechanical, so the newest versioned ld.lld on PATH (Debian's lld-19) links instead when it
+        is newer; TRITON_HIP_LLD_PATH set by the user is theirs and kept."""
+        if "TRITON_HIP_LLD_PATH" in os.environ:
+            return
+        chosen = self.hip_linker()
+        if chosen and not chosen.startswith("/usr/bin/"):
+            return  # torch's bundled one or ROCm's: what Triton runs on a GPU machine
+        newest = _newest_versioned("ld.lld")
+        if newest and (chosen is None or _llvm_major(newest) > _llvm_major(chosen)):
+            os.environ["TRITON_HIP_LLD_PATH"] = newest
+
+    def nvidia_tool(self, name):
+        """`_path_to_binary` runs the tool's --version and raises when the wheel lacks it
+        (ptxas-blackwell came with 3.3)."""
+        from triton.backends.nvidia import compiler
+        return compiler._path_to_binary(name.replace("_", "-"))[0]
+
+    def jit_cache_hook(self):
+        from triton.runtime.jit import JITFunction
+        return JITFunction.cache_hook
+
+    def set_jit_cache_hook(self, hook):
+        from triton.runtime.jit import JITFunction
+        JITFunction.cache_hook = hook
+
+
+class BackendAttrs(NoKnobs):
+    """Triton 3.2: name-keyed signature and constants, the backend's AttrsDescriptor."""
+    family = "3.2"
+    ttgir_prefix = "triton_gpu"
+    scratch_params = ()  # global_scratch came with 3.3
+
+    def ast_source(self, fn, signature, constexprs, attrs, target):
+        """As the JIT of these releases builds it: the signature of every argument that is not
+        a declared constexpr (a None as a null *i8, an integer 1 as i32), the constants by name
+        (the folded 1s and Nones too). Its attributes are judged on every argument's value,
+        constexprs included: divisible by 16 (a None too, and False, an int 0) and equal to 1."""
+        from triton.compiler import ASTSource
+        names = fn.arg_names
+        constants = {names[_index(k)]: v for k, v in constexprs.items()}
+        divisible = {_index(k) for k, v in attrs.items() if ["tt.divisibility", 16] in _pairs(v)}
+        old_signature, equal_to_1 = {}, set()
+        for index, name in enumerate(names):
+            ty = signature.get(name, "constexpr")
+            if name in constants and not _do_not_specialize(fn, index):
+                value = constants[name]
+                if value is None or (isinstance(value, int) and value % 16 == 0):
+                    divisible.add(index)
+                if type(value) is int and value == 1:
+                    equal_to_1.add(index)
+            if ty == "constexpr" and name in constants and not _declared_constexpr(fn, name):
+                ty = "*i8" if constants[name] is None else "i32" if index in equal_to_1 else ty
+            if ty != "constexpr":
+                old_signature[name] = ty
+        return ASTSource(fn, old_signature, constants, self._attrs(sorted(divisible), sorted(equal_to_1), target))
+
+    def _attrs(self, divisible, equal_to_1, target):
+        """The backend's own descriptor, as the JIT makes it (`get_attrs_descriptor(params,
+        values)`: every property it knows listed, HIP's tt.pointer_range included), with the
+        arguments of each property set as from_dict does."""
+        from triton.compiler.compiler import make_backend
+        descriptor = make_backend(target).get_attrs_descriptor([], [])
+        descriptor.arg_properties["tt.divisibility"] = list(divisible)
+        descriptor.arg_properties["tt.equal_to"] = list(equal_to_1)
+        descriptor._init_slots()
+        return descriptor
+
+    def specialisation(self, fn, data):
+        attrs = data.get("attrs") or {}
+        properties = attrs.get("arg_properties", {})
+        divisible = set(properties.get("tt.divisibility", attrs.get("divisible_by_16", [])))
+        equal_to_1 = set(properties.get("tt.equal_to", attrs.get("equal_to_1", [])))
+        return _common_form(fn, data, divisible, equal_to_1)
+
+
+class FixedAttrs(BackendAttrs):
+    """Triton 3.0 and 3.1: one AttrsDescriptor of indices for every backend."""
+    family = "3.0-3.1"
+
+    def _attrs(self, divisible, equal_to_1, target):
+        from triton.compiler.compiler import AttrsDescriptor
+        return AttrsDescriptor(divisible_by_16=set(divisible), equal_to_1=set(equal_to_1))
+
+    def fp8_dtypes(self, options):
+        """No list yet: every fp8 dtype is accepted but fp8e4nv, which a cast asserts
+        `options.allow_fp8e4nv` for (semantic.cast: "not supported on CUDA arch < 89"; the AMD
+        options never allow it)."""
+        import triton.language as tl
+        fp8 = [t for t in tl.dtype.FP_TYPES if t.startswith("fp8")]
+        return sorted(t for t in fp8 if t != "fp8e4nv" or getattr(options, "allow_fp8e4nv", False))
+
+
+# Newest first: the first family whose oldest release the installed one reaches.
+FAMILIES = (((3, 5), Knobs), ((3, 4), Knobs34), ((3, 3), NoKnobs), ((3, 2), BackendAttrs), (OLDEST, FixedAttrs))
+
+
+def for_version(text):
+    version = version_tuple(text)
+    for oldest, family in FAMILIES:
+        if version >= oldest:
+            return family()
+    raise UnsupportedRelease(
+        f"Triton {text} is older than 3.0.0, the oldest release triton-portcheck compiles with "
+        "(2.x has no backend plug-ins, so it cannot compile for a GPU it does not run on); "
+        "use Triton 3.0.0 or later")
+
+
+_CURRENT = []
+
+
+def current():
+    """The adapter of the Triton this process imports, its settings applied (`prepare`)."""
+    if not _CURRENT:
+        import triton
+        release = for_version(triton.__version__)
+        release.prepare()
+        _CURRENT.append(release)
+    return _CURRENT[0]
+
+
+def _newest_versioned(tool):
+    """The path of the highest `tool-N` on PATH (Debian installs ld.lld-19 beside ld.lld)."""
+    import shutil
+    for major in range(40, 14, -1):
+        found = shutil.which(f"{tool}-{major}")
+        if found:
+            return found
+    return None
+
+
+def _llvm_major(path):
+    """The LLVM major version of an LLVM tool, from its --version ("LLD 14.0.6"); 0 if unknown."""
+    import subprocess
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    m = re.search(r"(\d+)\.\d+\.\d+", out)
+    return int(m.group(1)) if m else 0
+
+
+def _index(key):
+    if len(key) != 1:
+        raise SpecialisationError(f"argument path {list(key)}: tuple arguments need Triton 3.3 or later")
+    return key[0]
+
+
+def _pairs(value):
+    return [list(a) for a in value if isinstance(a, (list, tuple))]
+
+
+def _do_not_specialize(fn, index):
+    params = getattr(fn, "params", [])
+    return index < len(params) and getattr(params[index], "do_not_specialize", False)
+
+
+def _declared_constexpr(fn, name):
+    params = getattr(fn, "params", [])
+    return any(p.name == name and p.is_constexpr for p in params)
+
+
+def _common_form(fn, data, divisible, equal_to_1):
+    """A 3.0-3.2 specialisation (signature of the non-constexpr arguments, constants by name,
+    attributes as index sets) in the common form, where a folded None or 1 is a constexpr."""
+    signature, constants = data.get("signature") or {}, data.get("constants") or {}
+    out = {"name": data.get("name"), "signature": {}, "constant_keys": [], "constant_vals": [],
+           "attrs_keys": [], "attrs_vals": [], "options": data.get("options") or {}, "key": data.get("key")}
+    for index, name in enumerate(fn.arg_names):
+        ty = signature.get(name)
+        if name in constants and (ty is None or constants[name] is None or index in equal_to_1):
+            out["signature"][name] = "constexpr"
+            out["constant_keys"].append([index])
+            out["constant_vals"].append(constants[name])
+            out["attrs_keys"].append([index])
+            out["attrs_vals"].append([])
+            continue
+        out["signature"][name] = ty
+        specialised = ty.startswith("*") or re.fullmatch(r"[iu](8|16|32|64)", ty)
+        if specialised and not _do_not_specialize(fn, index):
+            out["attrs_keys"].append([index])
+            out["attrs_vals"].append([["tt.divisibility", 16]] if index in divisible else [])
+    return out

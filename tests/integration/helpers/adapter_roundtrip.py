@@ -1,0 +1,79 @@
+"""Run by a Triton release's own python (PYTHONPATH: the worker): launches one kernel the ways the
+JIT specialises differently, takes what the JIT hands its cache hook, and prints JSON:
+
+- `jit`: the hash of the ASTSource the JIT itself builds from that (its own line in each release),
+- `ours`: the hash of the ASTSource the worker compiles from the same launch's serialised
+  specialisation, through the release adapter's common form (what `capture` records),
+- `row`: the hash of the ASTSource the worker compiles from the manifest row written for it,
+- `common`: the common form itself.
+
+Equal hashes are the same specialisation: signature, constants and attributes.
+"""
+import json
+import sys
+
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from portcheck_worker.compile import driver, releases, stages
+
+
+class FakeTensor:
+
+    def __init__(self, address, dtype="torch.float32"):
+        self.address, self.dtype = address, dtype
+
+    def data_ptr(self):
+        return self.address
+
+
+@triton.jit
+def kernel(x_ptr, out_ptr, n, stride, bias_ptr, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs * stride, mask=offs < n)
+    if bias_ptr is not None:
+        x += tl.load(bias_ptr + offs)
+    tl.store(out_ptr + offs, x * alpha, mask=offs < n)
+
+
+# (launch arguments, the manifest row a capture writes for them)
+LAUNCHES = [
+    ((FakeTensor(1 << 20), FakeTensor(1 << 21), 1024, 1, None, 0.5),
+     {"signature": {"x_ptr": "*fp32:16", "out_ptr": "*fp32:16", "n": "i32:16", "alpha": "fp32"},
+      "constants": {"stride": 1, "bias_ptr": {"none": True}, "BLOCK": 256}}),
+    ((FakeTensor(1 << 20), FakeTensor((1 << 21) + 4, "torch.float16"), 1000, 3, FakeTensor(4096), 2.0),
+     {"signature": {"x_ptr": "*fp32:16", "out_ptr": "*fp16", "n": "i32", "stride": "i32", "bias_ptr": "*fp32:16",
+                    "alpha": "fp32"},
+      "constants": {"BLOCK": 256}}),
+]
+TARGET = {"backend": sys.argv[1], "arch": sys.argv[2], "warp_size": int(sys.argv[3])}
+
+
+def main():
+    release = releases.current()
+    target = stages.make_target(TARGET)
+    driver.install(GPUTarget(target.backend, target.arch, target.warp_size))
+    seen = []
+
+    def hook(**kwargs):
+        seen.append(kwargs["compile"])
+        return True  # recorded, never compiled: no GPU here
+
+    release.set_jit_cache_hook(hook)
+    out = []
+    for args, row in LAUNCHES:
+        seen.clear()
+        kernel[(1, )](*args, BLOCK=256)
+        (jit, ) = seen
+        # The JIT's own next line, in every release from 3.0 to 3.9.
+        jit_src = ASTSource(kernel, jit["signature"], jit["constants"], jit["configs"][0])
+        common = release.specialisation(kernel, json.loads(jit["specialization_data"]))
+        ours, _ = stages.build_source(kernel, {"specialization": common, "target": TARGET})
+        from_row, _ = stages.build_source(kernel, {**row, "target": TARGET})
+        out.append({"jit": jit_src.hash(), "ours": ours.hash(), "row": from_row.hash(), "common": common})
+    print(json.dumps({"family": release.family, "launches": out}, default=str))
+
+
+main()

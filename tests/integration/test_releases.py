@@ -1,0 +1,176 @@
+"""Triton 3.0 to 3.3 as releases like any other (issue 31), on real releases from the package index:
+3.0.0 (the oldest, the 3.0-3.1 family) and 3.2.0 (the 3.2 family), each installed once per session
+with `env add` (about 200 MB of wheel each), beside the test venv's current release. What each
+release does differently lives in python/portcheck_worker/compile/releases.py; these tests hold it
+to what each release's own JIT does.
+"""
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import HELPERS, REPO, WORKER_DIR, run_tool
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("triton-releases")]
+
+OLD = ("3.0.0", "3.2.0")
+FIXTURES = REPO / "tests" / "fixtures" / "releases"
+
+
+def worker_python(python, *args):
+    env = {**os.environ, "PYTHONPATH": str(WORKER_DIR)}
+    return subprocess.run([str(python), *map(str, args)], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_each_release_has_its_family_and_2x_is_refused(venv_python):
+    script = ("from portcheck_worker.compile import releases\n"
+              "for v in ['3.0.0', '3.1.0', '3.2.0', '3.3.0', '3.3.1', '3.4.0', '3.5.1', '3.9.0', '3.10.0+git1a2b',"
+              " '3.4.0rc1']:\n"
+              "    print(v, releases.for_version(v).family)\n"
+              "try:\n"
+              "    releases.for_version('2.3.1')\n"
+              "except releases.UnsupportedRelease as e:\n"
+              "    print('refused:', e)\n")
+    run = worker_python(venv_python, "-c", script)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[:10] == ["3.0.0 3.0-3.1", "3.1.0 3.0-3.1", "3.2.0 3.2", "3.3.0 3.3", "3.3.1 3.3", "3.4.0 3.4",
+                          "3.5.1 3.5+", "3.9.0 3.5+", "3.10.0+git1a2b 3.5+", "3.4.0rc1 3.4"]
+    assert lines[10].startswith("refused: Triton 2.3.1 is older than 3.0.0")
+
+
+@pytest.mark.parametrize("version", [*OLD, "current"])
+@pytest.mark.parametrize("target", [("cuda", "90", "32"), ("hip", "gfx942", "64")])
+def test_the_worker_compiles_exactly_what_the_jit_of_each_release_would(triton_release, venv_python, version,
+                                                                       target):
+    """Launches with a folded 1 and a None, and with an unaligned pointer: the specialisation the
+    worker compiles, from the launch's record and from the manifest row, hashes (signature,
+    constants, attributes) as the ASTSource the release's JIT builds."""
+    python = venv_python if version == "current" else triton_release(version)
+    run = worker_python(python, HELPERS / "adapter_roundtrip.py", *target)
+    assert run.returncode == 0, run.stdout + run.stderr
+    result = json.loads(run.stdout.splitlines()[-1])
+    for launch in result["launches"]:
+        assert launch["ours"] == launch["jit"] and launch["row"] == launch["jit"], launch
+    folded = result["launches"][0]["common"]
+    assert folded["signature"]["stride"] == folded["signature"]["bias_ptr"] == "constexpr"
+    assert [[3], [4], [6]] == folded["constant_keys"] and folded["constant_vals"] == [1, None, 256]
+
+
+def cell(report, row, target, version):
+    return next(c for c in report["cells"]
+                if c["row"] == row and c["target"] == target and c["triton_version"] == version)
+
+
+@pytest.fixture(scope="module")
+def demo_on_releases(triton_release, venv_python, tmp_path_factory):
+    for version in OLD:
+        triton_release(version)
+    work = tmp_path_factory.mktemp("releases")
+    run = run_tool(["check", "--demo", "--python", venv_python, "--triton", "3.0.0,3.2.0,current", "-t",
+                    "cuda:80,cuda:90,cuda:120,hip:gfx942,hip:gfx950", "--json", work / "r.json"], cwd=work,
+                   timeout=1800)
+    assert run.returncode == 1, run.stdout + run.stderr
+    return run, json.loads((work / "r.json").read_text())
+
+
+def test_the_demo_on_3_0_and_3_2_as_they_really_behave(demo_on_releases):
+    run, report = demo_on_releases
+    assert {t["version"] for t in report["environment"]["tritons"]} == {"3.0.0", "3.2.0", "3.9.0"}
+    assert "triton 3.0.0:" in run.stdout and "triton 3.2.0:" in run.stdout
+    for version in OLD:
+        # Their ptxas (CUDA 12.4) knows no sm_120: a verdict of those cells, not a refused run.
+        blackwell = cell(report, "axpy", "cuda:120", version)
+        assert blackwell["kind"] == "unsupported-target" and "sm_120" in blackwell["message"]
+        for target in ("cuda:80", "cuda:90", "hip:gfx942"):
+            assert cell(report, "axpy", target, version)["status"] == "ok"
+            assert cell(report, "rowsum_blockptr", target, version)["status"] == "ok"
+            # The demo's guard needs triton.language.target_info (3.5): its fallback says so.
+            guarded = cell(report, "gamma_ratio_guarded", target, version)
+            assert guarded["kind"] == "frontend-error"
+            assert "needs triton.language.target_info (Triton 3.5 or later)" in guarded["message"]
+            # make_tensor_descriptor and atomic_poll came later.
+            assert "make_tensor_descriptor" in cell(report, "scatter_rows", target, version)["message"]
+            assert "atomic_poll" in cell(report, "poll_flags", target, version)["message"]
+        # fp8e4nv: 3.0 asserts allow_fp8e4nv in a cast (sm_89+ only, never AMD); 3.2 lists the dtypes.
+        assert cell(report, "quantize_fp8", "cuda:90", version)["status"] == "ok"
+        assert cell(report, "quantize_fp8", "cuda:80", version)["kind"] == "frontend-error"
+    assert "fp8e4nv data type is not supported on CUDA arch < 89" in \
+        cell(report, "quantize_fp8", "hip:gfx942", "3.0.0")["message"]
+    assert "The supported fp8 dtypes are ('fp8e4b8', 'fp8e5', 'fp8e5b16')" in \
+        cell(report, "quantize_fp8", "hip:gfx942", "3.2.0")["message"]
+    # The HIP libdevice without tgamma: refused by 3.0's dispatcher, missing from 3.2's module.
+    assert "does not provide support for `tgamma`" in cell(report, "gamma_ratio", "hip:gfx942", "3.0.0")["message"]
+    assert "has no attribute 'tgamma'" in cell(report, "gamma_ratio", "hip:gfx942", "3.2.0")["message"]
+    # gfx950: 3.0's AMD backend refuses it, 3.2's compiles for it.
+    assert cell(report, "axpy", "hip:gfx950", "3.0.0")["kind"] == "unsupported-target"
+    assert cell(report, "axpy", "hip:gfx950", "3.2.0")["status"] == "ok"
+    # The static pre-checks read each release's own tables: every prediction came true.
+    assert "predicted but compiled anyway" not in run.stdout
+
+
+def test_an_old_release_as_current_runs_check_and_targets(triton_release, tmp_path):
+    python = triton_release("3.0.0")
+    run = run_tool(["check", "--demo", "--python", python, "-t", "cuda:90,cuda:100,hip:gfx942", "--json",
+                    tmp_path / "r.json"], cwd=tmp_path, timeout=900)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "triton 3.0.0" in run.stdout.splitlines()[0]
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert cell(report, "axpy", "cuda:100", "3.0.0")["kind"] == "unsupported-target"
+    assert cell(report, "dot_small[fp16]", "hip:gfx942", "3.0.0")["status"] == "ok"
+    targets = run_tool(["targets", "--python", python], cwd=tmp_path)
+    assert targets.returncode == 0, targets.stdout + targets.stderr
+    assert re.search(r"cuda:90 +32 +ptxas \(CUDA 12\.4", targets.stdout), targets.stdout
+    assert re.search(r"cuda:120 +- +cannot compile: sm_120 is not an architecture", targets.stdout)
+    # Before 3.4 AMD code objects are linked by an ld.lld outside the wheel: which one is shown.
+    assert re.search(r"hip:gfx942 +64 +ld\.lld", targets.stdout), targets.stdout
+
+
+@pytest.mark.parametrize("version, scratch", [("3.2.0", []), ("current", ["global_scratch", "profile_scratch"])])
+def test_export_lists_the_parameters_the_binary_really_has(triton_release, venv_python, tmp_path, version, scratch):
+    python = venv_python if version == "current" else triton_release(version)
+    run = run_tool(["export", "--demo", "axpy", "-t", "cuda:90", "-o", tmp_path / "out", "--python", python],
+                   cwd=tmp_path, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    folder = tmp_path / "out" / "axpy" / "cuda_90"
+    launch = json.loads((folder / "launch.json").read_text())
+    assert [p["name"] for p in launch["params"] if p["kind"] != "argument"] == scratch
+    ptx = (folder / "axpy.ptx").read_text()
+    assert len(re.findall(r"\.param \.", ptx.split(".entry", 1)[1].split(")", 1)[0])) == len(launch["params"])
+    assert f"num_params = {len(launch['params'])};" in (folder / "launcher.h").read_text()
+
+
+def test_capture_records_the_same_rows_with_every_release(triton_release, venv_python, tmp_path):
+    """No torch in the old releases' environments: the fixture launches with stand-ins for tensors."""
+    manifests = {}
+    for version in (*OLD, "current"):
+        python = venv_python if version == "current" else triton_release(version)
+        out = tmp_path / f"{version}.toml"
+        run = run_tool(["capture", "--mode", "record", "-o", out, "--", python, FIXTURES / "launch_fakes.py"],
+                       cwd=FIXTURES, timeout=600)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "3 distinct launch(es) of 1 kernel(s) -> 3 row(s)" in run.stderr
+        manifests[version] = out.read_text().split("\n", 1)[1]  # past the line naming the command
+    assert manifests["3.0.0"] == manifests["3.2.0"] == manifests["current"]
+    assert 'constants = { stride = 1, bias_ptr = { none = true } }' in manifests["current"]
+
+
+@pytest.mark.parametrize("args", [["env", "add", "2.3.1"], ["check", "--demo", "--triton", "2.3.1"],
+                                  ["bisect", "axpy", "--demo", "-t", "cuda:90", "--from", "2.3.1"]])
+def test_releases_before_3_0_are_refused_in_one_line(venv_python, tmp_path, args):
+    run = run_tool([*args, "--python", venv_python], cwd=tmp_path, timeout=300)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Triton 2.3.1 is older than 3.0.0, the oldest release triton-portcheck compiles with" in run.stderr
+    assert run.stderr.count("\n") == 1, run.stderr
+
+
+def test_an_environment_with_triton_2_says_so_and_exits_3(venv_python, tmp_path):
+    fake = tmp_path / "site" / "triton"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('__version__ = "2.3.1"\n')
+    run = run_tool(["check", "--demo", "--python", venv_python], cwd=tmp_path, timeout=300,
+                   PYTHONPATH=tmp_path / "site")
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "Triton 2.3.1 is older than 3.0.0" in run.stderr and "use Triton 3.0.0 or later" in run.stderr
