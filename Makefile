@@ -20,7 +20,7 @@ APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libc
                   clang-14 libclang-rt-14-dev libhiredis-dev libcurl4-openssl-dev redis-server nginx lld-19
 # hiredis and curl's header build the shared cache's clients; redis-server and nginx (WebDAV) are
 # the real stores its tests start on loopback and stop (RUNLEVEL=1 below: apt starts no service).
-# lld-19 links AMD code objects for Triton before 3.4, which leaves that to an ld.lld outside its
+# lld-19 links AMD code objects for Triton before 3.5, which leaves that to an ld.lld outside its
 # wheel; Debian's default ld.lld (LLVM 14) cannot read code object v5 (docs/environments.md).
 # Test-only Python packages: pytest runs the integration tests (pytest-xdist: capture from
 # parallel workers is tested); pre-commit, jsonschema with the
@@ -40,7 +40,11 @@ demo: deps venv tool
 	$(BUILD)/triton-portcheck check --demo --python $(VENV_PY) --json $(BUILD)/demo-report.json || [ $$? -eq 1 ]
 	@echo "JSON report: $(BUILD)/demo-report.json"
 
-test: deps venv test-venv build unit unit-asan fuzz-smoke integration
+# Every test, within CI's budget on two cores: the tool as users build it (a unity build, as the
+# wheel's), the unit tests once, under ASan and UBSan (unit-asan: the same ctest as `make unit`,
+# layer guards included, in one build instead of two), the fuzzers, then the integration tests on
+# every core (pytest-xdist; the files that share Triton release environments are one group).
+test: deps venv test-venv tool unit-asan fuzz-smoke integration
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -66,10 +70,13 @@ $(TEST_STAMP): $(VENV_STAMP)
 	$(VENV_PY) -m pip install --quiet "triton==$(TRITON_VERSION)" $(TEST_PY_PACKAGES)
 	touch $@
 
-# `tool` is all the demo needs; `build` adds the unit tests (and GoogleTest's).
+# `tool` is all the demo needs; `build` adds the unit tests (and GoogleTest's). A unity build
+# parses the big headers (toml++, JSON, fmt) a few times instead of once per file: UNITY=OFF for
+# one compile per source file (clang-tidy's compile_commands.json wants that).
+UNITY ?= ON
 .PHONY: tool
 tool:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=$(UNITY) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS) --target triton-portcheck
 
 build: tool
@@ -78,9 +85,9 @@ build: tool
 unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-integration: build venv test-venv
+integration: tool venv test-venv
 	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck PORTCHECK_PYTHON=$(abspath $(VENV_PY)) \
-	  $(VENV_PY) -m pytest tests/integration -q
+	  $(VENV_PY) -m pytest tests/integration -q -n $(JOBS) --dist loadgroup
 
 # The sanitizer build: clang, ASan + UBSan (findings fatal), libFuzzer coverage, one folder for
 # the unit tests and the fuzz harnesses (fuzz/README.md). -O1 and a unity build keep it cheap.

@@ -45,8 +45,19 @@ _NO_DEVICE_CALLS = {
 }
 
 
+# torch.compile traced fake tensors from an enclosing FakeTensorMode in torch 2.15 (the tests);
+# torch 2.6 and 2.7 refuse them ("fake mode ... from tracing context doesn't match mode ... from
+# fake tensor input"): tried, with their Triton 3.2 and 3.3.
+_TRIED_REFUSING = (2, 7)
+
+
 def install(recorder, persona, torch):
     warn = recorder.records.warn_once
+    version = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2] if p.isdigit())
+    if version <= _TRIED_REFUSING:
+        warn(("fake-gpu", "torch"), f"--fake-gpu: torch {torch.__version__}'s torch.compile refuses fake "
+             "tensors made outside its own tracing (tried with torch 2.6 and 2.7; torch 2.15 is tested): "
+             "Inductor's kernels are probably not generated; kernels the script launches itself still are")
     properties = persona.torch_properties()
     _patch_cuda(torch, persona, properties)
     _patch_placement(torch)
@@ -63,6 +74,11 @@ def install(recorder, persona, torch):
     # no-op CUDA device guard, and torch.tensor's data kept on the CPU. It decides by
     # torch.cuda.is_available(), which answers True here.
     FakeTensorMode.avoid_device_init = property(lambda self: True)
+    # Every fake CUDA tensor first "initialises the device's context" with a real one: torch up
+    # to 2.6 whenever torch.cuda.is_available() (True here), later ones when the accelerator is
+    # CUDA. There is no device to initialise.
+    from torch._subclasses import fake_tensor
+    fake_tensor.init_gpu_context = lambda device: None
     try:
         # For the rest of the process: every tensor made from here on is fake.
         FakeTensorMode(allow_non_fake_inputs=True).__enter__()

@@ -1,12 +1,13 @@
 """Every difference between the Triton releases the worker supports (3.0.0 on), in one place.
 
-The rest of the worker speaks one form, Triton 3.5's: settings through `triton.knobs`, a kernel's
+The rest of the worker speaks one form, Triton 3.6's: settings through `triton.knobs`, a kernel's
 specialisation as 3.3 introduced it (the signature names every argument, constexprs included;
 constants and attributes keyed by argument paths `(index, )`; attributes as
 `[["tt.divisibility", 16]]` lists, an empty one for a constexpr). `current()` answers, for the installed Triton, how to do what
 that form describes. One adapter per release family, each read from the family's own source:
 
-- 3.5 on (`Knobs`): `triton.knobs`; 3.4 (`Knobs34`) the same without profile_scratch;
+- 3.6 on (`Knobs`): `triton.knobs`; 3.5 (`Knobs35`) runs pass managers without a name; 3.4
+  (`Knobs34`) has no profile_scratch and links AMD code objects with an ld.lld outside the wheel;
 - 3.3 (`NoKnobs`): the same compile form, settings through environment variables and class
   attributes (`TRITON_ALWAYS_COMPILE`, `JITFunction.cache_hook`, `_path_to_binary`);
 - 3.2 (`BackendAttrs`): `ASTSource(fn, signature, constants, attrs)` with the signature of the
@@ -39,8 +40,8 @@ def version_tuple(text):
 
 
 class Knobs:
-    """Triton 3.5 and later."""
-    family = "3.5+"
+    """Triton 3.6 and later."""
+    family = "3.6+"
     # The pointers every launcher of the release appends to a kernel's arguments, in order.
     scratch_params = ("global_scratch", "profile_scratch")
 
@@ -121,33 +122,25 @@ def _unify_interpreter_before_35(cls):
     cls._portcheck_unified = True
 
 
-class Knobs34(Knobs):
+class Knobs35(Knobs):
+    """Triton 3.5: a pass manager runs without a name for its diagnostics."""
+    family = "3.5"
+
+    def run_passes(self, manager, module):
+        manager.run(module)
+
+
+class Knobs34(Knobs35):
     """Triton 3.4: no profile_scratch (its drivers append global_scratch alone), the
-    interpreter's old launch entry points."""
+    interpreter's old launch entry points, AMD code objects linked outside the wheel."""
     family = "3.4"
     scratch_params = ("global_scratch", )
 
     def unify_interpreter(self, cls):
         _unify_interpreter_before_35(cls)
 
-    def ast_source(self, fn, signature, constexprs, attrs, target):
-        """Before 3.5 the JIT gives a constexpr no attribute entry (3.5 on: an empty one)."""
-        attrs = {k: v for k, v in attrs.items() if v or k not in constexprs}
-        return super().ast_source(fn, signature, constexprs, attrs, target)
-
-
-class NoKnobs(Knobs34):
-    """Triton 3.3: the 3.4 compile form, no `triton.knobs`."""
-    family = "3.3"
-
-    def always_compile(self):
-        os.environ["TRITON_ALWAYS_COMPILE"] = "1"
-
-    def run_passes(self, manager, module):
-        manager.run(module)
-
     def hip_linker(self):
-        """Before 3.4 the AMD backend runs an ld.lld of its own choice (TRITON_HIP_LLD_PATH, one
+        """Up to 3.4 the AMD backend runs an ld.lld of its own choice (TRITON_HIP_LLD_PATH, one
         bundled in torch's builds, ROCm's, /usr/bin/ld.lld), and raises when there is none."""
         from triton.backends import backends
         try:
@@ -168,6 +161,19 @@ class NoKnobs(Knobs34):
         newest = _newest_versioned("ld.lld")
         if newest and (chosen is None or _llvm_major(newest) > _llvm_major(chosen)):
             os.environ["TRITON_HIP_LLD_PATH"] = newest
+
+    def ast_source(self, fn, signature, constexprs, attrs, target):
+        """Before 3.5 the JIT gives a constexpr no attribute entry (3.5 on: an empty one)."""
+        attrs = {k: v for k, v in attrs.items() if v or k not in constexprs}
+        return super().ast_source(fn, signature, constexprs, attrs, target)
+
+
+class NoKnobs(Knobs34):
+    """Triton 3.3: the 3.4 compile form, no `triton.knobs`."""
+    family = "3.3"
+
+    def always_compile(self):
+        os.environ["TRITON_ALWAYS_COMPILE"] = "1"
 
     def nvidia_tool(self, name):
         """`_path_to_binary` runs the tool's --version and raises when the wheel lacks it
@@ -251,7 +257,7 @@ class FixedAttrs(BackendAttrs):
 
 
 # Newest first: the first family whose oldest release the installed one reaches.
-FAMILIES = (((3, 5), Knobs), ((3, 4), Knobs34), ((3, 3), NoKnobs), ((3, 2), BackendAttrs), (OLDEST, FixedAttrs))
+FAMILIES = (((3, 6), Knobs), ((3, 5), Knobs35), ((3, 4), Knobs34), ((3, 3), NoKnobs), ((3, 2), BackendAttrs), (OLDEST, FixedAttrs))
 
 
 def for_version(text):
