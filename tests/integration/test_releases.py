@@ -15,7 +15,11 @@ from conftest import HELPERS, REPO, WORKER_DIR, run_tool
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("triton-releases")]
 
+# The old releases CI installs: the oldest and one of the next family. PORTCHECK_TEST_RELEASES
+# widens the JIT round trip below to more (3.3.1, 3.4.0, 3.5.1, 3.6.0: a release of each family;
+# 3.6's HIP JIT imports torch to judge a pointer).
 OLD = ("3.0.0", "3.2.0")
+ROUND_TRIP = tuple(os.environ.get("PORTCHECK_TEST_RELEASES", ",".join(OLD)).split(","))
 FIXTURES = REPO / "tests" / "fixtures" / "releases"
 
 
@@ -26,8 +30,8 @@ def worker_python(python, *args):
 
 def test_each_release_has_its_family_and_2x_is_refused(venv_python):
     script = ("from portcheck_worker.compile import releases\n"
-              "for v in ['3.0.0', '3.1.0', '3.2.0', '3.3.0', '3.3.1', '3.4.0', '3.5.1', '3.9.0', '3.10.0+git1a2b',"
-              " '3.4.0rc1']:\n"
+              "for v in ['3.0.0', '3.1.0', '3.2.0', '3.3.0', '3.3.1', '3.4.0', '3.5.1', '3.6.0', '3.9.0',"
+              " '3.10.0+git1a2b', '3.4.0rc1']:\n"
               "    print(v, releases.for_version(v).family)\n"
               "try:\n"
               "    releases.for_version('2.3.1')\n"
@@ -36,24 +40,27 @@ def test_each_release_has_its_family_and_2x_is_refused(venv_python):
     run = worker_python(venv_python, "-c", script)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert lines[:10] == ["3.0.0 3.0-3.1", "3.1.0 3.0-3.1", "3.2.0 3.2", "3.3.0 3.3", "3.3.1 3.3", "3.4.0 3.4",
-                          "3.5.1 3.5", "3.9.0 3.6+", "3.10.0+git1a2b 3.6+", "3.4.0rc1 3.4"]
-    assert lines[10].startswith("refused: Triton 2.3.1 is older than 3.0.0")
+    assert lines[:11] == ["3.0.0 3.0-3.1", "3.1.0 3.0-3.1", "3.2.0 3.2", "3.3.0 3.3", "3.3.1 3.3", "3.4.0 3.4",
+                          "3.5.1 3.5", "3.6.0 3.6", "3.9.0 3.7+", "3.10.0+git1a2b 3.7+", "3.4.0rc1 3.4"]
+    assert lines[11].startswith("refused: Triton 2.3.1 is older than 3.0.0")
 
 
-@pytest.mark.parametrize("version", [*OLD, "current"])
+@pytest.mark.parametrize("version", [*ROUND_TRIP, "current"])
 @pytest.mark.parametrize("target", [("cuda", "90", "32"), ("hip", "gfx942", "64")])
 def test_the_worker_compiles_exactly_what_the_jit_of_each_release_would(triton_release, venv_python, version,
                                                                        target):
-    """Launches with a folded 1 and a None, and with an unaligned pointer: the specialisation the
-    worker compiles, from the launch's record and from the manifest row, hashes (signature,
-    constants, attributes) as the ASTSource the release's JIT builds."""
+    """Launches with a folded 1 and a None, with an unaligned pointer, and with a constexpr 1 and
+    an argument marked do_not_specialize: the specialisation the worker compiles, from the
+    launch's record and from the manifest row, hashes (signature, constants, attributes) as the
+    ASTSource the release's JIT builds. And the interpreter's launches reach the one entry point
+    capture wraps."""
     python = venv_python if version == "current" else triton_release(version)
     run = worker_python(python, HELPERS / "adapter_roundtrip.py", *target)
     assert run.returncode == 0, run.stdout + run.stderr
     result = json.loads(run.stdout.splitlines()[-1])
     for launch in result["launches"]:
         assert launch["ours"] == launch["jit"] and launch["row"] == launch["jit"], launch
+    assert result["interpreter_entry"], result
     folded = result["launches"][0]["common"]
     assert folded["signature"]["stride"] == folded["signature"]["bias_ptr"] == "constexpr"
     assert [[3], [4], [6]] == folded["constant_keys"] and folded["constant_vals"] == [1, None, 256]
@@ -109,6 +116,17 @@ def test_the_demo_on_3_0_and_3_2_as_they_really_behave(demo_on_releases):
     assert cell(report, "axpy", "hip:gfx950", "3.2.0")["status"] == "ok"
     # The static pre-checks read each release's own tables: every prediction came true.
     assert "predicted but compiled anyway" not in run.stdout
+
+
+def test_diff_between_two_old_releases(demo_on_releases, tmp_path):
+    run, report = demo_on_releases
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    diff = run_tool(["diff", path, "--versions", "3.0.0", "3.2.0"], cwd=tmp_path)
+    assert diff.returncode == 0, diff.stdout + diff.stderr
+    assert "triton 3.0.0 -> 3.2.0 on 45 cells" in diff.stdout
+    # gfx950: refused by 3.0's AMD backend, compiled by 3.2's.
+    assert re.search(r"axpy on hip:gfx950: unsupported-target[^\n]* -> ok", diff.stdout), diff.stdout
 
 
 def test_an_old_release_as_current_runs_check_and_targets(triton_release, tmp_path):

@@ -18,18 +18,12 @@ def shared_attributes(spec):
     return spec
 
 
-# Options every release and backend has: recorded as the launch passed them, even at a default
-# value (an autotune Config passes its own defaults, which need not be the backend's).
-_EVERYWHERE_OPTIONS = ("num_warps", "num_stages", "num_ctas")
-
-
-def portable_options(explicit, backend_defaults):
-    """The launch's options without those at the backend's own default that not every release
-    has: Triton 3.2's autotune Config passes num_buffers_warp_spec=0 and friends on every launch,
-    which change nothing there and which later releases do not know, so a row captured with 3.2
-    could not be checked with 3.9."""
-    return {k: v for k, v in explicit.items()
-            if k in _EVERYWHERE_OPTIONS or k not in backend_defaults or backend_defaults[k] != v}
+def portable_options(explicit, config_only):
+    """The launch's options without those an autotune Config passes on every launch at a value
+    that changes nothing (`config_only`, the release adapter's): Triton 3.2's and 3.3's pass
+    num_buffers_warp_spec=0 and three more, which later releases do not know, so a row captured
+    with them could not be checked with 3.9. What the caller or a Config really set is kept."""
+    return {k: v for k, v in explicit.items() if k not in config_only or config_only[k] != v}
 
 
 def jsonable(value):

@@ -37,7 +37,6 @@ class Recorder:
         self._lock = threading.RLock()
         self._tuner_lock = threading.RLock()
         self._interpreted_class = ()
-        self._defaults = None
 
     # -- context of the launch being recorded ------------------------------------------------
 
@@ -228,18 +227,6 @@ class Recorder:
 
     # -- recording ---------------------------------------------------------------------------
 
-    def _backend_defaults(self):
-        """{option: default} of the backend the launch compiles for (the persona's)."""
-        if self._defaults is None:
-            from triton.compiler.compiler import make_backend
-            from triton.runtime import driver as driver_config
-            try:
-                options = make_backend(driver_config.active.get_current_target()).parse_options({})
-                self._defaults = {k: jsonable(v) for k, v in vars(options).items()}
-            except Exception:  # nothing is dropped: the row keeps every option it was given
-                self._defaults = {}
-        return self._defaults
-
     def _explicit_options(self, fn, kwargs):
         names = set(getattr(fn, "arg_names", ()))
         return {k: v for k, v in kwargs.items() if k not in names}
@@ -297,7 +284,7 @@ class Recorder:
         spec = shared_attributes(releases.current().specialisation(jit_function, json.loads(specialization_data)))
         func = jit_function.fn
         explicit = portable_options({k: jsonable(v) for k, v in (launch.explicit_options if launch else {}).items()},
-                                    self._backend_defaults())
+                                    releases.current().config_only_options)
         autotune = launch.autotune if launch else None
         if not self.records.first_time(func.__module__, func.__qualname__, spec, explicit, autotune):
             return

@@ -1,13 +1,15 @@
 """Every difference between the Triton releases the worker supports (3.0.0 on), in one place.
 
-The rest of the worker speaks one form, Triton 3.6's: settings through `triton.knobs`, a kernel's
+The rest of the worker speaks one form, Triton 3.7's: settings through `triton.knobs`, a kernel's
 specialisation as 3.3 introduced it (the signature names every argument, constexprs included;
 constants and attributes keyed by argument paths `(index, )`; attributes as
 `[["tt.divisibility", 16]]` lists, an empty one for a constexpr). `current()` answers, for the installed Triton, how to do what
 that form describes. One adapter per release family, each read from the family's own source:
 
-- 3.6 on (`Knobs`): `triton.knobs`; 3.5 (`Knobs35`) runs pass managers without a name; 3.4
-  (`Knobs34`) has no profile_scratch and links AMD code objects with an ld.lld outside the wheel;
+- 3.7 on (`Knobs`): `triton.knobs`; 3.6 (`Knobs36`) gives a constexpr no attribute entry; 3.5
+  (`Knobs35`) runs pass managers without a name, has one ptxas and the interpreter's old launch
+  entry; 3.4 (`Knobs34`) has no profile_scratch and links AMD code objects with an ld.lld outside
+  the wheel;
 - 3.3 (`NoKnobs`): the same compile form, settings through environment variables and class
   attributes (`TRITON_ALWAYS_COMPILE`, `JITFunction.cache_hook`, `_path_to_binary`);
 - 3.2 (`BackendAttrs`): `ASTSource(fn, signature, constants, attrs)` with the signature of the
@@ -40,8 +42,8 @@ def version_tuple(text):
 
 
 class Knobs:
-    """Triton 3.6 and later."""
-    family = "3.6+"
+    """Triton 3.7 and later."""
+    family = "3.7+"
     # The pointers every launcher of the release appends to a kernel's arguments, in order.
     scratch_params = ("global_scratch", "profile_scratch")
 
@@ -90,18 +92,37 @@ class Knobs:
         """A serialised specialisation (the JIT's `specialization_data`) in the common form."""
         return data
 
-    def fp8_dtypes(self, options):
+    def fp8_dtypes(self, options, backend):
         """The fp8 dtypes the frontend accepts for a target, from its parsed options: the
         backend lists them (3.2 on: supported_fp8_dtypes)."""
         return sorted(getattr(options, "supported_fp8_dtypes", ()))
 
     def unify_interpreter(self, cls):
-        """Gives the interpreter's InterpretedFunction the launch entry point 3.5 has: a
+        """Gives the interpreter's InterpretedFunction the launch entry point 3.6 has: a
         class-level `run(*args, grid, warmup, **kwargs)` that `kernel[grid](...)` goes through."""
 
+    # Options an autotune Config passes on every launch whatever the user wrote, with the value
+    # that changes nothing: a captured row leaves them out at that value (launch_records.py).
+    config_only_options = {}
 
-def _unify_interpreter_before_35(cls):
-    """Up to 3.4 `run` is a closure each instance sets in __init__, and kernel[grid](...)
+    def ptxas_for(self, capability):
+        """The path of the ptxas Triton assembles `capability` with (one per capability)."""
+        from triton.backends.nvidia import compiler
+        return compiler.get_ptxas(capability).path
+
+    def sm_name(self, capability):
+        """The --gpu-name Triton gives ptxas for `capability` ("sm_90a")."""
+        from triton.backends.nvidia import compiler
+        return compiler.sm_arch_from_capability(capability)
+
+    def target_triple(self):
+        """LLVM's answer for an AMD processor name, where this Triton exposes it (3.7 on)."""
+        from triton._C.libtriton import amd
+        return getattr(amd, "get_target_triple", None)
+
+
+def _unify_interpreter_before_36(cls):
+    """Up to 3.5 `run` is a closure each instance sets in __init__, and kernel[grid](...)
     bypasses it (__getitem__ builds the GridExecutor itself). The closure is kept under another
     name and reached through a class-level run, which __getitem__ now calls too."""
     if getattr(cls, "_portcheck_unified", False):
@@ -122,22 +143,37 @@ def _unify_interpreter_before_35(cls):
     cls._portcheck_unified = True
 
 
-class Knobs35(Knobs):
-    """Triton 3.5: a pass manager runs without a name for its diagnostics."""
+class Knobs36(Knobs):
+    """Triton 3.6: no attribute entry for a constexpr."""
+    family = "3.6"
+
+    def ast_source(self, fn, signature, constexprs, attrs, target):
+        """Before 3.7 the JIT gives a constexpr no attribute entry (3.7 on: an empty one)."""
+        attrs = {k: v for k, v in attrs.items() if v or k not in constexprs}
+        return super().ast_source(fn, signature, constexprs, attrs, target)
+
+
+class Knobs35(Knobs36):
+    """Triton 3.5: a pass manager runs without a name for its diagnostics, one ptxas for every
+    capability, the interpreter's old launch entry points."""
     family = "3.5"
 
     def run_passes(self, manager, module):
         manager.run(module)
 
-
-class Knobs34(Knobs35):
-    """Triton 3.4: no profile_scratch (its drivers append global_scratch alone), the
-    interpreter's old launch entry points, AMD code objects linked outside the wheel."""
-    family = "3.4"
-    scratch_params = ("global_scratch", )
+    def ptxas_for(self, capability):
+        from triton.backends.nvidia import compiler
+        return compiler.get_ptxas().path
 
     def unify_interpreter(self, cls):
-        _unify_interpreter_before_35(cls)
+        _unify_interpreter_before_36(cls)
+
+
+class Knobs34(Knobs35):
+    """Triton 3.4: no profile_scratch (its drivers append global_scratch alone), AMD code
+    objects linked outside the wheel."""
+    family = "3.4"
+    scratch_params = ("global_scratch", )
 
     def hip_linker(self):
         """Up to 3.4 the AMD backend runs an ld.lld of its own choice (TRITON_HIP_LLD_PATH, one
@@ -162,11 +198,6 @@ class Knobs34(Knobs35):
         if newest and (chosen is None or _llvm_major(newest) > _llvm_major(chosen)):
             os.environ["TRITON_HIP_LLD_PATH"] = newest
 
-    def ast_source(self, fn, signature, constexprs, attrs, target):
-        """Before 3.5 the JIT gives a constexpr no attribute entry (3.5 on: an empty one)."""
-        attrs = {k: v for k, v in attrs.items() if v or k not in constexprs}
-        return super().ast_source(fn, signature, constexprs, attrs, target)
-
 
 class NoKnobs(Knobs34):
     """Triton 3.3: the 3.4 compile form, no `triton.knobs`."""
@@ -175,11 +206,19 @@ class NoKnobs(Knobs34):
     def always_compile(self):
         os.environ["TRITON_ALWAYS_COMPILE"] = "1"
 
+    # Triton 3.2 and 3.3's Config passes its warp-specialisation fields, 0 unless asked for.
+    config_only_options = {"num_buffers_warp_spec": 0, "num_consumer_groups": 0, "reg_dec_producer": 0,
+                           "reg_inc_consumer": 0}
+
     def nvidia_tool(self, name):
-        """`_path_to_binary` runs the tool's --version and raises when the wheel lacks it
-        (ptxas-blackwell came with 3.3)."""
+        """`_path_to_binary` runs the tool's --version on every call (3.4 on remember it) and
+        raises when the wheel lacks it (ptxas-blackwell came with 3.3): asked once per process,
+        as the warm-up does before the cells fork."""
+        return _bundled_nvidia_tool(name.replace("_", "-"))
+
+    def ptxas_for(self, capability):
         from triton.backends.nvidia import compiler
-        return compiler._path_to_binary(name.replace("_", "-"))[0]
+        return compiler.get_ptxas(capability)[0]
 
     def jit_cache_hook(self):
         from triton.runtime.jit import JITFunction
@@ -195,6 +234,13 @@ class BackendAttrs(NoKnobs):
     family = "3.2"
     ttgir_prefix = "triton_gpu"
     scratch_params = ()  # global_scratch came with 3.3
+
+    def ptxas_for(self, capability):
+        return self.nvidia_tool("ptxas")  # one ptxas, no ptxas-blackwell
+
+    def sm_name(self, capability):
+        # The backend's own spelling (make_ptx, make_cubin): only Hopper gets the "a" suffix.
+        return "sm_90a" if capability == 90 else f"sm_{capability}"
 
     def ast_source(self, fn, signature, constexprs, attrs, target):
         """As the JIT of these releases builds it: the signature of every argument that is not
@@ -247,17 +293,23 @@ class FixedAttrs(BackendAttrs):
         from triton.compiler.compiler import AttrsDescriptor
         return AttrsDescriptor(divisible_by_16=set(divisible), equal_to_1=set(equal_to_1))
 
-    def fp8_dtypes(self, options):
-        """No list yet: every fp8 dtype is accepted but fp8e4nv, which a cast asserts
-        `options.allow_fp8e4nv` for (semantic.cast: "not supported on CUDA arch < 89"; the AMD
-        options never allow it)."""
+    def fp8_dtypes(self, options, backend):
+        """No list yet: what the source states. fp8e4nv needs `options.allow_fp8e4nv` (a cast
+        asserts it: "not supported on CUDA arch < 89"; set from capability 8.9, never for AMD),
+        fp8e4b15 needs the backend's custom conversion (`convert_custom_types`: CUDA's only). The
+        rest is listed: which of fp8e4b8 and fp8e5b16 a CUDA target takes is nowhere stated
+        (tried: 3.0 compiles fp8e4b8 for cuda:90, not for cuda:80), so those cells tell."""
         import triton.language as tl
-        fp8 = [t for t in tl.dtype.FP_TYPES if t.startswith("fp8")]
-        return sorted(t for t in fp8 if t != "fp8e4nv" or getattr(options, "allow_fp8e4nv", False))
+        fp8 = {t for t in tl.dtype.FP_TYPES if t.startswith("fp8")}
+        if not getattr(options, "allow_fp8e4nv", False):
+            fp8.discard("fp8e4nv")
+        if "convert_custom_types" not in backend.get_codegen_implementation():
+            fp8.discard("fp8e4b15")
+        return sorted(fp8)
 
 
 # Newest first: the first family whose oldest release the installed one reaches.
-FAMILIES = (((3, 6), Knobs), ((3, 5), Knobs35), ((3, 4), Knobs34), ((3, 3), NoKnobs), ((3, 2), BackendAttrs), (OLDEST, FixedAttrs))
+FAMILIES = (((3, 7), Knobs), ((3, 6), Knobs36), ((3, 5), Knobs35), ((3, 4), Knobs34), ((3, 3), NoKnobs), ((3, 2), BackendAttrs), (OLDEST, FixedAttrs))
 
 
 def for_version(text):
@@ -275,13 +327,23 @@ _CURRENT = []
 
 
 def current():
-    """The adapter of the Triton this process imports, its settings applied (`prepare`)."""
+    """The adapter of the Triton this process imports. It changes nothing: the worker's own
+    processes call `prepare()` before they compile; a captured program is left as it is."""
     if not _CURRENT:
         import triton
-        release = for_version(triton.__version__)
-        release.prepare()
-        _CURRENT.append(release)
+        _CURRENT.append(for_version(triton.__version__))
     return _CURRENT[0]
+
+
+_NVIDIA_TOOLS = {}
+
+
+def _bundled_nvidia_tool(binary):
+    """`_path_to_binary(binary)[0]`, once per process."""
+    if binary not in _NVIDIA_TOOLS:
+        from triton.backends.nvidia import compiler
+        _NVIDIA_TOOLS[binary] = compiler._path_to_binary(binary)[0]
+    return _NVIDIA_TOOLS[binary]
 
 
 def _newest_versioned(tool):

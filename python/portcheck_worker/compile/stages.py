@@ -227,6 +227,7 @@ def compile_cell(request, progress):
     import triton
 
     warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
+    releases.current().prepare()
     target = make_target(request["target"])
     driver.install(target)
     progress.mark("import")

@@ -33,8 +33,8 @@ def tables(target_specs):
     for spec in target_specs:
         name = f"{spec['backend']}:{spec['arch']}"
         try:
-            options = make_backend(make_target(spec)).parse_options({})
-            fp8[name] = releases.current().fp8_dtypes(options)
+            backend = make_backend(make_target(spec))
+            fp8[name] = releases.current().fp8_dtypes(backend.parse_options({}), backend)
         except Exception as e:  # reported by the targets table, not fatal here
             fp8[name] = {"error": f"{type(e).__name__}: {e}"}
     return {"libdevice": {"cuda": public(cuda_libdevice), "hip": public(hip_libdevice)}, "fp8": fp8}

@@ -46,23 +46,12 @@ def _result(reason, message, arch, valid):
 
 
 def _sm_name(capability):
-    from triton.backends.nvidia import compiler
-    convert = getattr(compiler, "sm_arch_from_capability", None)
-    return convert(capability) if convert else f"sm_{capability}"
+    return releases.current().sm_name(capability)
 
 
 def ptxas_for(capability):
-    """The path of the ptxas Triton uses for this capability, whichever release: one per
-    capability (3.6 on), one for all (3.4, 3.5: knobs), or `_path_to_binary` (up to 3.3)."""
-    from triton.backends.nvidia import compiler
-    get_ptxas = getattr(compiler, "get_ptxas", None)
-    if get_ptxas is None:
-        return compiler._path_to_binary("ptxas")[0]
-    try:
-        tool = get_ptxas(capability)
-    except TypeError:  # releases with one ptxas: get_ptxas()
-        tool = get_ptxas()
-    return tool[0] if isinstance(tool, tuple) else tool.path
+    """The path of the ptxas Triton uses for this capability, whichever release."""
+    return releases.current().ptxas_for(capability)
 
 
 def _bundled_ptxas():
@@ -127,8 +116,7 @@ def _cuda_problem(arch):
 
 
 def _target_triple():
-    from triton._C.libtriton import amd
-    return getattr(amd, "get_target_triple", None)
+    return releases.current().target_triple()
 
 
 def _llvm_hip_archs():

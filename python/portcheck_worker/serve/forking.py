@@ -31,6 +31,7 @@ def warm_up(targets):
         tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1.0)
 
     release = releases.current()
+    release.prepare()
     # Compiled, never read from Triton's cache: a zygote warms up after the server, whose warm-up
     # kernel is then in the cache, and a hit would initialise nothing (0.04 s more per cell).
     release.always_compile()

@@ -41,6 +41,7 @@ def probe(request):
     except releases.UnsupportedRelease as e:
         sys.stderr.write(f"portcheck-worker: {e}\n")
         sys.exit(protocol.EXIT_ENVIRONMENT)
+    release.prepare()  # before `targets` shows the AMD linker
     from ..compile import static, tables
     return {
         "protocol": PROTOCOL_VERSION,

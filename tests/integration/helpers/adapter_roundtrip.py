@@ -5,7 +5,9 @@ JIT specialises differently, takes what the JIT hands its cache hook, and prints
 - `ours`: the hash of the ASTSource the worker compiles from the same launch's serialised
   specialisation, through the release adapter's common form (what `capture` records),
 - `row`: the hash of the ASTSource the worker compiles from the manifest row written for it,
-- `common`: the common form itself.
+- `common`: the common form itself,
+- `interpreter_entry`: whether `kernel[grid](...)` under the interpreter goes through the class's
+  `run`, once capture has unified it (what the recorder wraps).
 
 Equal hashes are the same specialisation: signature, constants and attributes.
 """
@@ -38,15 +40,23 @@ def kernel(x_ptr, out_ptr, n, stride, bias_ptr, alpha, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, x * alpha, mask=offs < n)
 
 
-# (launch arguments, the manifest row a capture writes for them)
+@triton.jit(do_not_specialize=["n"])
+def kept(x_ptr, n, ONE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * ONE, mask=offs < n)
+
+
+# (kernel, launch arguments, the manifest row a capture writes for them)
 LAUNCHES = [
-    ((FakeTensor(1 << 20), FakeTensor(1 << 21), 1024, 1, None, 0.5),
+    (kernel, (FakeTensor(1 << 20), FakeTensor(1 << 21), 1024, 1, None, 0.5),
      {"signature": {"x_ptr": "*fp32:16", "out_ptr": "*fp32:16", "n": "i32:16", "alpha": "fp32"},
       "constants": {"stride": 1, "bias_ptr": {"none": True}, "BLOCK": 256}}),
-    ((FakeTensor(1 << 20), FakeTensor((1 << 21) + 4, "torch.float16"), 1000, 3, FakeTensor(4096), 2.0),
+    (kernel, (FakeTensor(1 << 20), FakeTensor((1 << 21) + 4, "torch.float16"), 1000, 3, FakeTensor(4096), 2.0),
      {"signature": {"x_ptr": "*fp32:16", "out_ptr": "*fp16", "n": "i32", "stride": "i32", "bias_ptr": "*fp32:16",
                     "alpha": "fp32"},
       "constants": {"BLOCK": 256}}),
+    # A constexpr equal to 1, an integer divisible by 16 the JIT must not specialise.
+    (kept, (FakeTensor(1 << 20), 64, 1), {"signature": {"x_ptr": "*fp32:16", "n": "i32"}, "constants": {"ONE": 1}}),
 ]
 TARGET = {"backend": sys.argv[1], "arch": sys.argv[2], "warp_size": int(sys.argv[3])}
 
@@ -63,17 +73,31 @@ def main():
 
     release.set_jit_cache_hook(hook)
     out = []
-    for args, row in LAUNCHES:
+    for fn, args, row in LAUNCHES:
         seen.clear()
-        kernel[(1, )](*args, BLOCK=256)
+        fn[(1, )](*args, BLOCK=256)
         (jit, ) = seen
         # The JIT's own next line, in every release from 3.0 to 3.9.
-        jit_src = ASTSource(kernel, jit["signature"], jit["constants"], jit["configs"][0])
-        common = release.specialisation(kernel, json.loads(jit["specialization_data"]))
-        ours, _ = stages.build_source(kernel, {"specialization": common, "target": TARGET})
-        from_row, _ = stages.build_source(kernel, {**row, "target": TARGET})
+        jit_src = ASTSource(fn, jit["signature"], jit["constants"], jit["configs"][0])
+        common = release.specialisation(fn, json.loads(jit["specialization_data"]))
+        ours, _ = stages.build_source(fn, {"specialization": common, "target": TARGET})
+        from_row, _ = stages.build_source(fn, {**row, "target": TARGET, "constants": {**row["constants"], "BLOCK": 256}})
         out.append({"jit": jit_src.hash(), "ours": ours.hash(), "row": from_row.hash(), "common": common})
-    print(json.dumps({"family": release.family, "launches": out}, default=str))
+    print(json.dumps({"family": release.family, "launches": out, "interpreter_entry": interpreter_entry(release)},
+                     default=str))
+
+
+def interpreter_entry(release):
+    from triton.runtime import interpreter
+    cls = interpreter.InterpretedFunction
+    release.unify_interpreter(cls)
+    original, grids = cls.run, []
+    cls.run = lambda self, *args, grid, warmup=False, **kwargs: grids.append(grid)
+    try:
+        interpreter.InterpretedFunction(kernel.fn)[(2, )](*LAUNCHES[0][1], BLOCK=256)
+    finally:
+        cls.run = original
+    return grids == [(2, )]
 
 
 main()
