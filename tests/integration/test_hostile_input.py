@@ -29,6 +29,13 @@ def one_line_error(run, code, *fragments):
         assert fragment in lines[0], lines[0]
 
 
+def short_id(value):
+    """Test ids stay short: pytest puts the id in PYTEST_CURRENT_TEST, and an environment string
+    over 128 KiB (a 20,000-level nesting) makes every exec of the tool fail with E2BIG."""
+    text = str(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} chars)"
+
+
 # Each command that reads a report: report, merge, diff, and --baseline.
 def commands_reading(path, tmp_path):
     good = tmp_path / "good.json"
@@ -37,7 +44,7 @@ def commands_reading(path, tmp_path):
             ["report", good, "--baseline", path]]
 
 
-@pytest.mark.parametrize("case,text,fragments", [
+@pytest.mark.parametrize("case,text,fragments", ids=short_id, argvalues=[
     ("deep-environment", report(environment="@").replace('"@"', "[" * DEEP + "]" * DEEP),
      ["nested deeper than 512 levels", "(at environment"]),
     ("deep-metadata", report(metadata="@").replace('"@"', "{\"a\":" * DEEP + "1" + "}" * DEEP),
@@ -54,7 +61,7 @@ def test_hostile_reports_are_exit_2_naming_file_and_key(tmp_path, case, text, fr
     assert not (tmp_path / "merged.json").exists()
 
 
-@pytest.mark.parametrize("environment", [
+@pytest.mark.parametrize("environment", ids=short_id, argvalues=[
     {"python": None, "triton": {"version": "3.9.0"}},
     {"triton": {"version": None}},
     {"triton": None, "tritons": [{"version": None}], "host": None, "started": None, "options": None},
@@ -102,7 +109,7 @@ def test_full_disk_for_a_report_is_exit_3_with_the_fix(tmp_path):
                    "No space left on device", "is full: free space there")
 
 
-@pytest.mark.parametrize("row,fragments", [
+@pytest.mark.parametrize("row,fragments", ids=short_id, argvalues=[
     (f'name = "{"k" * 60_000}"\ntarget = "kernels.py:axpy"', ["kernel.name", "longer than 200"]),
     (f'name = "a"\ntarget = "kernels.py:{"f" * 60_000}-"', ["not a Python function name"]),
     (f'name = "a"\ntarget = "kernels.py:axpy"\nspecialization = \'{"[" * DEEP + "]" * DEEP}\'',

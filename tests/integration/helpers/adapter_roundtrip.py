@@ -12,6 +12,7 @@ JIT specialises differently, takes what the JIT hands its cache hook, and prints
 Equal hashes are the same specialisation: signature, constants and attributes.
 """
 import json
+import os
 import sys
 
 import triton
@@ -21,23 +22,8 @@ from triton.compiler import ASTSource
 
 from portcheck_worker.compile import driver, releases, stages
 
-
-class FakeTensor:
-
-    def __init__(self, address, dtype="torch.float32"):
-        self.address, self.dtype = address, dtype
-
-    def data_ptr(self):
-        return self.address
-
-
-@triton.jit
-def kernel(x_ptr, out_ptr, n, stride, bias_ptr, alpha, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + offs * stride, mask=offs < n)
-    if bias_ptr is not None:
-        x += tl.load(bias_ptr + offs)
-    tl.store(out_ptr + offs, x * alpha, mask=offs < n)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "releases"))
+from launch_fakes import FakeTensor, scale as kernel  # noqa: E402  (the kernel capture's test launches)
 
 
 @triton.jit(do_not_specialize=["n"])
