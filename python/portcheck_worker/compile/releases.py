@@ -185,6 +185,11 @@ class Knobs34(Knobs35):
             return None
 
     def prepare(self):
+        if not _PREPARED:  # once per process: forked cells inherit what it set
+            _PREPARED.append(True)
+            self._choose_hip_linker()
+
+    def _choose_hip_linker(self):
         """Without ROCm, Triton's choice is /usr/bin/ld.lld, the distribution's default LLVM
         (14 on Debian 12), which cannot read code object v5 ("unknown abi version"). Linking is
         mechanical, so the newest versioned ld.lld on PATH (Debian's lld-19) links instead when it
@@ -324,6 +329,7 @@ def for_version(text):
 
 
 _CURRENT = []
+_PREPARED = []
 
 
 def current():
@@ -382,6 +388,16 @@ def _do_not_specialize(fn, index):
     return index < len(params) and getattr(params[index], "do_not_specialize", False)
 
 
+def jit_specialises(fn, index, ty):
+    """Whether Triton's JIT gives this argument an attribute entry (an empty one when it is not
+    divisible by 16): integers and pointers it specialises, never floats, bools or tuples. The
+    entries are part of the compile key, so leaving the empty ones out compiled the same code
+    under another key than the JIT's."""
+    if _do_not_specialize(fn, index):
+        return False
+    return ty.startswith("*") or re.fullmatch(r"[iu](8|16|32|64)", ty) is not None
+
+
 def _declared_constexpr(fn, name):
     params = getattr(fn, "params", [])
     return any(p.name == name and p.is_constexpr for p in params)
@@ -403,8 +419,7 @@ def _common_form(fn, data, divisible, equal_to_1):
             out["attrs_vals"].append([])
             continue
         out["signature"][name] = ty
-        specialised = ty.startswith("*") or re.fullmatch(r"[iu](8|16|32|64)", ty)
-        if specialised and not _do_not_specialize(fn, index):
+        if jit_specialises(fn, index, ty):
             out["attrs_keys"].append([index])
             out["attrs_vals"].append([["tt.divisibility", 16]] if index in divisible else [])
     return out

@@ -128,7 +128,7 @@ def specialisation(fn, request):
             ty = types[name]
             divisible = ty.endswith(":16")
             ty = ty[:-3] if divisible else ty
-            if _jit_specialises(fn, index, ty):
+            if releases.jit_specialises(fn, index, ty):
                 attrs[(index, )] = [["tt.divisibility", 16]] if divisible else []
             signature[name] = ty
     return Specialisation(signature, constexprs, attrs, dict(request.get("options") or {}))
@@ -139,17 +139,6 @@ def build_source(fn, request, spec=None):
     spec = spec or specialisation(fn, request)
     target = make_target(request["target"])
     return releases.current().ast_source(fn, spec.signature, spec.constexprs, spec.attrs, target), spec.options
-
-
-def _jit_specialises(fn, index, ty):
-    """Whether Triton's JIT gives this argument an attribute entry (an empty one when it is not
-    divisible by 16): integers and pointers it specialises, never floats, bools or tuples. The
-    entries are part of the compile key, so leaving the empty ones out compiled the same code
-    under another key than the JIT's."""
-    params = getattr(fn, "params", None)
-    if params is not None and index < len(params) and getattr(params[index], "do_not_specialize", False):
-        return False
-    return ty.startswith("*") or re.fullmatch(r"[iu](8|16|32|64)", ty) is not None
 
 
 class StageRecorder:

@@ -67,11 +67,8 @@ def describe_target(spec):
         info["unsupported"] = {"reason": "refused", "message": info["error"],
                                "valid": target_support.known_archs(spec["backend"])}
         return info
-    if spec["backend"] == "cuda":
-        path = target_support.ptxas_for(int(spec["arch"]))
-        info["assembler"] = {"path": path, "version": _tool_version(path)}
-    elif releases.current().hip_linker():
-        path = releases.current().hip_linker()
+    path = target_support.ptxas_for(int(spec["arch"])) if spec["backend"] == "cuda" else releases.current().hip_linker()
+    if path:
         info["assembler"] = {"path": path, "version": _tool_version(path)}
     else:
         info["assembler"] = {"path": None, "version": "LLVM AMDGPU backend, in process (bundled with Triton)"}
