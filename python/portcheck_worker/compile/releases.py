@@ -24,15 +24,13 @@ Older releases (2.x) are refused by the probe: their compiler has no backend plu
 import os
 import re
 
+from . import portable
+
 OLDEST = (3, 0)
 
 
 class UnsupportedRelease(Exception):
     """The installed Triton is older than OLDEST: the probe exits 3 with the fix."""
-
-
-class SpecialisationError(ValueError):
-    """A specialisation this release's compiler cannot express (a tuple argument before 3.3)."""
 
 
 def version_tuple(text):
@@ -85,8 +83,7 @@ class Knobs:
 
     def ast_source(self, fn, signature, constexprs, attrs, target):
         """The ASTSource of a specialisation in the common form, compiled for `target`."""
-        from triton.compiler import ASTSource
-        return ASTSource(fn, signature, constexprs, attrs)
+        return portable.ast_source_37(fn, signature, constexprs, attrs)
 
     def specialisation(self, fn, data):
         """A serialised specialisation (the JIT's `specialization_data`) in the common form."""
@@ -149,8 +146,7 @@ class Knobs36(Knobs):
 
     def ast_source(self, fn, signature, constexprs, attrs, target):
         """Before 3.7 the JIT gives a constexpr no attribute entry (3.7 on: an empty one)."""
-        attrs = {k: v for k, v in attrs.items() if v or k not in constexprs}
-        return super().ast_source(fn, signature, constexprs, attrs, target)
+        return portable.ast_source_33(fn, signature, constexprs, attrs)
 
 
 class Knobs35(Knobs36):
@@ -187,21 +183,7 @@ class Knobs34(Knobs35):
     def prepare(self):
         if not _PREPARED:  # once per process: forked cells inherit what it set
             _PREPARED.append(True)
-            self._choose_hip_linker()
-
-    def _choose_hip_linker(self):
-        """Without ROCm, Triton's choice is /usr/bin/ld.lld, the distribution's default LLVM
-        (14 on Debian 12), which cannot read code object v5 ("unknown abi version"). Linking is
-        mechanical, so the newest versioned ld.lld on PATH (Debian's lld-19) links instead when it
-        is newer; TRITON_HIP_LLD_PATH set by the user is theirs and kept."""
-        if "TRITON_HIP_LLD_PATH" in os.environ:
-            return
-        chosen = self.hip_linker()
-        if chosen and not chosen.startswith("/usr/bin/"):
-            return  # torch's bundled one or ROCm's: what Triton runs on a GPU machine
-        newest = _newest_versioned("ld.lld")
-        if newest and (chosen is None or _llvm_major(newest) > _llvm_major(chosen)):
-            os.environ["TRITON_HIP_LLD_PATH"] = newest
+            portable.choose_hip_linker()
 
 
 class NoKnobs(Knobs34):
@@ -248,39 +230,9 @@ class BackendAttrs(NoKnobs):
         return "sm_90a" if capability == 90 else f"sm_{capability}"
 
     def ast_source(self, fn, signature, constexprs, attrs, target):
-        """As the JIT of these releases builds it: the signature of every argument that is not
-        a declared constexpr (a None as a null *i8, an integer 1 as i32), the constants by name
-        (the folded 1s and Nones too). Its attributes are judged on every argument's value,
-        constexprs included: divisible by 16 (a None too, and False, an int 0) and equal to 1."""
-        from triton.compiler import ASTSource
-        names = fn.arg_names
-        constants = {names[_index(k)]: v for k, v in constexprs.items()}
-        divisible = {_index(k) for k, v in attrs.items() if ["tt.divisibility", 16] in _pairs(v)}
-        old_signature, equal_to_1 = {}, set()
-        for index, name in enumerate(names):
-            ty = signature.get(name, "constexpr")
-            if name in constants and not _do_not_specialize(fn, index):
-                value = constants[name]
-                if value is None or (isinstance(value, int) and value % 16 == 0):
-                    divisible.add(index)
-                if type(value) is int and value == 1:
-                    equal_to_1.add(index)
-            if ty == "constexpr" and name in constants and not _declared_constexpr(fn, name):
-                ty = "*i8" if constants[name] is None else "i32" if index in equal_to_1 else ty
-            if ty != "constexpr":
-                old_signature[name] = ty
-        return ASTSource(fn, old_signature, constants, self._attrs(sorted(divisible), sorted(equal_to_1), target))
-
-    def _attrs(self, divisible, equal_to_1, target):
-        """The backend's own descriptor, as the JIT makes it (`get_attrs_descriptor(params,
-        values)`: every property it knows listed, HIP's tt.pointer_range included), with the
-        arguments of each property set as from_dict does."""
-        from triton.compiler.compiler import make_backend
-        descriptor = make_backend(target).get_attrs_descriptor([], [])
-        descriptor.arg_properties["tt.divisibility"] = list(divisible)
-        descriptor.arg_properties["tt.equal_to"] = list(equal_to_1)
-        descriptor._init_slots()
-        return descriptor
+        """As the JIT of these releases builds it (portable.ast_source_30), with the backend's
+        own AttrsDescriptor."""
+        return portable.ast_source_30(fn, signature, constexprs, attrs, target, backend_attrs=True)
 
     def specialisation(self, fn, data):
         attrs = data.get("attrs") or {}
@@ -294,9 +246,8 @@ class FixedAttrs(BackendAttrs):
     """Triton 3.0 and 3.1: one AttrsDescriptor of indices for every backend."""
     family = "3.0-3.1"
 
-    def _attrs(self, divisible, equal_to_1, target):
-        from triton.compiler.compiler import AttrsDescriptor
-        return AttrsDescriptor(divisible_by_16=set(divisible), equal_to_1=set(equal_to_1))
+    def ast_source(self, fn, signature, constexprs, attrs, target):
+        return portable.ast_source_30(fn, signature, constexprs, attrs, target, backend_attrs=False)
 
     def fp8_dtypes(self, options, backend):
         """No list yet: what the source states. fp8e4nv needs `options.allow_fp8e4nv` (a cast
@@ -352,40 +303,14 @@ def _bundled_nvidia_tool(binary):
     return _NVIDIA_TOOLS[binary]
 
 
-def _newest_versioned(tool):
-    """The path of the highest `tool-N` on PATH (Debian installs ld.lld-19 beside ld.lld)."""
-    import shutil
-    for major in range(40, 14, -1):
-        found = shutil.which(f"{tool}-{major}")
-        if found:
-            return found
-    return None
 
 
-def _llvm_major(path):
-    """The LLVM major version of an LLVM tool, from its --version ("LLD 14.0.6"); 0 if unknown."""
-    import subprocess
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    m = re.search(r"(\d+)\.\d+\.\d+", out)
-    return int(m.group(1)) if m else 0
 
 
-def _index(key):
-    if len(key) != 1:
-        raise SpecialisationError(f"argument path {list(key)}: tuple arguments need Triton 3.3 or later")
-    return key[0]
 
 
-def _pairs(value):
-    return [list(a) for a in value if isinstance(a, (list, tuple))]
 
 
-def _do_not_specialize(fn, index):
-    params = getattr(fn, "params", [])
-    return index < len(params) and getattr(params[index], "do_not_specialize", False)
 
 
 def jit_specialises(fn, index, ty):
@@ -393,14 +318,11 @@ def jit_specialises(fn, index, ty):
     divisible by 16): integers and pointers it specialises, never floats, bools or tuples. The
     entries are part of the compile key, so leaving the empty ones out compiled the same code
     under another key than the JIT's."""
-    if _do_not_specialize(fn, index):
+    if portable.do_not_specialize(fn, index):
         return False
     return ty.startswith("*") or re.fullmatch(r"[iu](8|16|32|64)", ty) is not None
 
 
-def _declared_constexpr(fn, name):
-    params = getattr(fn, "params", [])
-    return any(p.name == name and p.is_constexpr for p in params)
 
 
 def _common_form(fn, data, divisible, equal_to_1):

@@ -4,7 +4,6 @@ The frontend (AST to TTIR) runs inside `triton.compile` before the first backend
 backend stage (ttir, ttgir, llir, ptx/amdgcn, cubin/hsaco) is wrapped where the backend lists
 them (StageRecorder.timing), so we time each one and know which one raised.
 """
-import contextlib
 import re
 import subprocess
 import tempfile
@@ -12,7 +11,7 @@ import time
 import traceback
 import warnings
 
-from . import cubin, driver, loader, releases
+from . import cubin, driver, loader, portable, releases
 from .outputs import IR_STAGES, OutputError, export_files, save_ir, save_partial_ir
 from ..base import faults
 
@@ -163,33 +162,9 @@ class StageRecorder:
         if self._frontend_start is not None and "frontend" not in self.times:
             self.times["frontend"] = time.perf_counter() - self._frontend_start
 
-    @contextlib.contextmanager
     def timing(self, target):
-        """Wraps the stages of every compile for `target` meanwhile, where the backend lists
-        them (`add_stages`). Not through knobs.runtime.add_stages_inspection_hook: the backends of
-        3.4 and 3.5 never call it, and every stage read as the frontend there."""
-        from triton.backends import backends
-        found = [b.compiler for b in backends.values() if b.compiler.supports_target(target)]
-        if len(found) != 1:  # compile() itself reports this
-            yield
-            return
-        backend_cls, recorder = found[0], self
-        own = "add_stages" in backend_cls.__dict__
-        original = backend_cls.add_stages
-
-        def add_stages(this, stages, *args, **kwargs):
-            original(this, stages, *args, **kwargs)
-            for name, run in list(stages.items()):
-                stages[name] = recorder._wrap(name, run)
-
-        backend_cls.add_stages = add_stages
-        try:
-            yield
-        finally:
-            if own:
-                backend_cls.add_stages = original
-            else:
-                del backend_cls.add_stages
+        """Wraps the stages of every compile for `target` meanwhile."""
+        return portable.stages_wrapped(target, self._wrap)
 
     def _wrap(self, name, run):
 
@@ -290,7 +265,7 @@ def failure_result(error):
         "stage": error.stage,
         "error": {
             "type": f"{type(cause).__module__}.{type(cause).__name__}",
-            "message": _bounded(_message(cause)),
+            "message": _bounded(portable.error_message(cause)),
             "traceback": _bounded("".join(traceback.format_exception(type(cause), cause, cause.__traceback__))),
         },
         "stages": error.times,
@@ -299,22 +274,6 @@ def failure_result(error):
         "source": error.kernel_source,
         **({"saved_ir": error.saved_ir} if error.saved_ir else {}),
     }
-
-
-def _message(error):
-    """The exception's text; for a frontend error raised inside a called @triton.jit function,
-    the text of what failed there too. Triton chains those: the outer CompilationError shows the
-    call site and ends at its caret line ("^"), and the reason is in its __cause__."""
-    text = str(error)
-    seen = {id(error)}
-    while text.rstrip().endswith("^") and error.__cause__ is not None and id(error.__cause__) not in seen:
-        error = error.__cause__
-        seen.add(id(error))
-        inner = str(error)
-        if not any(c.__name__ == "CompilationError" for c in type(error).__mro__):
-            inner = f"{type(error).__name__}: {inner}"
-        text = f"{text}\n{inner}"
-    return text
 
 
 def _error_location(fn, error):
