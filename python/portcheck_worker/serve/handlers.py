@@ -82,6 +82,9 @@ def cell(request, progress):
     from ..compile import stages
     from ..compile.loader import KernelImportError
     try:
+        if "repro" in request:
+            from ..repro import writer
+            return writer.reproducer(request, progress)
         return stages.compile_cell(request, progress)
     except KernelImportError as e:
         return {"status": "error", "stage": "import", "error": {"type": "import", "message": str(e),

@@ -1,0 +1,155 @@
+"""The text of a reproducer: a header saying what failed where, the kernel and what it reaches
+(inline.py), the cell's exact specialisation, and the compile harness every release from 3.0
+runs (compile/portable.py), all in one file that needs nothing but Triton.
+"""
+import json
+import os
+import pprint
+import re
+
+from . import inline
+from ..compile import portable
+
+RULE = "# " + "-" * 96
+# Names the harness and the cell section define: a kernel's helper of the same name would be
+# replaced by them, so such a kernel is imported from its module instead.
+HARNESS_NAMES = {"KERNEL", "CELL", "RECORDED", "triton", "sys"}
+
+
+def harness_text():
+    """portable.py as a reproducer carries it: its code, without the module docstring (its
+    imports go to the top of the file)."""
+    with open(portable.__file__) as f:
+        text = f.read()
+    body = text[text.index('"""', 3) + 3:].lstrip("\n")
+    lines = body.splitlines(keepends=True)
+    imports = [line for line in lines if re.match(r"(import|from) \w", line)]
+    return "".join(imports), "".join(line for line in lines if line not in imports).lstrip("\n")
+
+
+def harness_names():
+    return set(re.findall(r"^(?:def|class) (\w+)", harness_text()[1], re.MULTILINE)) | HARNESS_NAMES
+
+
+def comment(text, width=100):
+    """`text` as comment lines, every character a reader's terminal shows as it is."""
+    out = []
+    for line in str(text).splitlines() or [""]:
+        shown = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in line)
+        out.append(("# " + shown).rstrip())
+    return "\n".join(out)
+
+
+def header(facts):
+    """Who wrote the file, from which cell, and what that cell said."""
+    failure = f"{facts.get('kind') or 'failure'} in stage {facts.get('stage')}"
+    if facts.get("pass"):
+        failure += f", pass {facts['pass']}"
+    lines = [
+        f"Reproducer: {facts['kernel']} on {facts['target']} with Triton {facts['triton_version']}.",
+        f"Written by {facts.get('tool', 'triton-portcheck')}: {facts.get('command', '')}",
+        "",
+        f"failure:      {failure} (fingerprint {facts.get('fingerprint', '?')})",
+        f"kernel:       {facts.get('source', '?')}",
+        f"target:       {facts['target']} (no GPU needed: a stand-in driver answers for it)",
+    ]
+    if facts.get("time_limit_s"):
+        lines.append(f"time limit:   {facts['time_limit_s']} s: the compile had not finished then")
+    for problem in (facts.get("launch") or {}).get("problems", []):
+        lines.append(f"launch limit: {problem}")
+    lines += ["message:"] + ["    " + m for m in str(facts.get("message", "")).splitlines()]
+    lines += ["", "Run it where only Triton is installed: `python THIS_FILE`. It prints the stage and the",
+              "compiler's message and exits 1 while the failure reproduces; it exits 0 and says",
+              "\"no longer reproduces\" once the kernel compiles (after an upgrade, say)."]
+    machine = json.dumps({k: facts.get(k) for k in ("fingerprint", "kind", "stage", "target", "triton_version",
+                                                   "time_limit_s")}, sort_keys=True)
+    return comment("\n".join(lines)) + "\n# portcheck-repro: " + machine + "\n"
+
+
+def cell_section(kernel_name, spec, target, names_of, module_ref):
+    """The specialisation the cell compiled, as Python literals."""
+    constexprs = {key: _value(value, names_of, module_ref) for key, value in spec.constexprs.items()}
+    cell = {
+        "target": (target["backend"], int(target["arch"]) if target["backend"] == "cuda" else target["arch"],
+                   int(target["warp_size"])),
+        "signature": spec.signature,
+        "constexprs": "@@CONSTEXPRS@@",
+        "attrs": {k: [list(a) for a in v] for k, v in spec.attrs.items()},
+        "options": spec.options,
+    }
+    text = pprint.pformat(cell, width=96, sort_dicts=False)
+    inner = "{" + ", ".join(f"{k!r}: {v}" for k, v in constexprs.items()) + "}"
+    return f"KERNEL = {kernel_name}\nCELL = {text.replace(repr('@@CONSTEXPRS@@'), inner)}\n"
+
+
+class Unwritable(Exception):
+    """A constant of the row that no Python literal gives back."""
+
+
+def _value(value, names_of, module_ref):
+    import triton.language as tl
+    if id(value) in names_of:
+        return names_of[id(value)]
+    if type(value).__name__ == "JITFunction":  # imported from its module (fallback)
+        return f"getattr(importlib.import_module({value.fn.__module__!r}), {value.fn.__name__!r})"
+    if isinstance(value, tl.constexpr):
+        inner = inline.literal(value.value)
+        if inner is not None:
+            return f"triton.language.constexpr({inner})"
+    text = inline.literal(value)
+    if text is None:
+        raise Unwritable(f"the constant {value!r} has no Python literal")
+    return text
+
+
+def fallback_import(ref, blockers):
+    """Imports the kernel from its module, with the reasons it could not be copied."""
+    lines = [comment("Not everything the kernel reaches could be copied into this file:")]
+    lines += [comment(f"  {b}") for b in blockers]
+    lines.append(comment("so it imports the kernel's module, which must be importable where this runs."))
+    folders = [f for f in [ref.get("import_root"), *(ref.get("pythonpath") or [])] if f]
+    lines.append("import importlib\nimport importlib.util")
+    lines.append(f"sys.path[:0] = {folders!r}")
+    if ref.get("file"):
+        lines.append(f"_spec = importlib.util.spec_from_file_location('kernel_module', {os.path.abspath(ref['file'])!r})")
+        lines.append("_module = importlib.util.module_from_spec(_spec)\n_spec.loader.exec_module(_module)")
+    else:
+        lines.append(f"_module = importlib.import_module({ref['module']!r})")
+    lines.append(f"kernel = getattr(_module, {ref['function']!r})")
+    lines.append("while not hasattr(kernel, 'arg_names'):  # @triton.autotune and @triton.heuristics wrap it\n"
+                 "    kernel = kernel.fn")
+    return "\n".join(lines) + "\n"
+
+
+def render(fn, request, spec, facts, reached):
+    """The whole file."""
+    harness_imports, harness = harness_text()
+    clash = sorted(set(reached.bound()) & harness_names() - {"triton", "sys"})
+    blockers = reached.blockers + [f"{n}: a name the reproducer's own code uses" for n in clash]
+    if blockers:
+        code, kernel_name, names_of = fallback_import(request["kernel"], blockers), "kernel", {}
+    else:
+        code, kernel_name, names_of = copied_code(reached), reached.names_of[id(fn)], reached.names_of
+    cell = cell_section(kernel_name, spec, request["target"], names_of, request["kernel"])
+    recorded = {k: facts.get(k) for k in ("stage", "kind", "fingerprint", "message", "time_limit_s")}
+    recorded["launch_limits"] = (facts.get("launch") or {}).get("limits")
+    return "\n".join([
+        "#!/usr/bin/env python3", header(facts),
+        harness_imports + "\nimport triton\n", code,
+        RULE, comment("The cell: exactly what triton-portcheck compiled."), cell,
+        "RECORDED = " + pprint.pformat(recorded, width=96, sort_dicts=True) + "\n",
+        RULE, comment("Compiling without a GPU, the same way for every Triton from 3.0 (from triton-portcheck)."),
+        harness, "",
+        "if __name__ == \"__main__\":\n    sys.exit(reproduce(KERNEL, CELL, RECORDED, sys.argv[1:]))\n",
+    ]), bool(blockers)
+
+
+def copied_code(reached):
+    """Imports, constants, then functions (the kernel last), each as its module had it."""
+    imports = "".join(d.text for d in sorted(reached.imports.values(), key=lambda d: d.text))
+    values = "".join(d.text for d in reached.values.values() if not d.uses)
+    aliases = "".join(d.text for d in reached.values.values() if d.uses)  # another name for a function
+    functions = list(reached.functions.values())
+    functions = functions[1:] + functions[:1]  # helpers first, then the kernel
+    parts = [imports, values] + [f"\n{d.text}" for d in functions] + [aliases]
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,38 @@
+"""A `repro` request: the reproducer of one cell, as text in the result (the tool writes the
+file). Runs as a cell, under the row's limits: the user's module is imported here."""
+from . import inline, script, shrink
+from ..compile import driver, loader, releases, stages
+
+
+def reproducer(request, progress):
+    facts = request["repro"]
+    releases.current().prepare()
+    target = stages.make_target(request["target"])
+    driver.install(target)  # module-level target_info guards see the cell's target
+    progress.mark("import")
+    fn = loader.load_kernel(request["kernel"])
+    spec = stages.specialisation(fn, request)
+    import triton
+    facts = {**facts, "triton_version": triton.__version__,
+             "source": _where(fn, request.get("row_name", fn.__name__))}
+    functions = [v for v in spec.constexprs.values() if type(v).__name__ == "JITFunction"]
+    reached = inline.collect(fn, functions)
+    shrunk = None
+    if facts.get("shrink_s") and not reached.blockers:
+        progress.mark("shrink")
+        shrunk = shrink.shrink(fn, spec, request, reached, float(facts["shrink_s"]))
+        fn, spec, reached = shrunk.fn, shrunk.spec, shrunk.reached
+    try:
+        text, imported = script.render(fn, request, spec, facts, reached)
+    except script.Unwritable as e:
+        return {"status": "ok", "repro": {"error": str(e)}}
+    return {"status": "ok", "repro": {
+        "text": text, "lines": text.count("\n"), "imports_module": imported, "blockers": reached.blockers,
+        "shrink": shrunk.figures() if shrunk else None}}
+
+
+def _where(fn, row):
+    location = stages.source_location(fn)
+    if location is None:
+        return f"{fn.__name__} (row {row})"
+    return f"{fn.__name__}, {location['file']}:{location['line']} (row {row})"
