@@ -58,6 +58,9 @@ struct CheckOptions {
   std::vector<std::string> triton;  // environments: "current", "3.8.0"; empty: the manifest's
   bool inherit_site = true;         // version environments see the invoking site-packages
   std::optional<std::filesystem::path> save_ir_dir;  // --save-ir: every stage's IR, for diff --ir
+  // repro: the cells write their reproducer instead of compiling; what the file's header says of
+  // the cell (its verdict, the command), and --shrink's time bound.
+  std::optional<nlohmann::json> repro;
   bool launch_limits_warn = false;  // --launch-limits warn: report, but do not fail
   bool reduce = false;  // --reduce: one row of each group compiled for all (check/reduce.hpp)
   // A target this release cannot compile for is its cells' verdict, not a UsageError (always so

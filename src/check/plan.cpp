@@ -34,6 +34,7 @@ nlohmann::json cell_request(const KernelRow& row, const Target& target, const Ch
     request["save_ir_dir"] =
         std::filesystem::absolute(*options.save_ir_dir / label / row_folder / target_folder)
             .string();
+  if (options.repro) request["repro"] = *options.repro;
   if (options.export_dir)
     request["export_dir"] =
         std::filesystem::absolute(*options.export_dir / row_folder / target_folder).string();

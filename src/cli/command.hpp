@@ -21,6 +21,7 @@ Command add_check_command(CLI::App& app);    // check_command.cpp
 Command add_report_command(CLI::App& app);   // report_command.cpp
 Command add_merge_command(CLI::App& app);    // report_command.cpp
 Command add_export_command(CLI::App& app);   // export_command.cpp
+Command add_repro_command(CLI::App& app);    // repro_command.cpp
 Command add_env_command(CLI::App& app);      // env_command.cpp: add, list, remove
 Command add_diff_command(CLI::App& app);     // diff_command.cpp
 Command add_bisect_command(CLI::App& app);   // bisect_command.cpp

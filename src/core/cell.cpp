@@ -46,6 +46,11 @@ std::string short_label(FailureKind kind) {
   return std::string(row != nullptr ? row->label : "?");
 }
 
+bool failed_in_compile(FailureKind kind) {
+  const auto* row = util::row_of(kFailureKinds, kind);
+  return row != nullptr && row->compiled;
+}
+
 std::string host_choices_note(const CellResult& cell) {
   if (!cell.foreign_launch_verdict()) return "";
   std::string personas;

@@ -50,27 +50,29 @@ enum class FailureKind {
   unsupported_target,
 };
 
-// Each kind's name (reports, fingerprints, the result cache: changing one changes them all) and
-// the short label a matrix cell shows. One row per kind, in enum order.
+// Each kind's name (reports, fingerprints, the result cache: changing one changes them all), the
+// short label a matrix cell shows, and whether a compile ran (what `repro` can replay). One row
+// per kind, in enum order.
 struct FailureKindRow {
   FailureKind value;
   std::string_view name;
   std::string_view label;
+  bool compiled;
 };
 inline constexpr auto kFailureKinds = std::to_array<FailureKindRow>({
-    {FailureKind::none, "", "ok"},
-    {FailureKind::frontend_error, "frontend-error", "front"},
-    {FailureKind::mlir_error, "mlir-error", "mlir"},
-    {FailureKind::llvm_error, "llvm-error", "llvm"},
-    {FailureKind::assembler_error, "assembler-error", "asm"},
-    {FailureKind::timeout, "timeout", "timeout"},
-    {FailureKind::crash, "crash", "crash"},
-    {FailureKind::oom, "oom", "oom"},
-    {FailureKind::import_error, "import-error", "import"},
-    {FailureKind::internal_error, "internal-error", "internal"},
-    {FailureKind::predicted, "predicted", "pred"},
-    {FailureKind::launch_limit, "launch-limit", "launch"},
-    {FailureKind::unsupported_target, "unsupported-target", "target"},
+    {FailureKind::none, "", "ok", false},
+    {FailureKind::frontend_error, "frontend-error", "front", true},
+    {FailureKind::mlir_error, "mlir-error", "mlir", true},
+    {FailureKind::llvm_error, "llvm-error", "llvm", true},
+    {FailureKind::assembler_error, "assembler-error", "asm", true},
+    {FailureKind::timeout, "timeout", "timeout", true},
+    {FailureKind::crash, "crash", "crash", true},
+    {FailureKind::oom, "oom", "oom", true},
+    {FailureKind::import_error, "import-error", "import", false},
+    {FailureKind::internal_error, "internal-error", "internal", false},
+    {FailureKind::predicted, "predicted", "pred", false},
+    {FailureKind::launch_limit, "launch-limit", "launch", true},
+    {FailureKind::unsupported_target, "unsupported-target", "target", false},
 });
 
 // Both directions read the tables above; "?" names a value without a row.
@@ -80,6 +82,8 @@ std::optional<Status> status_from_string(const std::string& text);
 std::optional<FailureKind> kind_from_string(const std::string& text);
 // The short label a matrix cell shows: "front", "mlir", "asm", ...
 std::string short_label(FailureKind kind);
+// A failure that came from (or during) a compile, which a reproducer can replay.
+bool failed_in_compile(FailureKind kind);
 
 struct SourceLocation {
   std::string file;
@@ -121,6 +125,9 @@ struct CellResult {
   nlohmann::json launch;     // null, or {needs, limits, problems} for compiled cells
   // null, or what the worker exported: {directory, binary, assembly, params, folded}
   nlohmann::json exported;
+  // null, or the reproducer the worker wrote (`repro`): {text, lines, imports_module, blockers,
+  // shrink} or {error}
+  nlohmann::json repro;
   bool in_baseline = false;  // failed as the baseline says it did: not new
   // The device personas whose host code chose this row's options, when none is of this target's
   // vendor (`capture --as`): a launch-limit verdict then says what another vendor's choices would

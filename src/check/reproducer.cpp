@@ -1,0 +1,143 @@
+#include "src/check/reproducer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "src/check/interpret.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/manifest.hpp"
+#include "src/run/scratch_dir.hpp"
+#include "src/run/supervisor.hpp"
+#include "src/versions/pip_steps.hpp"
+#include "util/fs.hpp"
+#include "util/json_reader.hpp"
+
+namespace portcheck {
+namespace {
+
+constexpr std::string_view kHeaderMark = "# portcheck-repro: ";
+// The header is written near the top; a file whose first lines lack it is not a reproducer.
+constexpr int kHeaderSearchLines = 200;
+
+std::string required_string(const nlohmann::json& header, const std::string& key,
+                            const std::string& where) {
+  const auto it = header.find(key);
+  if (it == header.end() || !it->is_string() || it->get<std::string>().empty())
+    throw UsageError(fmt::format("{}: key '{}': expected a non-empty string", where, key));
+  return it->get<std::string>();
+}
+
+ReproducerHeader parse_header(const std::string& text, const std::string& where) {
+  const auto header = nlohmann::json::parse(text, nullptr, false);
+  if (!header.is_object())
+    throw UsageError(fmt::format("{}: the portcheck-repro line is not a JSON object", where));
+  ReproducerHeader h;
+  h.fingerprint = required_string(header, "fingerprint", where);
+  h.kind = required_string(header, "kind", where);
+  h.stage = required_string(header, "stage", where);
+  h.triton_version = required_string(header, "triton_version", where);
+  std::string error;
+  const auto target = parse_target(required_string(header, "target", where), &error);
+  if (!target) throw UsageError(fmt::format("{}: key 'target': {}", where, error));
+  h.target = *target;
+  if (const auto limit = util::number_member(header, "time_limit_s"); limit && *limit > 0)
+    h.time_limit_s = *limit;
+  return h;
+}
+
+// The verdict of the run against the recorded one.
+Reproduction compare(const CellResult& cell, const ReproducerHeader& header) {
+  if (cell.kind == FailureKind::none) return Reproduction::fixed;
+  return cell.fingerprint == header.fingerprint ? Reproduction::same : Reproduction::differs;
+}
+
+ProcessOutcome run_to_end(const ProcessSpec& spec) {
+  Supervisor supervisor;
+  supervisor.start(0, spec);
+  std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ended;
+  while (ended.empty()) ended = supervisor.wait(std::chrono::milliseconds(200));
+  return ended.front().second;
+}
+
+}  // namespace
+
+ReproducerHeader read_reproducer(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw UsageError(fmt::format("{}: cannot read the reproducer", file.string()));
+  std::string line;
+  for (int number = 1; number <= kHeaderSearchLines && std::getline(in, line); ++number)
+    if (line.starts_with(kHeaderMark))
+      return parse_header(line.substr(kHeaderMark.size()),
+                          fmt::format("{}:{}", file.string(), number));
+  throw UsageError(fmt::format(
+      "{}: not a reproducer written by `triton-portcheck repro` (no '# portcheck-repro:' line)",
+      file.string()));
+}
+
+ReproducerRun run_reproducer(const std::filesystem::path& file, const ReproducerHeader& header,
+                             const std::string& python, const std::string& label,
+                             const std::filesystem::path& data, double default_timeout_s) {
+  ScratchDir scratch("triton-portcheck-repro");
+  const auto folder = scratch.path() / "run";  // empty: the file runs as it would anywhere
+  std::filesystem::create_directories(folder);
+  const auto result_path = scratch.path() / "result.json";
+  const auto progress_path = scratch.path() / "progress";
+  ProcessSpec spec;
+  spec.argv = {python,        std::filesystem::absolute(file).string(), "--result",
+               result_path.string(), "--progress",                     progress_path.string()};
+  spec.env = child_environment();
+  spec.env.push_back(scratch.marker());
+  spec.cwd = folder;
+  spec.stdout_path = scratch.path() / "stdout";
+  spec.stderr_path = scratch.path() / "stderr";
+  const double limit = header.time_limit_s.value_or(default_timeout_s);
+  spec.timeout = std::chrono::milliseconds(static_cast<long long>(std::ceil(limit * 1000)));
+
+  CellEvidence evidence;
+  evidence.outcome = run_to_end(spec);
+  if (const auto text = util::read_file_bounded(result_path, 1 << 24))
+    if (auto json = nlohmann::json::parse(*text, nullptr, false); !json.is_discarded())
+      evidence.result = std::move(json);
+  evidence.last_stage =
+      last_stage_from_progress(util::read_file_bounded(progress_path, 1 << 16).value_or(""));
+  evidence.stderr_text = util::read_file_bounded(spec.stderr_path, kCellLogLimit).value_or("");
+
+  KernelRow row;
+  row.kernel = file.filename().string();
+  PlannedCell planned;
+  planned.row = &row;
+  planned.target = header.target;
+  planned.label = label;
+  Judgement judgement;
+  judgement.triton_version = evidence.result ? util::string_member(*evidence.result, "triton_version", "") : "";
+  judgement.known = KnownFailures::load(data / "known-failures.toml");
+  judgement.launch_limits = LaunchLimits::load(data / "launch-limits.toml");
+  ReproducerRun run;
+  run.cell = interpret(planned, CellInput{evidence, nullptr, false, {}}, judgement);
+  run.cell.kernel = row.kernel;
+  run.reproduction = compare(run.cell, header);
+  return run;
+}
+
+std::string describe(const ReproducerRun& run, const ReproducerHeader& header) {
+  const auto& cell = run.cell;
+  switch (run.reproduction) {
+    case Reproduction::same:
+      return fmt::format("reproduces {} ({} in {})", header.fingerprint, to_string(cell.kind),
+                         cell.stage);
+    case Reproduction::fixed:
+      return "no longer reproduces: it compiles";
+    case Reproduction::differs:
+      break;
+  }
+  return fmt::format("fails differently: {} in {} [{}]: {} (recorded: {} in {} [{}])",
+                     to_string(cell.kind), cell.stage, cell.fingerprint, cell.message, header.kind,
+                     header.stage, header.fingerprint);
+}
+
+}  // namespace portcheck

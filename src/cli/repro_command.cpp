@@ -1,0 +1,230 @@
+// `triton-portcheck repro`: one failing cell as a Python file that reproduces it with nothing but
+// Triton installed, for an upstream bug report or a colleague's machine; `repro --verify FILE`
+// runs such a file and says whether it still reproduces its fingerprint.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "src/check/check.hpp"
+#include "src/check/reproducer.hpp"
+#include "src/cli/command.hpp"
+#include "src/cli/common.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/manifest.hpp"
+#include "src/core/tool_files.hpp"
+#include "src/report/repro.hpp"
+#include "src/report/write_reports.hpp"
+#include "src/run/python_worker.hpp"
+#include "src/versions/environments.hpp"
+#include "util/fs.hpp"
+#include "util/text_escape.hpp"
+
+namespace portcheck::cli {
+namespace {
+
+struct ReproFlags {
+  CheckOptions options;
+  std::string row, target, triton, verify;
+  std::filesystem::path output;
+  bool shrink = false;
+  double shrink_s = 60;
+};
+
+void refuse_without_compile(const CellResult& cell) {
+  const auto what = fmt::format("{} on {} (Triton {})", util::printable(cell.kernel), cell.target,
+                                cell.triton_version);
+  if (cell.kind == FailureKind::none)
+    throw UsageError(what + " compiles: there is no failure to reproduce");
+  if (cell.kind == FailureKind::import_error)
+    throw UsageError(what + ": its module does not import, so there is nothing to compile (" +
+                     util::printable(cell.message) + ")");
+  if (!failed_in_compile(cell.kind))
+    throw UsageError(fmt::format("{}: a {} verdict has no compile to reproduce ({})", what,
+                                 to_string(cell.kind), util::printable(cell.message)));
+}
+
+const CellResult& the_cell(const Report& report, const std::string& row) {
+  const auto it = std::find_if(report.cells.begin(), report.cells.end(),
+                               [&](const CellResult& c) { return c.kernel == row; });
+  if (it == report.cells.end())
+    throw UsageError(fmt::format("row '{}': no cell of it was checked", util::printable(row)));
+  return *it;
+}
+
+// The time limit the cell had: --timeout, else the row's, else the manifest's.
+double time_limit_of(const ReproFlags& f, const std::string& row_name) {
+  if (f.options.timeout_s) return *f.options.timeout_s;
+  const auto manifest = load_manifest(f.options.demo ? ShareDirs::locate().demo / "portcheck.toml"
+                                                     : f.options.manifest);
+  for (const auto& row : manifest.rows)
+    if (row.display_name() == row_name && row.timeout_s) return *row.timeout_s;
+  return manifest.timeout_s;
+}
+
+nlohmann::json facts_of(const CellResult& cell, const Report& report, const ReproFlags& f) {
+  nlohmann::json facts = {{"kernel", cell.kernel},
+                          {"target", cell.target},
+                          {"kind", to_string(cell.kind)},
+                          {"stage", cell.stage},
+                          {"pass", cell.pass},
+                          {"fingerprint", cell.fingerprint},
+                          {"message", cell.message},
+                          {"tool", std::string("triton-portcheck ") + PORTCHECK_VERSION},
+                          {"command", repro_command(cell, report.manifest)},
+                          {"launch", cell.launch},
+                          {"shrink_s", f.shrink ? f.shrink_s : 0.0}};
+  if (cell.kind == FailureKind::timeout) facts["time_limit_s"] = time_limit_of(f, cell.kernel);
+  return facts;
+}
+
+std::string python_for(const ReproFlags& f) {
+  if (f.triton.empty() || f.triton == "current") return resolve_python(f.options.python);
+  if (auto python = environment_python(f.triton)) return python->string();
+  throw UsageError(fmt::format("--triton {}: no such environment (`env list`)", f.triton));
+}
+
+std::filesystem::path default_output(const CellResult& cell) {
+  auto name = "repro_" + cell.kernel + "_" + cell.target;
+  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  return name + ".py";
+}
+
+// The worker's reproducer of the cell (the check's second pass, which writes instead of compiling).
+nlohmann::json written_reproducer(CheckOptions options, const nlohmann::json& facts) {
+  options.repro = facts;
+  options.use_cache = false;
+  const auto report = run_check(options, interrupted());
+  const auto& cell = the_cell(report, options.only_rows.front());
+  if (!cell.repro.is_object() || !cell.repro.contains("text")) {
+    const auto why = cell.repro.is_object() ? cell.repro.value("error", std::string())
+                                            : to_string(cell.kind) + ": " + cell.message;
+    throw EnvironmentError(fmt::format("could not write the reproducer of {} on {}: {}",
+                                       util::printable(cell.kernel), cell.target,
+                                       util::printable(why)));
+  }
+  return cell.repro;
+}
+
+void say_written(const std::filesystem::path& path, const nlohmann::json& repro) {
+  std::printf("wrote %s (%d lines", util::printable(path.string()).c_str(),
+              repro.value("lines", 0));
+  if (repro.value("imports_module", false))
+    std::printf("; it imports the kernel's module: %s",
+                util::printable(nlohmann::json(repro["blockers"]).dump()).c_str());
+  std::printf(")\n");
+  if (const auto& s = repro["shrink"]; s.is_object())
+    std::printf("shrink: the kernel's code from %d to %d lines in %.1f s, %d candidates tried (%s)\n",
+                s.value("before_lines", 0), s.value("after_lines", 0), s.value("seconds", 0.0),
+                s.value("candidates", 0), s.value("note", std::string()).c_str());
+}
+
+ReproducerRun check_written(const std::filesystem::path& path, const ReproFlags& f) {
+  const auto header = read_reproducer(path);
+  auto run = run_reproducer(path, header, python_for(f), f.triton.empty() ? "current" : f.triton,
+                            ShareDirs::locate().data, 600);
+  std::printf("checked: python %s %s\n", util::printable(path.filename().string()).c_str(),
+              util::printable(describe(run, header)).c_str());
+  return run;
+}
+
+int write_repro(const ReproFlags& f) {
+  CheckOptions options = f.options;
+  options.targets = {f.target};
+  options.only_rows = {f.row};
+  if (!f.triton.empty()) options.triton = {f.triton};
+  options.unsupported_targets_are_cells = true;
+  if (!f.output.empty()) check_output_path(f.output, "-o");
+  const auto report = run_check(options, interrupted());
+  if (report.interrupted) return exit_code::interrupted;
+  const auto& cell = the_cell(report, f.row);
+  refuse_without_compile(cell);
+  auto facts = facts_of(cell, report, f);
+  const auto path = f.output.empty() ? default_output(cell) : f.output;
+  auto repro = written_reproducer(options, facts);
+  make_folder_for(path);
+  util::atomic_write_file(path, repro["text"].get<std::string>());
+  ::chmod(path.c_str(), 0755);  // it starts with #!/usr/bin/env python3
+  say_written(path, repro);
+  if (cell.kind == FailureKind::timeout) {
+    std::printf("not run here: the cell ran out of time (%g s); the file says so when run\n",
+                facts.value("time_limit_s", 0.0));
+    return exit_code::ok;
+  }
+  auto run = check_written(path, f);
+  if (run.reproduction != Reproduction::same && repro["shrink"].is_object()) {
+    std::printf("the shrunk kernel fails differently: writing the whole kernel instead\n");
+    facts["shrink_s"] = 0.0;
+    repro = written_reproducer(options, facts);
+    util::atomic_write_file(path, repro["text"].get<std::string>());
+    say_written(path, repro);
+    run = check_written(path, f);
+  }
+  return run.reproduction == Reproduction::same ? exit_code::ok : exit_code::new_failures;
+}
+
+int verify_repro(const ReproFlags& f) {
+  const auto header = read_reproducer(f.verify);
+  const auto run = run_reproducer(f.verify, header, python_for(f),
+                                  f.triton.empty() ? "current" : f.triton,
+                                  ShareDirs::locate().data, 600);
+  std::printf("%s with Triton %s on %s: %s\n", util::printable(f.verify).c_str(),
+              run.cell.triton_version.c_str(), header.target.name().c_str(),
+              util::printable(describe(run, header)).c_str());
+  return run.reproduction == Reproduction::same ? exit_code::ok : exit_code::new_failures;
+}
+
+int run_repro_command(const ReproFlags& f) {
+  if (!f.verify.empty()) {
+    if (!f.row.empty()) throw UsageError("--verify FILE runs a written file: give no row");
+    return verify_repro(f);
+  }
+  if (f.row.empty()) throw UsageError("repro: give the row (kernel or kernel[variant])");
+  if (f.target.empty()) throw UsageError("--target: give the one target of the cell (cuda:90)");
+  if (f.target.find(',') != std::string::npos || f.triton.find(',') != std::string::npos)
+    throw UsageError("repro writes one cell: give one --target and at most one --triton");
+  if (f.shrink && !(f.shrink_s > 0))
+    throw UsageError("--shrink-time: give a positive number of seconds");
+  return write_repro(f);
+}
+
+void add_repro_options(CLI::App* command, ReproFlags& f) {
+  command->add_option("row", f.row, "The manifest row, as check names it (kernel[variant])");
+  command->add_option("-t,--target", f.target, "The cell's target (cuda:90, hip:gfx942)");
+  command->add_option("--triton", f.triton,
+                      "The Triton environment of the cell: current (default) or a version");
+  command->add_option("-o,--output", f.output,
+                      "The file to write (default: repro_<row>_<target>.py here)");
+  command->add_option("-m,--manifest", f.options.manifest, "Manifest file (default: portcheck.toml)");
+  command->add_flag("--demo", f.options.demo, "A row of the bundled demo");
+  command->add_option("--python", f.options.python, "Python interpreter holding Triton");
+  command->add_option("--timeout", f.options.timeout_s, "The cell's time limit in seconds");
+  command->add_flag("--shrink", f.shrink,
+                    "Make the kernel smaller while it fails the same way (drop statements, "
+                    "keep one operand, halve block sizes)");
+  command->add_option("--shrink-time", f.shrink_s, "The time --shrink may take (default 60 s)");
+  command->add_option("--verify", f.verify,
+                      "Run a reproducer written before and say whether it still reproduces its "
+                      "fingerprint (with --python or --triton)");
+}
+
+}  // namespace
+
+Command add_repro_command(CLI::App& app) {
+  auto flags = std::make_shared<ReproFlags>();
+  auto* command = app.add_subcommand(
+      "repro", "Write a failing cell as a Python file that reproduces it with only Triton");
+  add_repro_options(command, *flags);
+  command->footer(
+      "Exit status: 0 the file was written and reproduces the cell's fingerprint (--verify: it "
+      "still does); 1 it does not (it compiles, or fails differently); 2 bad arguments, or a "
+      "cell with nothing to reproduce; 3 environment problem.");
+  return {command, [flags] { return run_repro_command(*flags); }};
+}
+
+}  // namespace portcheck::cli
