@@ -10,6 +10,7 @@
 
 #include "src/report/grouping.hpp"
 #include "src/report/json.hpp"
+#include "src/report/repro.hpp"
 #include "util/sha256.hpp"
 
 // The page is one static template plus one JSON blob. Every piece of report text (kernel names,
@@ -186,6 +187,7 @@ constexpr std::string_view kScript = R"JS(
   const targets = Array.isArray(report.targets) ? report.targets.map(str) : [];
   const rows = Array.isArray(report.rows) ? report.rows.map(str) : [];
   const labels = Array.isArray(view.labels) ? view.labels : [];
+  const repro = Array.isArray(view.repro) ? view.repro : [];
   const env = isObj(report.environment) ? report.environment : {};
   const missingShards = Array.isArray(report.missing_shards) ? report.missing_shards : [];
   const incomplete = report.interrupted === true || missingShards.length > 0;
@@ -473,6 +475,7 @@ constexpr std::string_view kScript = R"JS(
       }
       td.id = 'd-link';
     });
+    field(tb, 'reproduce', repro[index], (td, v) => { td.className = 'mono'; td.id = 'd-repro'; td.textContent = str(v); });
     field(tb, 'kernel source', where(c.source), (td, v) => { td.className = 'mono'; td.textContent = v; });
     field(tb, 'error source', where(c.error_source), (td, v) => { td.className = 'mono'; td.textContent = v; });
     field(tb, 'kernel', c.kernel);
@@ -621,7 +624,13 @@ std::string render_html(const Report& input) {
   for (const auto& g : groups) letters[g.fingerprint] = g.letter;
 
   nlohmann::json labels = nlohmann::json::array();
-  for (const auto& c : report.cells) labels.push_back(cell_label(c, letters));
+  // The repro command of each cell ("" for none), beside the labels: data["report"] stays exactly
+  // the JSON report.
+  nlohmann::json repro = nlohmann::json::array();
+  for (const auto& c : report.cells) {
+    labels.push_back(cell_label(c, letters));
+    repro.push_back(repro_command(c, report.manifest));
+  }
   nlohmann::json group_list = nlohmann::json::array();
   for (const auto& g : groups) {
     nlohmann::json indices = nlohmann::json::array();
@@ -631,7 +640,11 @@ std::string render_html(const Report& input) {
   }
   const nlohmann::json data = {
       {"report", report_to_json(report)},
-      {"view", {{"labels", labels}, {"groups", group_list}, {"summary", summary_line(report)}}},
+      {"view",
+       {{"labels", labels},
+        {"repro", repro},
+        {"groups", group_list},
+        {"summary", summary_line(report)}}},
   };
 
   std::string out;

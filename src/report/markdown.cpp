@@ -10,6 +10,7 @@
 
 #include "src/report/grouping.hpp"
 #include "src/report/kernel_rollup.hpp"
+#include "src/report/repro.hpp"
 #include "util/ascii.hpp"
 #include "util/strings.hpp"
 #include "util/text_escape.hpp"
@@ -164,6 +165,9 @@ std::string render_markdown(const Report& input) {
                        code(first.stage), first.pass.empty() ? "" : " (" + code(first.pass) + ")",
                        code(first.message), code(cells));
     if (!first.why.empty()) out += fmt::format("  *why:* {}\n", prose(first.why));
+    // The group's first cell stands for the group: its cells share one fingerprint.
+    if (const auto repro = repro_command(first, report.manifest); !repro.empty())
+      out += fmt::format("  *repro:* {}\n", code(repro));
     out += upstream(first.link);
     for (const auto* c : g.cells)
       if (c->foreign_launch_verdict())

@@ -223,6 +223,26 @@ def test_report_subcommand_renders_what_check_wrote(demo_ci):
     assert junit == demo_ci["junit"]
 
 
+def test_markdown_gives_each_failure_group_its_repro_command(demo_ci):
+    """`report --markdown`: one repro line per group, for its first cell in matrix order."""
+    md_path = demo_ci["tmp"] / "demo.md"
+    run = run_tool(["report", demo_ci["json_path"], "--markdown", md_path], cwd=REPO)
+    assert run.returncode in (0, 1) and md_path.exists(), f"{run.stdout}\n{run.stderr}"
+    text = md_path.read_text()
+    first = {}
+    for c in demo_ci["report"]["cells"]:
+        if c.get("group"):
+            first.setdefault(c["group"], c)
+    assert sorted(first) == ["A", "B", "C", "D", "E"]
+    assert text.count("*repro:* `triton-portcheck repro ") == len(first), text
+    assert "  *repro:* `triton-portcheck repro gamma_ratio -t hip:gfx942 --demo`\n" in text, text
+    # A row name with brackets is one quoted shell word.
+    assert "  *repro:* `triton-portcheck repro 'dot_small[int8]' -t cuda:75 --demo`\n" in text, text
+    for c in first.values():
+        row = c["row"] if "[" not in c["row"] else f"'{c['row']}'"
+        assert f"`triton-portcheck repro {row} -t {c['target']} --demo`" in text, c["row"]
+
+
 def test_sarif_outside_the_repository_uses_file_uris(demo_ci, tmp_path):
     sarif, _ = render(tmp_path, tmp_path, "outside", demo_ci["json_path"])
     assert not schema_errors(sarif_validator(), sarif)

@@ -237,12 +237,15 @@ def test_clicking_a_failing_cell_shows_its_details(browser, demo_html, demo_run)
     assert len(links) == 1 and links[0].get_attribute("href") == cell["link"]
     assert css(browser, "#d-stages tr")  # the per-stage times
     assert "selected" in td(browser, "gamma_ratio", "hip:gfx942").get_attribute("class").split()
+    # The command that writes this cell's reproducer, for the run's manifest (here the demo).
+    assert css(browser, "#d-repro")[0].get_attribute("textContent") == (
+        "triton-portcheck repro gamma_ratio -t hip:gfx942 --demo")
 
     # An ok cell: metadata, sizes, resources, no log.
     ok = cells_by_position(demo_run.report)[("axpy", "cuda:90")]
     td(browser, "axpy", "cuda:90").click()
     assert css(browser, "#d-title")[0].text == "axpy on cuda:90"
-    assert not css(browser, "#d-log") and not css(browser, "#d-message")
+    assert not css(browser, "#d-log") and not css(browser, "#d-message") and not css(browser, "#d-repro")
     assert ok["metadata"]["name"] in css(browser, "#d-metadata")[0].get_attribute("textContent")
     assert str(ok["sizes"]["cubin"]) in css(browser, "#d-sizes")[0].get_attribute("textContent")
     assert str(ok["resources"]["registers"]) in css(browser, "#d-resources")[0].get_attribute("textContent")

@@ -135,6 +135,20 @@ TEST(HtmlReport, JsonBlobRoundTrips) {
   EXPECT_EQ(report_to_json(back), report_to_json(report));
 }
 
+// The detail view's command per cell: compiled failures only (xfail too), none for ok or xpass.
+TEST(HtmlReport, ReproCommandsOfTheFailingCells) {
+  auto report = sample_report();
+  report.manifest = "--demo";
+  const auto data = nlohmann::json::parse(data_blob(render_html(report)));
+  const std::vector<std::string> repro = data.at("view").at("repro");
+  const std::string none;
+  EXPECT_EQ(repro, (std::vector<std::string>{
+                       none, none, none, none, none,
+                       "triton-portcheck repro gamma_ratio -t hip:gfx942 --demo",
+                       "triton-portcheck repro 'dot_small[int8]' -t cuda:80 --demo",
+                       "triton-portcheck repro 'dot_small[int8]' -t cuda:90 --demo", none}));
+}
+
 TEST(HtmlReport, LabelsAndSummaryMatchTheTerminal) {
   const auto report = sample_report();
   const auto data = nlohmann::json::parse(data_blob(render_html(report)));
