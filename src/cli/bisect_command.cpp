@@ -13,10 +13,13 @@
 
 #include "src/check/check.hpp"
 #include "src/check/check_options.hpp"
+#include "src/check/reproducer.hpp"
 #include "src/cli/command.hpp"
 #include "src/cli/common.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/tool_files.hpp"
 #include "src/report/write_reports.hpp"
+#include "src/run/python_worker.hpp"
 #include "src/run/scratch_dir.hpp"
 #include "src/versions/bisect.hpp"
 #include "src/versions/bisect_report.hpp"
@@ -43,6 +46,7 @@ struct BisectFlags {
   bool demo = false;
   std::string python;
   std::string json;
+  std::filesystem::path repro;  // --repro FILE: the verdicts are this reproducer's runs
 };
 
 // The environments this run installed, removed when it ends unless they are to be kept.
@@ -173,6 +177,49 @@ class ReleaseRunner {
   std::vector<std::string> row_names_;
 };
 
+// --repro: each release runs the reproducer as its user would (check/reproducer.hpp), in that
+// release's environment; its verdict is the run's, judged as a cell.
+class ReproducerRunner {
+ public:
+  ReproducerRunner(const BisectFlags& f, ReproducerHeader header, InstalledEnvironments& environments)
+      : file_(f.repro), python_(f.python), header_(std::move(header)), environments_(environments) {}
+
+  [[nodiscard]] std::string row() const { return file_.filename().string(); }
+
+  std::string current_version() {
+    const auto verdict = run("current");
+    current_ = verdict.cell.triton_version;
+    if (current_.empty())
+      throw EnvironmentError(fmt::format("bisect: {} did not run in the current environment ({})",
+                                         util::printable(file_.string()), verdict.summary()));
+    return current_;
+  }
+
+  std::map<std::string, ReleaseVerdict> operator()(const std::string& release,
+                                                   const std::vector<std::string>& /*rows*/) {
+    auto verdict = run(same_release(release, current_) ? "current" : release);
+    verdict.release = release;
+    return {{row(), verdict}};
+  }
+
+ private:
+  ReleaseVerdict run(const std::string& label) {
+    std::string python = resolve_python(python_);
+    if (label != "current") {
+      environments_.ensure(label, python_);
+      python = environment_python(label).value_or(std::filesystem::path(python)).string();
+    }
+    auto outcome = run_reproducer(file_, header_, python, label, ShareDirs::locate().data, 600);
+    return ReleaseVerdict{label, "", std::move(outcome.cell)};
+  }
+
+  std::filesystem::path file_;
+  std::string python_;
+  ReproducerHeader header_;
+  InstalledEnvironments& environments_;
+  std::string current_;
+};
+
 void validate(const BisectFlags& f) {
   if (f.target.find(',') != std::string::npos)
     throw UsageError("--target: bisect follows one target; give one (cuda:90)");
@@ -196,7 +243,50 @@ std::vector<std::string> releases_to_search(const BisectFlags& f, const std::str
   return releases_between(offered, f.from, to, f.pre);
 }
 
+// Prints the outcome (and writes --json); 0 when some row's verdict changed.
+int finish_bisect(const BisectOutcome& outcome, const BisectFlags& f) {
+  // Names and compiler messages shown as text, never acted on by a terminal or a CI log.
+  std::fputs(
+      util::no_workflow_commands(util::printable(render_bisect(outcome), util::Newlines::keep))
+          .c_str(),
+      stdout);
+  if (!f.json.empty()) {
+    make_folder_for(f.json);
+    util::atomic_write_file(f.json, bisect_to_json(outcome).dump(2) + "\n");
+  }
+  const bool found = std::any_of(outcome.rows.begin(), outcome.rows.end(),
+                                 [](const RowBisection& r) { return r.boundary.has_value(); });
+  return found ? exit_code::ok : exit_code::new_failures;
+}
+
+int run_bisect_repro(BisectFlags f) {
+  if (!f.row.empty()) throw UsageError("--repro FILE is the test: give no row");
+  auto header = read_reproducer(f.repro);
+  if (!f.target.empty() && f.target != header.target.name())
+    throw UsageError(fmt::format("--target {}: {} reproduces a cell of {}", f.target,
+                                 util::printable(f.repro.string()), header.target.name()));
+  f.target = header.target.name();
+  validate(f);
+  InstalledEnvironments environments(f.keep_envs);
+  ReproducerRunner runner(f, std::move(header), environments);
+  const auto releases = releases_to_search(f, runner.current_version());
+  const VerdictsOf verdicts_of = [&](const std::string& release,
+                                     const std::vector<std::string>& asked) {
+    return runner(release, asked);
+  };
+  BisectOutcome outcome;
+  outcome.target = f.target;
+  outcome.releases = releases;
+  outcome.all = f.all;
+  const std::vector<std::string> rows = {runner.row()};
+  outcome.rows =
+      f.all ? walk_all(releases, rows, verdicts_of) : bisect_rows(releases, rows, verdicts_of);
+  return finish_bisect(outcome, f);
+}
+
 int run_bisect(const BisectFlags& f) {
+  if (!f.repro.empty()) return run_bisect_repro(f);
+  if (f.target.empty()) throw UsageError("--target: give the one target to follow (cuda:90)");
   validate(f);
   const ScratchDir scratch("triton-portcheck-bisect");
   InstalledEnvironments environments(f.keep_envs);
@@ -236,25 +326,15 @@ int run_bisect(const BisectFlags& f) {
   } catch (const Interrupted&) {
     return exit_code::interrupted;
   }
-  // Names and compiler messages shown as text, never acted on by a terminal or a CI log.
-  std::fputs(
-      util::no_workflow_commands(util::printable(render_bisect(outcome), util::Newlines::keep))
-          .c_str(),
-      stdout);
-  if (!f.json.empty()) {
-    make_folder_for(f.json);
-    util::atomic_write_file(f.json, bisect_to_json(outcome).dump(2) + "\n");
-  }
-  const bool found = std::any_of(outcome.rows.begin(), outcome.rows.end(),
-                                 [](const RowBisection& r) { return r.boundary.has_value(); });
-  return found ? exit_code::ok : exit_code::new_failures;
+  return finish_bisect(outcome, f);
 }
 
 void add_bisect_options(CLI::App* command, BisectFlags& f) {
   command->add_option("row", f.row,
                       "The manifest row, as check names it (kernel or kernel[variant]); "
                       "none: every row whose verdict differs between the ends");
-  command->add_option("-t,--target", f.target, "The one target to follow (cuda:90)")->required();
+  command->add_option("-t,--target", f.target,
+                      "The one target to follow (cuda:90; with --repro, the file's)");
   command->add_option("--from", f.from,
                       fmt::format("The older end (default {}, the oldest release it compiles "
                                   "with)",
@@ -268,6 +348,9 @@ void add_bisect_options(CLI::App* command, BisectFlags& f) {
   command->add_flag("--demo", f.demo, "Bisect a row of the bundled demo");
   command->add_option("--python", f.python, "Python interpreter holding the current Triton");
   command->add_option("--json", f.json, "Also write the whole result as JSON to this file");
+  command->add_option("--repro", f.repro,
+                      "A reproducer written by `repro`: run it under each release instead of "
+                      "compiling a row (it reproduces where its fingerprint is the cell's)");
 }
 
 }  // namespace

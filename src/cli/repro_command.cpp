@@ -76,7 +76,7 @@ nlohmann::json facts_of(const CellResult& cell, const Report& report, const Repr
                           {"fingerprint", cell.fingerprint},
                           {"message", cell.message},
                           {"tool", std::string("triton-portcheck ") + PORTCHECK_VERSION},
-                          {"command", repro_command(cell, report.manifest)},
+                          {"command", repro_command(cell, report.manifest) + (f.shrink ? " --shrink" : "")},
                           {"launch", cell.launch},
                           {"shrink_s", f.shrink ? f.shrink_s : 0.0}};
   if (cell.kind == FailureKind::timeout) facts["time_limit_s"] = time_limit_of(f, cell.kernel);
@@ -173,8 +173,11 @@ int verify_repro(const ReproFlags& f) {
   const auto run = run_reproducer(f.verify, header, python_for(f),
                                   f.triton.empty() ? "current" : f.triton,
                                   ShareDirs::locate().data, 600);
-  std::printf("%s with Triton %s on %s: %s\n", util::printable(f.verify).c_str(),
-              run.cell.triton_version.c_str(), header.target.name().c_str(),
+  const auto triton = run.cell.triton_version.empty()
+                          ? "the Triton of " + python_for(f)  // no result: it ran out of time
+                          : "Triton " + run.cell.triton_version;
+  std::printf("%s with %s on %s: %s\n", util::printable(f.verify).c_str(),
+              util::printable(triton).c_str(), header.target.name().c_str(),
               util::printable(describe(run, header)).c_str());
   return run.reproduction == Reproduction::same ? exit_code::ok : exit_code::new_failures;
 }

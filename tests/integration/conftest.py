@@ -235,6 +235,23 @@ def triton_release(venv_python, tmp_path_factory):
     return release
 
 
+@pytest.fixture(scope="session")
+def triton_only(venv_python, tmp_path_factory):
+    """A fresh environment holding Triton and nothing else (`env add VERSION`, no --with): what a
+    reproducer's reader has. Returns its python."""
+    made = {}
+
+    def environment(version):
+        if version not in made:
+            run = run_tool(["env", "add", version, "--python", venv_python], cwd=tmp_path_factory.mktemp("env"),
+                           timeout=1800)
+            assert run.returncode == 0, run.stdout + run.stderr
+            made[version] = Path(SESSION_HOME) / "envs" / version / "bin" / "python"
+        return made[version]
+
+    return environment
+
+
 @dataclass
 class DemoRun:
     returncode: int

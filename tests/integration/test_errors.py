@@ -138,7 +138,7 @@ def test_default_manifest_missing_in_cwd_is_exit_2(venv_python, tmp_path):
     assert len(run.stderr.splitlines()) == 1 and "portcheck.toml" in run.stderr
 
 
-COMMANDS = "check, report, merge, export, env, diff, bisect, cache, capture, targets"
+COMMANDS = "check, report, merge, export, repro, env, diff, bisect, cache, capture, targets"
 
 
 @pytest.mark.parametrize("args, message", [

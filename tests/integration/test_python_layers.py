@@ -1,5 +1,5 @@
-"""scripts/check-python-layers: the worker's packages by process (base < compile < serve, and
-capture beside serve) hold on the real tree, and each kind of violation planted in a copy of it
+"""scripts/check-python-layers: the worker's packages by process (base < compile < capture and
+repro, peers < serve) hold on the real tree, and each kind of violation planted in a copy of it
 is refused with the file, the line and what it broke; so are a module or function too long."""
 import shutil
 import subprocess
@@ -39,6 +39,7 @@ def test_the_worker_keeps_its_layers():
      "portcheck_worker.compile.stages -> portcheck_worker.compile.loader"),
     ("compile/keys.py", "from ..serve import handlers", "compile/ (rank 2) imports portcheck_worker.serve.handlers"),
     ("capture/hook.py", "from ..serve import server", "capture/ (rank 3) imports portcheck_worker.serve.server"),
+    ("repro/writer.py", "from ..capture import hook", "repro/ (rank 3) imports portcheck_worker.capture.hook"),
     ("base/faults.py", "from ..compile.driver import StandInDriver", "base/ (rank 1) imports portcheck_worker.compile.driver"),
     ("capture/persona.py", "from ..compile.stages import _hidden", "takes the private name _hidden from portcheck_worker.compile.stages"),
     ("serve/server.py", "x = handlers._secret", "reads the private name _secret of portcheck_worker.serve.handlers"),

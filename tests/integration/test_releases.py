@@ -192,3 +192,32 @@ def test_an_environment_with_triton_2_says_so_and_exits_3(venv_python, tmp_path)
                    PYTHONPATH=tmp_path / "site")
     assert run.returncode == 3, run.stdout + run.stderr
     assert "Triton 2.3.1 is older than 3.0.0" in run.stderr and "use Triton 3.0.0 or later" in run.stderr
+
+
+def test_a_reproducer_says_where_its_failure_is_gone_and_bisect_finds_the_release(triton_release, venv_python,
+                                                                                  tmp_path):
+    """Block pointers compile up to 3.8.0 and are refused by 3.9.0: the file written with the
+    current release runs under 3.2.0 and 3.8.0 (their own compile forms) and says it no longer
+    reproduces; `bisect --repro` finds 3.9.0. Written with 3.0.0, gamma_ratio's file fails
+    differently under the current release (its message changed in 3.2)."""
+    out = tmp_path / "blockptr.py"
+    run = run_tool(["repro", "rowsum_blockptr", "--demo", "-t", "cuda:90", "--python", venv_python, "-o", out],
+                   cwd=tmp_path)
+    assert run.returncode == 0 and "reproduces 547f998e6596" in run.stdout, run.stdout + run.stderr
+    fixed = subprocess.run([str(triton_release("3.2.0")), str(out)], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "no longer reproduces: Triton 3.2.0 for cuda:90 compiles it" in fixed.stdout
+    triton_release("3.8.0")
+    verified = run_tool(["repro", "--verify", out, "--triton", "3.8.0", "--python", venv_python], cwd=tmp_path)
+    assert verified.returncode == 1 and "no longer reproduces" in verified.stdout, verified.stdout
+    bisect = run_tool(["bisect", "--repro", out, "--from", "3.8.0", "--python", venv_python], cwd=tmp_path)
+    assert bisect.returncode == 0, bisect.stdout + bisect.stderr
+    assert "first release with the new verdict: 3.9.0 (the last with the old: 3.8.0)" in bisect.stdout
+
+    old = tmp_path / "gamma_300.py"
+    run = run_tool(["repro", "gamma_ratio", "--demo", "-t", "hip:gfx942", "--triton", "3.0.0", "--python",
+                    venv_python, "-o", old], cwd=tmp_path)
+    assert run.returncode == 0 and "reproduces 3e45587740d9" in run.stdout, run.stdout + run.stderr
+    now = run_tool(["repro", "--verify", old, "--python", venv_python], cwd=tmp_path)
+    assert now.returncode == 1 and "fails differently: frontend-error in frontend [d156103061eb]" in now.stdout

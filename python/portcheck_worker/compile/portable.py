@@ -345,17 +345,54 @@ def _progress_writer(path):
     return mark
 
 
+def within_time_limit(limit, where, run):
+    """For a cell that ran out of time: `run(progress)` in a child process, stopped at the same
+    limit (a compiler pass holds the interpreter, so nothing in this process could stop it), the
+    stage it was in said, exit status 1: it reproduces."""
+    import select
+    import signal
+    import time
+    print(f"the cell ran out of time ({limit:g} s, triton-portcheck's limit): this run stops there too", flush=True)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        code = run(lambda stage: os.write(write_end, f"{stage}\n".encode()))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    os.close(write_end)
+    deadline, stage, ended = time.monotonic() + limit, "frontend", False
+    while not ended and time.monotonic() < deadline:
+        if select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            data = os.read(read_end, 4096)
+            ended = not data
+            stage = data.decode().split()[-1] if data.split() else stage
+    os.close(read_end)
+    if not ended:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        print(f"reproduces: {where} is still compiling, in stage {stage}, after {limit:g} s")
+        return 1
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
 def reproduce(kernel, cell, recorded, argv):
     """Compiles, says what happened against what was recorded; 1 when the compile still fails
     (or still exceeds the launch limit), 0 when it no longer does."""
     import triton
     flags = _flags(argv)
     where = f"Triton {triton.__version__} for {cell['target'][0]}:{cell['target'][1]}"
-    if recorded.get("time_limit_s"):
-        print(f"the cell ran out of time after {recorded['time_limit_s']} s (triton-portcheck's limit);"
-              " stop this with Ctrl-C if it runs that long", flush=True)
+    if recorded.get("time_limit_s") and not flags.get("result"):  # with --result, the tool times it
+        return within_time_limit(recorded["time_limit_s"], where,
+                                 lambda progress: _compile_and_say(kernel, cell, recorded, flags, where, progress))
+    return _compile_and_say(kernel, cell, recorded, flags, where, _progress_writer(flags.get("progress")))
+
+
+def _compile_and_say(kernel, cell, recorded, flags, where, progress):
+    import triton
     with StderrCaptured(echo=True) as captured:
-        compiled, stage, error = compile_recorded(kernel, cell, _progress_writer(flags.get("progress")))
+        compiled, stage, error = compile_recorded(kernel, cell, progress)
     if error is not None:
         result = {"status": "error", "stage": stage, "error": {
             "type": f"{type(error).__module__}.{type(error).__name__}", "message": error_message(error),

@@ -53,8 +53,11 @@ def header(facts):
         f"kernel:       {facts.get('source', '?')}",
         f"target:       {facts['target']} (no GPU needed: a stand-in driver answers for it)",
     ]
+    if facts.get("shrunk"):
+        lines.append(f"shrunk:       by --shrink, the kernel's code from {facts['shrunk']['before_lines']} to "
+                     f"{facts['shrunk']['after_lines']} lines (block sizes may be smaller than the cell's)")
     if facts.get("time_limit_s"):
-        lines.append(f"time limit:   {facts['time_limit_s']} s: the compile had not finished then")
+        lines.append(f"time limit:   {facts['time_limit_s']:g} s: the compile had not finished then")
     for problem in (facts.get("launch") or {}).get("problems", []):
         lines.append(f"launch limit: {problem}")
     lines += ["message:"] + ["    " + m for m in str(facts.get("message", "")).splitlines()]
@@ -136,7 +139,8 @@ def render(fn, request, spec, facts, reached):
     return "\n".join([
         "#!/usr/bin/env python3", header(facts),
         harness_imports + "\nimport triton\n", code,
-        RULE, comment("The cell: exactly what triton-portcheck compiled."), cell,
+        RULE, comment("The cell: what triton-portcheck compiled" + (" (made smaller by --shrink)." if facts.get("shrunk")
+                                                                    else ", exactly.")), cell,
         "RECORDED = " + pprint.pformat(recorded, width=96, sort_dicts=True) + "\n",
         RULE, comment("Compiling without a GPU, the same way for every Triton from 3.0 (from triton-portcheck)."),
         harness, "",

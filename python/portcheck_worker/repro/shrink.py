@@ -111,11 +111,15 @@ def _shrink_kernel(attempts, reached, name, best, reference):
     kernel = reached.functions[name]
     others = {k: d for k, d in reached.functions.items() if k != name}
     tree = ast.parse(kernel.text)
+    seen = {ast.unparse(tree)}  # a candidate tried (or kept) once is not tried again
     changed = True
     while changed:
         changed = False
         for candidate in _candidates(tree):
             text = ast.unparse(candidate) + "\n"
+            if text.rstrip("\n") in seen:
+                continue
+            seen.add(text.rstrip("\n"))
             found = attempts.try_code(_module_code(reached, others, text), name, best["spec"], reference)
             if found is not None:
                 tree, best["fn"], changed = candidate, found, True
@@ -184,8 +188,13 @@ def _smaller_blocks(attempts, best, reference):
 
 
 def _decisive(message, stderr):
-    """The line that names the failure, with numbers (lines, SSA values, sizes) made alike."""
+    """The line that names the failure, with what moves when the kernel's code does made alike
+    (line:column locations, SSA values, #loc references, addresses, temporary files); the rest
+    of it, shapes included, as the fingerprint keeps it."""
     lines = [line.strip() for line in (stderr + "\n" + message).splitlines() if line.strip()]
     errors = [line for line in lines if "error" in line.lower()]
     chosen = errors[0] if errors else (lines[-1] if lines else "")
-    return re.sub(r"\d+", "N", chosen)
+    for pattern, same in ((r"\S*:\d+:\d+", "LOC"), (r"%[\w.#]+", "%V"), (r"#loc\d*", "#loc"),
+                          (r"0x[0-9a-fA-F]+", "0x"), (r"/tmp/\S+", "TMP"), (r"\bat \d+:\d+", "at")):
+        chosen = re.sub(pattern, same, chosen)
+    return chosen

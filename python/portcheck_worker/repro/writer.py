@@ -22,6 +22,7 @@ def reproducer(request, progress):
         progress.mark("shrink")
         shrunk = shrink.shrink(fn, spec, request, reached, float(facts["shrink_s"]))
         fn, spec, reached = shrunk.fn, shrunk.spec, shrunk.reached
+        facts["shrunk"] = shrunk.figures()
     try:
         text, imported = script.render(fn, request, spec, facts, reached)
     except script.Unwritable as e:

@@ -1,0 +1,189 @@
+"""`repro` (issue 30): every failing cell of the demo and of the sample package becomes a file that,
+run with `python FILE` in an empty folder of a fresh environment holding only Triton, reproduces
+the cell's fingerprint; --shrink, a cell that ran out of time, a kernel whose module must be
+imported, and cells with nothing to reproduce. Two releases: test_releases.py."""
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO, run_tool
+
+pytestmark = [pytest.mark.slow]
+
+# The current environment's Triton (the Makefile's TRITON_VERSION): the fresh one holds the same.
+TRITON = "3.9.0"
+SAMPLE = REPO / "tests" / "fixtures" / "sample_pkg"
+
+
+def bare_env():
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+
+
+def run_file(python, file, folder):
+    """`python FILE` in `folder`, as the file's reader runs it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return subprocess.run([str(python), str(file)], cwd=folder, capture_output=True, text=True, env=bare_env(),
+                          timeout=300)
+
+
+def slug(*parts):
+    return re.sub(r"[^A-Za-z0-9]+", "_", "_".join(parts))
+
+
+@pytest.fixture(scope="module")
+def bare_python(triton_only):
+    python = triton_only(TRITON)
+    listed = subprocess.run([str(python), "-m", "pip", "list", "--format=json"], capture_output=True, text=True,
+                            env=bare_env(), timeout=120)
+    names = {p["name"].lower() for p in json.loads(listed.stdout)} - {"pip", "setuptools", "wheel"}
+    assert names == {"triton"}, names
+    return python
+
+
+def reproduce(cwd, row, target, fingerprint, write_python, bare_python, *source):
+    """Writes the cell's file, runs it bare in an empty folder (exit 1, the stage), and has the
+    tool judge that run's fingerprint (`repro --verify`, which runs `python FILE` likewise)."""
+    out = cwd / f"{slug(row, target)}.py"
+    wrote = run_tool(["repro", row, "-t", target, *source, "--python", write_python, "-o", out], cwd=cwd)
+    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    assert f"reproduces {fingerprint}" in wrote.stdout, wrote.stdout
+    header = out.read_text().split("\n\n", 1)[0]
+    assert f"fingerprint {fingerprint}" in header and f"Triton {TRITON}" in header, header
+    empty = cwd / f"empty-{slug(row, target)}"
+    direct = run_file(bare_python, out, empty)
+    assert direct.returncode == 1, direct.stdout + direct.stderr
+    assert re.search(r"^reproduces: Triton ", direct.stdout, re.MULTILINE), direct.stdout
+    assert not list(empty.iterdir())  # it wrote nothing where it ran
+    verified = run_tool(["repro", "--verify", out, "--python", bare_python], cwd=cwd)
+    assert verified.returncode == 0 and f"reproduces {fingerprint}" in verified.stdout, verified.stdout
+    return out
+
+
+def failing(report):
+    return [(c["row"], c["target"], c["fingerprint"]) for c in report["cells"] if c["status"] != "ok"]
+
+
+def test_every_failing_cell_of_the_demo_reproduces_its_fingerprint_with_only_triton(demo_run, bare_python,
+                                                                                 tmp_path):
+    cells = failing(demo_run.report)
+    assert len(cells) == 18 and {fp for _, _, fp in cells} == {
+        "d156103061eb", "420114423dda", "8ddebbdc3a81", "175823c2f763", "547f998e6596"}
+    # The demo imports only Triton: the fresh environment writes and checks the files too.
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        files = list(pool.map(lambda c: reproduce(tmp_path, *c, bare_python, bare_python, "--demo"), cells))
+    text = files[0].read_text()
+    assert "@triton.jit\ndef gamma_ratio(" in text and "importlib" not in text  # copied, not imported
+
+
+@pytest.fixture(scope="module")
+def sample_package(tmp_path_factory, venv_python):
+    """The sample package's own capture, then its check: its failing cells."""
+    pkg = tmp_path_factory.mktemp("sample") / "sample_pkg"
+    shutil.copytree(SAMPLE, pkg, ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache", "portcheck.toml"))
+    captured = run_tool(["capture", "--", venv_python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=pkg,
+                        timeout=300)
+    assert captured.returncode == 0, captured.stdout + captured.stderr
+    checked = run_tool(["check", "--python", venv_python, "--json", pkg / "check.json"], cwd=pkg)
+    assert checked.returncode in (0, 1), checked.stdout + checked.stderr
+    return pkg, json.loads((pkg / "check.json").read_text())
+
+
+def test_every_failing_cell_of_the_sample_package_reproduces_with_only_triton(sample_package, venv_python,
+                                                                            bare_python):
+    pkg, report = sample_package
+    cells = failing(report)
+    assert {(row, target) for row, target, _ in cells} == {("row_scale_kernel", "hip:gfx942"),
+                                                            ("row_scale_kernel", "hip:gfx950")}
+    for cell in cells:
+        # Its module imports torch: the check that writes the file runs where the package does.
+        out = reproduce(pkg, *cell, venv_python, bare_python)
+        assert "import torch" not in out.read_text()
+        launched = run_file(bare_python, out, pkg / "again")
+        assert "needs 2048 threads per block; the target allows 1024" in launched.stdout
+
+
+def test_shrink_makes_the_kernel_smaller_and_keeps_the_fingerprint(bare_python, tmp_path):
+    out = tmp_path / "shrunk.py"
+    run = run_tool(["repro", "rowsum_blockptr", "--demo", "-t", "cuda:90", "--shrink", "--shrink-time", "60",
+                    "--python", bare_python, "-o", out], cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    before, after = map(int, re.search(r"kernel's code from (\d+) to (\d+) lines", run.stdout).groups())
+    assert after < before, run.stdout
+    assert "reproduces 547f998e6596" in run.stdout
+    assert "--shrink" in out.read_text().splitlines()[2]  # the command that wrote it
+
+
+SLOW_KERNEL = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def slow(x_ptr, N: tl.constexpr):
+    acc = tl.load(x_ptr)
+    for i in tl.static_range(N):
+        acc = acc * 1.0001 + i
+    tl.store(x_ptr, acc)
+'''
+
+
+def test_a_cell_that_ran_out_of_time_stops_at_the_same_limit(bare_python, tmp_path):
+    (tmp_path / "slow.py").write_text(SLOW_KERNEL)
+    (tmp_path / "portcheck.toml").write_text('[[kernel]]\nname = "slow"\ntarget = "slow.py:slow"\n'
+                                             'signature = { x_ptr = "*fp32:16" }\nconstants = { N = 200000 }\n'
+                                             'timeout = 2\n')
+    out = tmp_path / "slow_repro.py"
+    run = run_tool(["repro", "slow", "-t", "cuda:90", "--python", bare_python, "-o", out], cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "not run here: the cell ran out of time (2 s)" in run.stdout
+    assert "time limit:   2 s" in out.read_text()
+    direct = run_file(bare_python, out, tmp_path / "empty")
+    assert direct.returncode == 1 and "the cell ran out of time (2 s" in direct.stdout, direct.stdout
+    verified = run_tool(["repro", "--verify", out, "--python", bare_python], cwd=tmp_path)
+    assert verified.returncode == 0 and "(timeout in frontend)" in verified.stdout, verified.stdout
+
+
+IMPORTED_KERNEL = '''import triton
+import triton.language as tl
+
+import repro_helpers
+
+
+@triton.jit
+def to_fp8(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = repro_helpers.twice(tl.load(x_ptr + offs))
+    tl.store(y_ptr + offs, x.to(tl.float8e4nv))
+'''
+
+
+def test_what_cannot_be_copied_is_named_and_the_module_imported(venv_python, tmp_path):
+    (tmp_path / "repro_helpers.py").write_text("import triton\n\n\n@triton.jit\ndef twice(x):\n    return x * 2\n")
+    (tmp_path / "fp8.py").write_text(IMPORTED_KERNEL)
+    (tmp_path / "portcheck.toml").write_text('[[kernel]]\nname = "to_fp8"\ntarget = "fp8.py:to_fp8"\n'
+                                             'signature = { x_ptr = "*fp16:16", y_ptr = "*fp16:16" }\n'
+                                             'constants = { BLOCK = 128 }\n')
+    out = tmp_path / "fp8_repro.py"
+    run = run_tool(["repro", "to_fp8", "-t", "cuda:80", "--python", venv_python, "-o", out], cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "it imports the kernel's module" in run.stdout and "reproduces" in run.stdout
+    assert "#   repro_helpers: the module repro_helpers, which is neither" in out.read_text()
+
+
+def test_cells_with_nothing_to_reproduce_say_why(venv_python, tmp_path):
+    ok = run_tool(["repro", "axpy", "--demo", "-t", "cuda:90", "--python", venv_python], cwd=tmp_path)
+    assert ok.returncode == 2 and "compiles: there is no failure to reproduce" in ok.stderr, ok.stderr
+    (tmp_path / "broken.py").write_text("raise RuntimeError('no GPU library here')\n")
+    (tmp_path / "portcheck.toml").write_text('[[kernel]]\nname = "k"\ntarget = "broken.py:k"\n'
+                                             'signature = { x = "i32" }\n')
+    broken = run_tool(["repro", "k", "-t", "cuda:90", "--python", venv_python], cwd=tmp_path)
+    assert broken.returncode == 2 and "does not import, so there is nothing to compile" in broken.stderr
+    assert not list(tmp_path.glob("repro_*.py"))
+    not_ours = tmp_path / "plain.py"
+    not_ours.write_text("print('hello')\n")
+    refused = run_tool(["repro", "--verify", not_ours, "--python", venv_python], cwd=tmp_path)
+    assert refused.returncode == 2 and "no '# portcheck-repro:' line" in refused.stderr
