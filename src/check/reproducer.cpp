@@ -88,8 +88,9 @@ ReproducerRun run_reproducer(const std::filesystem::path& file, const Reproducer
   const auto result_path = scratch.path() / "result.json";
   const auto progress_path = scratch.path() / "progress";
   ProcessSpec spec;
-  spec.argv = {python,        std::filesystem::absolute(file).string(), "--result",
-               result_path.string(), "--progress",                     progress_path.string()};
+  spec.argv = {python,       std::filesystem::absolute(file).string(),
+               "--result",   result_path.string(),
+               "--progress", progress_path.string()};
   spec.env = child_environment();
   spec.env.push_back(scratch.marker());
   spec.cwd = folder;
@@ -114,7 +115,8 @@ ReproducerRun run_reproducer(const std::filesystem::path& file, const Reproducer
   planned.target = header.target;
   planned.label = label;
   Judgement judgement;
-  judgement.triton_version = evidence.result ? util::string_member(*evidence.result, "triton_version", "") : "";
+  judgement.triton_version =
+      evidence.result ? util::string_member(*evidence.result, "triton_version", "") : "";
   judgement.known = KnownFailures::load(data / "known-failures.toml");
   judgement.launch_limits = LaunchLimits::load(data / "launch-limits.toml");
   ReproducerRun run;

@@ -181,8 +181,12 @@ class ReleaseRunner {
 // release's environment; its verdict is the run's, judged as a cell.
 class ReproducerRunner {
  public:
-  ReproducerRunner(const BisectFlags& f, ReproducerHeader header, InstalledEnvironments& environments)
-      : file_(f.repro), python_(f.python), header_(std::move(header)), environments_(environments) {}
+  ReproducerRunner(const BisectFlags& f, ReproducerHeader header,
+                   InstalledEnvironments& environments)
+      : file_(f.repro),
+        python_(f.python),
+        header_(std::move(header)),
+        environments_(environments) {}
 
   [[nodiscard]] std::string row() const { return file_.filename().string(); }
 
@@ -259,6 +263,18 @@ int finish_bisect(const BisectOutcome& outcome, const BisectFlags& f) {
   return found ? exit_code::ok : exit_code::new_failures;
 }
 
+// The search over `releases`: a binary search per row, or every release (--all).
+BisectOutcome search(const BisectFlags& f, const std::vector<std::string>& releases,
+                     const std::vector<std::string>& rows, const VerdictsOf& verdicts_of) {
+  BisectOutcome outcome;
+  outcome.target = f.target;
+  outcome.releases = releases;
+  outcome.all = f.all;
+  outcome.rows =
+      f.all ? walk_all(releases, rows, verdicts_of) : bisect_rows(releases, rows, verdicts_of);
+  return outcome;
+}
+
 int run_bisect_repro(BisectFlags f) {
   if (!f.row.empty()) throw UsageError("--repro FILE is the test: give no row");
   auto header = read_reproducer(f.repro);
@@ -274,14 +290,7 @@ int run_bisect_repro(BisectFlags f) {
                                      const std::vector<std::string>& asked) {
     return runner(release, asked);
   };
-  BisectOutcome outcome;
-  outcome.target = f.target;
-  outcome.releases = releases;
-  outcome.all = f.all;
-  const std::vector<std::string> rows = {runner.row()};
-  outcome.rows =
-      f.all ? walk_all(releases, rows, verdicts_of) : bisect_rows(releases, rows, verdicts_of);
-  return finish_bisect(outcome, f);
+  return finish_bisect(search(f, releases, {runner.row()}, verdicts_of), f);
 }
 
 int run_bisect(const BisectFlags& f) {
@@ -308,13 +317,9 @@ int run_bisect(const BisectFlags& f) {
     return runner(release, asked);
   };
   BisectOutcome outcome;
-  outcome.target = f.target;
-  outcome.releases = releases;
-  outcome.all = f.all;
-  outcome.ir_dir = scratch.path() / "ir";
   try {
-    outcome.rows =
-        f.all ? walk_all(releases, rows, verdicts_of) : bisect_rows(releases, rows, verdicts_of);
+    outcome = search(f, releases, rows, verdicts_of);
+    outcome.ir_dir = scratch.path() / "ir";
     // The IR of the two releases around each boundary, for the first stage that differs.
     std::map<std::string, std::vector<std::string>> boundary_rows;  // release -> rows
     for (const auto& row : outcome.rows)

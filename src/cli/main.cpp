@@ -113,10 +113,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(PORTCHECK_VERSION));
   const std::vector<cli::Command> commands = {
-      cli::add_check_command(app),  cli::add_report_command(app), cli::add_merge_command(app),
-      cli::add_export_command(app), cli::add_repro_command(app), cli::add_env_command(app),    cli::add_diff_command(app),
-      cli::add_bisect_command(app), cli::add_cache_command(app),  cli::add_capture_command(app),
-      cli::add_targets_command(app)};
+      cli::add_check_command(app),   cli::add_report_command(app), cli::add_merge_command(app),
+      cli::add_export_command(app),  cli::add_repro_command(app),  cli::add_env_command(app),
+      cli::add_diff_command(app),    cli::add_bisect_command(app), cli::add_cache_command(app),
+      cli::add_capture_command(app), cli::add_targets_command(app)};
 
   if (const auto message = unknown_command(app, {argv + 1, argv + argc})) {
     std::fprintf(stderr, "triton-portcheck: %s\n", message->c_str());

@@ -68,17 +68,18 @@ double time_limit_of(const ReproFlags& f, const std::string& row_name) {
 }
 
 nlohmann::json facts_of(const CellResult& cell, const Report& report, const ReproFlags& f) {
-  nlohmann::json facts = {{"kernel", cell.kernel},
-                          {"target", cell.target},
-                          {"kind", to_string(cell.kind)},
-                          {"stage", cell.stage},
-                          {"pass", cell.pass},
-                          {"fingerprint", cell.fingerprint},
-                          {"message", cell.message},
-                          {"tool", std::string("triton-portcheck ") + PORTCHECK_VERSION},
-                          {"command", repro_command(cell, report.manifest) + (f.shrink ? " --shrink" : "")},
-                          {"launch", cell.launch},
-                          {"shrink_s", f.shrink ? f.shrink_s : 0.0}};
+  nlohmann::json facts = {
+      {"kernel", cell.kernel},
+      {"target", cell.target},
+      {"kind", to_string(cell.kind)},
+      {"stage", cell.stage},
+      {"pass", cell.pass},
+      {"fingerprint", cell.fingerprint},
+      {"message", cell.message},
+      {"tool", std::string("triton-portcheck ") + PORTCHECK_VERSION},
+      {"command", repro_command(cell, report.manifest) + (f.shrink ? " --shrink" : "")},
+      {"launch", cell.launch},
+      {"shrink_s", f.shrink ? f.shrink_s : 0.0}};
   if (cell.kind == FailureKind::timeout) facts["time_limit_s"] = time_limit_of(f, cell.kernel);
   return facts;
 }
@@ -91,7 +92,9 @@ std::string python_for(const ReproFlags& f) {
 
 std::filesystem::path default_output(const CellResult& cell) {
   auto name = "repro_" + cell.kernel + "_" + cell.target;
-  std::replace_if(name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+  std::replace_if(
+      name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); },
+      '_');
   return name + ".py";
 }
 
@@ -119,9 +122,10 @@ void say_written(const std::filesystem::path& path, const nlohmann::json& repro)
                 util::printable(nlohmann::json(repro["blockers"]).dump()).c_str());
   std::printf(")\n");
   if (const auto& s = repro["shrink"]; s.is_object())
-    std::printf("shrink: the kernel's code from %d to %d lines in %.1f s, %d candidates tried (%s)\n",
-                s.value("before_lines", 0), s.value("after_lines", 0), s.value("seconds", 0.0),
-                s.value("candidates", 0), s.value("note", std::string()).c_str());
+    std::printf(
+        "shrink: the kernel's code from %d to %d lines in %.1f s, %d candidates tried (%s)\n",
+        s.value("before_lines", 0), s.value("after_lines", 0), s.value("seconds", 0.0),
+        s.value("candidates", 0), s.value("note", std::string()).c_str());
 }
 
 ReproducerRun check_written(const std::filesystem::path& path, const ReproFlags& f) {
@@ -170,9 +174,9 @@ int write_repro(const ReproFlags& f) {
 
 int verify_repro(const ReproFlags& f) {
   const auto header = read_reproducer(f.verify);
-  const auto run = run_reproducer(f.verify, header, python_for(f),
-                                  f.triton.empty() ? "current" : f.triton,
-                                  ShareDirs::locate().data, 600);
+  const auto run =
+      run_reproducer(f.verify, header, python_for(f), f.triton.empty() ? "current" : f.triton,
+                     ShareDirs::locate().data, 600);
   const auto triton = run.cell.triton_version.empty()
                           ? "the Triton of " + python_for(f)  // no result: it ran out of time
                           : "Triton " + run.cell.triton_version;
@@ -203,13 +207,14 @@ void add_repro_options(CLI::App* command, ReproFlags& f) {
                       "The Triton environment of the cell: current (default) or a version");
   command->add_option("-o,--output", f.output,
                       "The file to write (default: repro_<row>_<target>.py here)");
-  command->add_option("-m,--manifest", f.options.manifest, "Manifest file (default: portcheck.toml)");
+  command->add_option("-m,--manifest", f.options.manifest,
+                      "Manifest file (default: portcheck.toml)");
   command->add_flag("--demo", f.options.demo, "A row of the bundled demo");
   command->add_option("--python", f.options.python, "Python interpreter holding Triton");
   command->add_option("--timeout", f.options.timeout_s, "The cell's time limit in seconds");
   command->add_flag("--shrink", f.shrink,
-                    "Make the kernel smaller while it fails the same way (drop statements, "
-                    "keep one operand, halve block sizes)");
+                    "Make the kernel smaller while it fails the same way (drop statements and "
+                    "keyword arguments, keep one operand, halve block sizes)");
   command->add_option("--shrink-time", f.shrink_s, "The time --shrink may take (default 60 s)");
   command->add_option("--verify", f.verify,
                       "Run a reproducer written before and say whether it still reproduces its "

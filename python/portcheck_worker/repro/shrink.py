@@ -1,8 +1,8 @@
 """`repro --shrink`: a smaller kernel that fails the same way, found within a time bound.
 
 Greedy, one change at a time, kept when the compile still fails in the same stage with the same
-error (its type and its decisive line, numbers aside): drop a statement, replace an operation by
-one of its operands, halve a power-of-two constexpr. The tool checks the shrunk file's
+error (its type and its decisive line, locations aside): drop a statement, drop a keyword
+argument, replace an operation by one of its operands, halve a power-of-two constexpr. The tool checks the shrunk file's
 fingerprint afterwards and keeps the original when it differs.
 """
 import ast
@@ -134,8 +134,8 @@ def _module_code(reached, others, kernel_text):
 
 
 def _candidates(tree):
-    """Copies of `tree`, each with one statement dropped (last first) or one binary operation
-    replaced by an operand."""
+    """Copies of `tree`, each with one statement dropped (last first), one keyword argument of a
+    call dropped (mask=, other=), or one binary operation replaced by an operand."""
     statements = [(i, j) for i, body in enumerate(_bodies(tree)) for j in range(len(body))]
     for i, j in reversed(statements):
         candidate = copy.deepcopy(tree)
@@ -144,12 +144,21 @@ def _candidates(tree):
         if not body:
             body.append(ast.Pass())
         yield candidate
+    keywords = [(k, j) for k, call in enumerate(_calls(tree)) for j in range(len(call.keywords))]
+    for k, j in keywords:
+        candidate = copy.deepcopy(tree)
+        del _calls(candidate)[k].keywords[j]
+        yield candidate
     operations = sum(isinstance(n, ast.BinOp) for n in ast.walk(tree))
     for k in range(operations):
         for side in ("left", "right"):
             candidate = copy.deepcopy(tree)
             _replace_operation(candidate, k, side)
             yield candidate
+
+
+def _calls(tree):
+    return [n for n in ast.walk(tree.body[0]) if isinstance(n, ast.Call)]
 
 
 def _bodies(tree):
