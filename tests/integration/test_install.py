@@ -105,6 +105,12 @@ def test_installed_demo_matches_the_source_build(wheel_venv, demo_run, tmp_path)
     assert str(wheel_venv / "python") in targets.stdout
     assert "hip:gfx942" in targets.stdout and "cuda:90" in targets.stdout
 
+    # The installed worker writes reproducers too (its harness, compile/portable.py, is read from
+    # the installed share folder).
+    repro = tool(wheel_venv, "repro", "rowsum_blockptr", "--demo", "-t", "cuda:90", "-o", tmp_path / "r.py",
+                 cwd=tmp_path)
+    assert repro.returncode == 0 and "reproduces 547f998e6596" in repro.stdout, repro.stdout + repro.stderr
+
 
 def test_virtual_env_and_python_flag_win_over_the_installed_environment(wheel_venv, venv_python, tmp_path):
     via_flag = tool(wheel_venv, "targets", "--python", venv_python, cwd=tmp_path)

@@ -171,7 +171,9 @@ def test_what_cannot_be_copied_is_named_and_the_module_imported(venv_python, tmp
     run = run_tool(["repro", "to_fp8", "-t", "cuda:80", "--python", venv_python, "-o", out], cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "it imports the kernel's module" in run.stdout and "reproduces" in run.stdout
-    assert "#   repro_helpers: the module repro_helpers, which is neither" in out.read_text()
+    head = out.read_text().split("\n\n", 1)[0]
+    assert "copied:       not all of it; the file imports the kernel's module" in head
+    assert "#                 repro_helpers: the module repro_helpers, which is neither" in head
 
 
 def test_cells_with_nothing_to_reproduce_say_why(venv_python, tmp_path):

@@ -40,19 +40,29 @@ def comment(text, width=100):
     return "\n".join(out)
 
 
-def header(facts):
-    """Who wrote the file, from which cell, and what that cell said."""
+def one_line(text):
+    """A value shown on one header line: a newline in it cannot start a line of its own."""
+    return str(text).replace("\r", "\\r").replace("\n", "\\n")
+
+
+def header(facts, imports_module=None):
+    """Who wrote the file, from which cell, and what that cell said; `imports_module`: why the
+    kernel is imported rather than copied in (what could not be copied)."""
     failure = f"{facts.get('kind') or 'failure'} in stage {facts.get('stage')}"
     if facts.get("pass"):
         failure += f", pass {facts['pass']}"
     lines = [
-        f"Reproducer: {facts['kernel']} on {facts['target']} with Triton {facts['triton_version']}.",
-        f"Written by {facts.get('tool', 'triton-portcheck')}: {facts.get('command', '')}",
+        f"Reproducer: {one_line(facts['kernel'])} on {one_line(facts['target'])} with Triton "
+        f"{one_line(facts['triton_version'])}.",
+        f"Written by {one_line(facts.get('tool', 'triton-portcheck'))}: {one_line(facts.get('command', ''))}",
         "",
-        f"failure:      {failure} (fingerprint {facts.get('fingerprint', '?')})",
-        f"kernel:       {facts.get('source', '?')}",
-        f"target:       {facts['target']} (no GPU needed: a stand-in driver answers for it)",
+        f"failure:      {one_line(failure)} (fingerprint {one_line(facts.get('fingerprint', '?'))})",
+        f"kernel:       {one_line(facts.get('source', '?'))}",
+        f"target:       {one_line(facts['target'])} (no GPU needed: a stand-in driver answers for it)",
     ]
+    if imports_module:
+        lines.append("copied:       not all of it; the file imports the kernel's module, which must be importable:")
+        lines += [f"                {one_line(b)}" for b in imports_module]
     if facts.get("shrunk"):
         lines.append(f"shrunk:       by --shrink, the kernel's code from {facts['shrunk']['before_lines']} to "
                      f"{facts['shrunk']['after_lines']} lines (block sizes may be smaller than the cell's)")
@@ -61,7 +71,9 @@ def header(facts):
     for problem in (facts.get("launch") or {}).get("problems", []):
         lines.append(f"launch limit: {problem}")
     lines += ["message:"] + ["    " + m for m in str(facts.get("message", "")).splitlines()]
-    lines += ["", "Run it where only Triton is installed: `python THIS_FILE`. It prints the stage and the",
+    lines += ["", ("Run it where only Triton is installed" if not imports_module else
+                   "Run it where Triton is installed and the kernel's module imports") +
+              ": `python THIS_FILE`. It prints the stage and the",
               "compiler's message and exits 1 while the failure reproduces; it exits 0 and says",
               "\"no longer reproduces\" once the kernel compiles (after an upgrade, say)."]
     machine = json.dumps({k: facts.get(k) for k in ("fingerprint", "kind", "stage", "target", "triton_version",
@@ -69,9 +81,9 @@ def header(facts):
     return comment("\n".join(lines)) + "\n# portcheck-repro: " + machine + "\n"
 
 
-def cell_section(kernel_name, spec, target, names_of, module_ref):
+def cell_section(spec, target, names_of):
     """The specialisation the cell compiled, as Python literals."""
-    constexprs = {key: _value(value, names_of, module_ref) for key, value in spec.constexprs.items()}
+    constexprs = {key: _value(value, names_of) for key, value in spec.constexprs.items()}
     cell = {
         "target": (target["backend"], int(target["arch"]) if target["backend"] == "cuda" else target["arch"],
                    int(target["warp_size"])),
@@ -82,14 +94,14 @@ def cell_section(kernel_name, spec, target, names_of, module_ref):
     }
     text = pprint.pformat(cell, width=96, sort_dicts=False)
     inner = "{" + ", ".join(f"{k!r}: {v}" for k, v in constexprs.items()) + "}"
-    return f"KERNEL = {kernel_name}\nCELL = {text.replace(repr('@@CONSTEXPRS@@'), inner)}\n"
+    return f"CELL = {text.replace(repr('@@CONSTEXPRS@@'), inner)}\n"
 
 
 class Unwritable(Exception):
     """A constant of the row that no Python literal gives back."""
 
 
-def _value(value, names_of, module_ref):
+def _value(value, names_of):
     import triton.language as tl
     if id(value) in names_of:
         return names_of[id(value)]
@@ -105,11 +117,13 @@ def _value(value, names_of, module_ref):
     return text
 
 
-def fallback_import(ref, blockers):
-    """Imports the kernel from its module, with the reasons it could not be copied."""
-    lines = [comment("Not everything the kernel reaches could be copied into this file:")]
-    lines += [comment(f"  {b}") for b in blockers]
-    lines.append(comment("so it imports the kernel's module, which must be importable where this runs."))
+def fallback_import(ref, target):
+    """Imports the kernel from its module, from the folders the check imported it from, with the
+    stand-in driver answering for the target (module-level target_info guards see it)."""
+    lines = [RULE, comment("The kernel's module, imported (what could not be copied: the header says).")]
+    lines.append("from triton.runtime import driver as _driver\n"
+                 f"_driver.set_active(StandInDriver(gpu_target({target['backend']!r}, {str(target['arch'])!r}, "
+                 f"{int(target['warp_size'])})))")
     folders = [f for f in [ref.get("import_root"), *(ref.get("pythonpath") or [])] if f]
     lines.append("import importlib\nimport importlib.util")
     lines.append(f"sys.path[:0] = {folders!r}")
@@ -118,9 +132,9 @@ def fallback_import(ref, blockers):
         lines.append("_module = importlib.util.module_from_spec(_spec)\n_spec.loader.exec_module(_module)")
     else:
         lines.append(f"_module = importlib.import_module({ref['module']!r})")
-    lines.append(f"kernel = getattr(_module, {ref['function']!r})")
-    lines.append("while not hasattr(kernel, 'arg_names'):  # @triton.autotune and @triton.heuristics wrap it\n"
-                 "    kernel = kernel.fn")
+    lines.append(f"KERNEL = getattr(_module, {ref['function']!r})")
+    lines.append("while not hasattr(KERNEL, 'arg_names'):  # @triton.autotune and @triton.heuristics wrap it\n"
+                 "    KERNEL = KERNEL.fn")
     return "\n".join(lines) + "\n"
 
 
@@ -129,22 +143,23 @@ def render(fn, request, spec, facts, reached):
     harness_imports, harness = harness_text()
     clash = sorted(set(reached.bound()) & harness_names() - {"triton", "sys"})
     blockers = reached.blockers + [f"{n}: a name the reproducer's own code uses" for n in clash]
-    if blockers:
-        code, kernel_name, names_of = fallback_import(request["kernel"], blockers), "kernel", {}
-    else:
-        code, kernel_name, names_of = copied_code(reached), reached.names_of[id(fn)], reached.names_of
-    cell = cell_section(kernel_name, spec, request["target"], names_of, request["kernel"])
+    names_of = {} if blockers else reached.names_of
     recorded = {k: facts.get(k) for k in ("stage", "kind", "fingerprint", "message", "time_limit_s")}
     recorded["launch_limits"] = (facts.get("launch") or {}).get("limits")
+    shrunk = " (made smaller by --shrink)." if facts.get("shrunk") else ", exactly."
+    cell = "\n".join([RULE, comment("The cell: what triton-portcheck compiled" + shrunk),
+                      ("" if blockers else f"KERNEL = {names_of[id(fn)]}\n") +
+                      cell_section(spec, request["target"], names_of),
+                      "RECORDED = " + pprint.pformat(recorded, width=96, sort_dicts=True) + "\n"])
+    harness = "\n".join([RULE, comment("Compiling without a GPU, the same way for every Triton from 3.0 "
+                                       "(from triton-portcheck)."), harness])
+    # Copied, the kernel comes first; imported, it comes after the harness, once the stand-in
+    # driver answers for the target, and the cell after it (its constants may name its functions).
+    body = [copied_code(reached), cell, harness] if not blockers else [
+        harness, fallback_import(request["kernel"], request["target"]), cell]
     return "\n".join([
-        "#!/usr/bin/env python3", header(facts),
-        harness_imports + "\nimport triton\n", code,
-        RULE, comment("The cell: what triton-portcheck compiled" + (" (made smaller by --shrink)." if facts.get("shrunk")
-                                                                    else ", exactly.")), cell,
-        "RECORDED = " + pprint.pformat(recorded, width=96, sort_dicts=True) + "\n",
-        RULE, comment("Compiling without a GPU, the same way for every Triton from 3.0 (from triton-portcheck)."),
-        harness, "",
-        "if __name__ == \"__main__\":\n    sys.exit(reproduce(KERNEL, CELL, RECORDED, sys.argv[1:]))\n",
+        "#!/usr/bin/env python3", header(facts, blockers), harness_imports + "\nimport triton\n", *body,
+        "\nif __name__ == \"__main__\":\n    sys.exit(reproduce(KERNEL, CELL, RECORDED, sys.argv[1:]))\n",
     ]), bool(blockers)
 
 
