@@ -47,7 +47,8 @@ def bare_python(triton_only):
 
 def reproduce(cwd, row, target, fingerprint, write_python, bare_python, *source):
     """Writes the cell's file, runs it bare in an empty folder (exit 1, the stage), and has the
-    tool judge that run's fingerprint (`repro --verify`, which runs `python FILE` likewise)."""
+    tool judge the fingerprint of such a run: `repro` itself does (`python FILE` in an empty
+    folder) with the environment it wrote from, `repro --verify` with the bare one otherwise."""
     out = cwd / f"{slug(row, target)}.py"
     wrote = run_tool(["repro", row, "-t", target, *source, "--python", write_python, "-o", out], cwd=cwd)
     assert wrote.returncode == 0, wrote.stdout + wrote.stderr
@@ -59,8 +60,9 @@ def reproduce(cwd, row, target, fingerprint, write_python, bare_python, *source)
     assert direct.returncode == 1, direct.stdout + direct.stderr
     assert re.search(r"^reproduces: Triton ", direct.stdout, re.MULTILINE), direct.stdout
     assert not list(empty.iterdir())  # it wrote nothing where it ran
-    verified = run_tool(["repro", "--verify", out, "--python", bare_python], cwd=cwd)
-    assert verified.returncode == 0 and f"reproduces {fingerprint}" in verified.stdout, verified.stdout
+    if write_python != bare_python:
+        verified = run_tool(["repro", "--verify", out, "--python", bare_python], cwd=cwd)
+        assert verified.returncode == 0 and f"reproduces {fingerprint}" in verified.stdout, verified.stdout
     return out
 
 
