@@ -56,11 +56,15 @@ Reproduction compare(const CellResult& cell, const ReproducerHeader& header) {
   return cell.fingerprint == header.fingerprint ? Reproduction::same : Reproduction::differs;
 }
 
-ProcessOutcome run_to_end(const ProcessSpec& spec) {
+ProcessOutcome run_to_end(const ProcessSpec& spec, const std::atomic<bool>* interrupted) {
   Supervisor supervisor;
   supervisor.start(0, spec);
   std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ended;
-  while (ended.empty()) ended = supervisor.wait(std::chrono::milliseconds(200));
+  while (ended.empty()) {
+    if (interrupted != nullptr && interrupted->load())
+      return supervisor.cancel_all().front().second;
+    ended = supervisor.wait(std::chrono::milliseconds(200));
+  }
   return ended.front().second;
 }
 
@@ -81,7 +85,8 @@ ReproducerHeader read_reproducer(const std::filesystem::path& file) {
 
 ReproducerRun run_reproducer(const std::filesystem::path& file, const ReproducerHeader& header,
                              const std::string& python, const std::string& label,
-                             const std::filesystem::path& data, double default_timeout_s) {
+                             const std::filesystem::path& data, double default_timeout_s,
+                             const std::atomic<bool>* interrupted) {
   ScratchDir scratch("triton-portcheck-repro");
   const auto folder = scratch.path() / "run";  // empty: the file runs as it would anywhere
   std::filesystem::create_directories(folder);
@@ -100,7 +105,7 @@ ReproducerRun run_reproducer(const std::filesystem::path& file, const Reproducer
   spec.timeout = std::chrono::milliseconds(static_cast<long long>(std::ceil(limit * 1000)));
 
   CellEvidence evidence;
-  evidence.outcome = run_to_end(spec);
+  evidence.outcome = run_to_end(spec, interrupted);
   if (const auto text = util::read_file_bounded(result_path, 1 << 24))
     if (auto json = nlohmann::json::parse(*text, nullptr, false); !json.is_discarded())
       evidence.result = std::move(json);

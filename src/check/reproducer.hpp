@@ -3,6 +3,7 @@
 // outcome judged as a cell is: the same classification, fingerprint and launch limits, so that
 // "it reproduces" means the fingerprint the cell had. `repro` checks the file it wrote, `repro
 // --verify` a file handed on, `bisect --repro` a file under each release.
+#include <atomic>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -36,10 +37,12 @@ struct ReproducerRun {
 
 // Runs `python FILE` in an empty folder with `python` (an environment holding Triton), under the
 // recorded time limit (else `default_timeout_s`), nothing of it outliving the call; `data` holds
-// the launch-limit and known-failure tables.
+// the launch-limit and known-failure tables. `interrupted` set (Ctrl-C) stops it: the caller
+// looks at the flag, not at the verdict.
 ReproducerRun run_reproducer(const std::filesystem::path& file, const ReproducerHeader& header,
                              const std::string& python, const std::string& label,
-                             const std::filesystem::path& data, double default_timeout_s);
+                             const std::filesystem::path& data, double default_timeout_s,
+                             const std::atomic<bool>* interrupted = nullptr);
 
 // "reproduces d156103061eb", "no longer reproduces: compiles", "fails differently: ..."
 std::string describe(const ReproducerRun& run, const ReproducerHeader& header);

@@ -213,7 +213,9 @@ class ReproducerRunner {
       environments_.ensure(label, python_);
       python = environment_python(label).value_or(std::filesystem::path(python)).string();
     }
-    auto outcome = run_reproducer(file_, header_, python, label, ShareDirs::locate().data, 600);
+    auto outcome = run_reproducer(file_, header_, python, label, ShareDirs::locate().data, 600,
+                                  &interrupted());
+    if (interrupted()) throw Interrupted();
     return ReleaseVerdict{label, "", std::move(outcome.cell)};
   }
 
@@ -285,12 +287,16 @@ int run_bisect_repro(BisectFlags f) {
   validate(f);
   InstalledEnvironments environments(f.keep_envs);
   ReproducerRunner runner(f, std::move(header), environments);
-  const auto releases = releases_to_search(f, runner.current_version());
   const VerdictsOf verdicts_of = [&](const std::string& release,
                                      const std::vector<std::string>& asked) {
     return runner(release, asked);
   };
-  return finish_bisect(search(f, releases, {runner.row()}, verdicts_of), f);
+  try {
+    const auto releases = releases_to_search(f, runner.current_version());
+    return finish_bisect(search(f, releases, {runner.row()}, verdicts_of), f);
+  } catch (const Interrupted&) {
+    return exit_code::interrupted;
+  }
 }
 
 int run_bisect(const BisectFlags& f) {

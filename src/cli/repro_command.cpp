@@ -98,18 +98,25 @@ std::filesystem::path default_output(const CellResult& cell) {
   return name + ".py";
 }
 
+// Ctrl-C while the reproducer is written or checked: nothing more is said.
+struct Interrupted {};
+
 // The worker's reproducer of the cell (the check's second pass, which writes instead of compiling).
 nlohmann::json written_reproducer(CheckOptions options, const nlohmann::json& facts) {
   options.repro = facts;
   options.use_cache = false;
   const auto report = run_check(options, interrupted());
+  if (report.interrupted) throw Interrupted();
   const auto& cell = the_cell(report, options.only_rows.front());
   if (!cell.repro.is_object() || !cell.repro.contains("text")) {
+    // The module imported for the check and not now (or ran out of time): the user's code, not
+    // the environment; said in one line, exit 1.
     const auto why = cell.repro.is_object() ? cell.repro.value("error", std::string())
                                             : to_string(cell.kind) + ": " + cell.message;
-    throw EnvironmentError(fmt::format("could not write the reproducer of {} on {}: {}",
-                                       util::printable(cell.kernel), cell.target,
-                                       util::printable(why)));
+    std::fprintf(stderr, "triton-portcheck: could not write the reproducer of %s on %s: %s\n",
+                 util::printable(cell.kernel).c_str(), cell.target.c_str(),
+                 util::printable(why).c_str());
+    return nullptr;
   }
   return cell.repro;
 }
@@ -131,7 +138,8 @@ void say_written(const std::filesystem::path& path, const nlohmann::json& repro)
 ReproducerRun check_written(const std::filesystem::path& path, const ReproFlags& f) {
   const auto header = read_reproducer(path);
   auto run = run_reproducer(path, header, python_for(f), f.triton.empty() ? "current" : f.triton,
-                            ShareDirs::locate().data, 600);
+                            ShareDirs::locate().data, 600, &interrupted());
+  if (interrupted()) throw Interrupted();
   std::printf("checked: python %s %s\n", util::printable(path.filename().string()).c_str(),
               util::printable(describe(run, header)).c_str());
   return run;
@@ -151,6 +159,7 @@ int write_repro(const ReproFlags& f) {
   auto facts = facts_of(cell, report, f);
   const auto path = f.output.empty() ? default_output(cell) : f.output;
   auto repro = written_reproducer(options, facts);
+  if (repro.is_null()) return exit_code::new_failures;
   make_folder_for(path);
   util::atomic_write_file(path, repro["text"].get<std::string>());
   ::chmod(path.c_str(), 0755);  // it starts with #!/usr/bin/env python3
@@ -165,6 +174,7 @@ int write_repro(const ReproFlags& f) {
     std::printf("the shrunk kernel fails differently: writing the whole kernel instead\n");
     facts["shrink_s"] = 0.0;
     repro = written_reproducer(options, facts);
+    if (repro.is_null()) return exit_code::new_failures;
     util::atomic_write_file(path, repro["text"].get<std::string>());
     say_written(path, repro);
     run = check_written(path, f);
@@ -176,7 +186,8 @@ int verify_repro(const ReproFlags& f) {
   const auto header = read_reproducer(f.verify);
   const auto run =
       run_reproducer(f.verify, header, python_for(f), f.triton.empty() ? "current" : f.triton,
-                     ShareDirs::locate().data, 600);
+                     ShareDirs::locate().data, 600, &interrupted());
+  if (interrupted()) return exit_code::interrupted;
   const auto triton = run.cell.triton_version.empty()
                           ? "the Triton of " + python_for(f)  // no result: it ran out of time
                           : "Triton " + run.cell.triton_version;
@@ -197,7 +208,11 @@ int run_repro_command(const ReproFlags& f) {
     throw UsageError("repro writes one cell: give one --target and at most one --triton");
   if (f.shrink && !(f.shrink_s > 0))
     throw UsageError("--shrink-time: give a positive number of seconds");
-  return write_repro(f);
+  try {
+    return write_repro(f);
+  } catch (const Interrupted&) {
+    return exit_code::interrupted;
+  }
 }
 
 void add_repro_options(CLI::App* command, ReproFlags& f) {

@@ -221,3 +221,23 @@ def test_a_reproducer_says_where_its_failure_is_gone_and_bisect_finds_the_releas
     assert run.returncode == 0 and "reproduces 3e45587740d9" in run.stdout, run.stdout + run.stderr
     now = run_tool(["repro", "--verify", old, "--python", venv_python], cwd=tmp_path)
     assert now.returncode == 1 and "fails differently: frontend-error in frontend [d156103061eb]" in now.stdout
+
+
+def test_a_reproducer_says_how_an_older_compiler_crashed(triton_release, venv_python, tmp_path):
+    """Triton 3.0.0 does not know sm_120 and aborts in TritonGPU's AccelerateMatmul (an assert):
+    the file, written with the current release for a launch-limit cell, runs its compile in a child
+    and says the signal, the stage and what was printed, instead of dying with it."""
+    (tmp_path / "portcheck.toml").write_text(
+        '[[kernel]]\nname = "mm"\ntarget = "' + str(REPO / "bench" / "h200" / "matmul.py") + ':matmul"\n'
+        'signature = { a_ptr = "*fp16:16", b_ptr = "*fp16:16", c_ptr = "*fp16:16", M = "i32:16", N = "i32:16", '
+        'K = "i32:16", stride_am = "i32:16", stride_bk = "i32:16", stride_cm = "i32:16" }\n'
+        'constants = { stride_ak = 1, stride_bn = 1, stride_cn = 1, BLOCK_M = 128, BLOCK_N = 256, BLOCK_K = 64 }\n'
+        'options = { num_warps = 8, num_stages = 4 }\n')
+    out = tmp_path / "mm.py"
+    run = run_tool(["repro", "mm", "-t", "cuda:120", "--python", venv_python, "-o", out], cwd=tmp_path)
+    assert run.returncode == 0 and "(launch-limit in launch)" in run.stdout, run.stdout + run.stderr
+    crashed = subprocess.run([str(triton_release("3.0.0")), str(out)], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=300)
+    assert crashed.returncode == 1, crashed.stdout + crashed.stderr
+    assert "fails differently: Triton 3.0.0 for cuda:120 crashed (SIGABRT) in stage ttgir" in crashed.stdout
+    assert "computeCapability not supported" in crashed.stderr

@@ -106,7 +106,7 @@ def test_every_failing_cell_of_the_sample_package_reproduces_with_only_triton(sa
         out = reproduce(pkg, *cell, venv_python, bare_python)
         assert "import torch" not in out.read_text()
         launched = run_file(bare_python, out, pkg / "again")
-        assert "needs 2048 threads per block; the target allows 1024" in launched.stdout
+        assert f"needs 2048 threads per block (32 warps of 64); {cell[1]} allows 1024" in launched.stdout
 
 
 def test_shrink_makes_the_kernel_smaller_and_keeps_the_fingerprint(bare_python, tmp_path):

@@ -6,12 +6,9 @@ text, below the kernel, so the file runs wherever Triton is installed, under any
 reproducer does is what the cell did.
 """
 import contextlib
-import json
 import os
 import re
 import shutil
-import sys
-import traceback
 
 
 def triton_version():
@@ -231,62 +228,6 @@ def error_message(error):
     return text
 
 
-def launch_problems(metadata, limits):
-    """What of the compiled metadata exceeds the target's launch limits (threads per block,
-    shared memory, cluster size, tensor memory; registers are counted from the binary by
-    triton-portcheck, not here)."""
-    warps, warp_size = metadata.get("num_warps", 0), metadata.get("warp_size") or limits.get("warp_size", 32)
-    cluster = 1
-    for size in metadata.get("cluster_dims") or ():
-        cluster *= size
-    needs = {"threads per block": warps * warp_size, "bytes of shared memory": metadata.get("shared", 0),
-             "CTAs in a cluster": cluster, "columns of tensor memory": metadata.get("tmem_size", 0)}
-    allowed = {"threads per block": limits.get("max_threads_per_block"),
-               "bytes of shared memory": limits.get("max_shared_bytes_per_block"),
-               "CTAs in a cluster": limits.get("max_cluster_size"),
-               "columns of tensor memory": limits.get("max_tensor_memory_columns")}
-    return [f"needs {needs[what]} {what}; the target allows {allowed[what]}" for what in needs
-            if allowed[what] is not None and (needs[what] or 0) > allowed[what]]
-
-
-# ---- running the reproducer: `python FILE [--result PATH] [--progress PATH]`
-
-
-class StderrCaptured:
-    """File descriptor 2 into a temporary file meanwhile (MLIR prints its diagnostics there),
-    shown again afterwards when `echo`."""
-
-    def __init__(self, echo=False):
-        self.echo, self.text = echo, ""
-
-    def __enter__(self):
-        import tempfile
-        sys.stderr.flush()
-        self.file = tempfile.TemporaryFile(mode="w+b")
-        self.saved = os.dup(2)
-        os.dup2(self.file.fileno(), 2)
-        return self
-
-    def __exit__(self, *exc):
-        sys.stderr.flush()
-        os.dup2(self.saved, 2)
-        os.close(self.saved)
-        self.file.seek(0)
-        self.text = self.file.read().decode(errors="replace")
-        self.file.close()
-        if self.echo and self.text:
-            sys.stderr.write(self.text)
-            sys.stderr.flush()
-
-
-def same_failure(recorded_message, text):
-    """Whether every word of the recorded message is in `text` (numbers aside): the compiler
-    says the same thing, whatever its release added around it."""
-    def words(s):
-        return set(re.findall(r"[A-Za-z_][A-Za-z_]+", s or ""))
-    return words(recorded_message) <= words(text)
-
-
 def compile_recorded(kernel, cell, progress=None):
     """Compiles the recorded specialisation; returns (compiled, None, None) or (None, stage,
     exception). `progress(stage)` is told each stage as it starts."""
@@ -319,105 +260,3 @@ def compile_recorded(kernel, cell, progress=None):
             return triton.compile(src, target=target, options=dict(cell["options"])), None, None
     except Exception as e:  # every compiler failure, whatever its class, is the outcome
         return None, stage[0], e
-
-
-def _flags(argv):
-    flags = {}
-    for name, value in zip(argv[::2], argv[1::2]):
-        if name not in ("--result", "--progress"):
-            sys.exit(f"usage: python {os.path.basename(sys.argv[0])} [--result FILE] [--progress FILE]")
-        flags[name[2:]] = value
-    if len(argv) % 2:
-        sys.exit(f"usage: python {os.path.basename(sys.argv[0])} [--result FILE] [--progress FILE]")
-    return flags
-
-
-def _progress_writer(path):
-    """"stage NAME" lines, as the worker writes them: triton-portcheck reads which stage a
-    compile that ran out of time was in."""
-    if not path:
-        return None
-
-    def mark(stage):
-        with open(path, "a") as f:
-            f.write(f"stage {stage}\n")
-
-    return mark
-
-
-def within_time_limit(limit, where, run):
-    """For a cell that ran out of time: `run(progress)` in a child process, stopped at the same
-    limit (a compiler pass holds the interpreter, so nothing in this process could stop it), the
-    stage it was in said, exit status 1: it reproduces."""
-    import select
-    import signal
-    import time
-    print(f"the cell ran out of time ({limit:g} s, triton-portcheck's limit): this run stops there too", flush=True)
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_end)
-        code = run(lambda stage: os.write(write_end, f"{stage}\n".encode()))
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    os.close(write_end)
-    deadline, stage, ended = time.monotonic() + limit, "frontend", False
-    while not ended and time.monotonic() < deadline:
-        if select.select([read_end], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            data = os.read(read_end, 4096)
-            ended = not data
-            stage = data.decode().split()[-1] if data.split() else stage
-    os.close(read_end)
-    if not ended:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        print(f"reproduces: {where} is still compiling, in stage {stage}, after {limit:g} s")
-        return 1
-    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-
-
-def reproduce(kernel, cell, recorded, argv):
-    """Compiles, says what happened against what was recorded; 1 when the compile still fails
-    (or still exceeds the launch limit), 0 when it no longer does."""
-    import triton
-    flags = _flags(argv)
-    where = f"Triton {triton.__version__} for {cell['target'][0]}:{cell['target'][1]}"
-    if recorded.get("time_limit_s") and not flags.get("result"):  # with --result, the tool times it
-        return within_time_limit(recorded["time_limit_s"], where,
-                                 lambda progress: _compile_and_say(kernel, cell, recorded, flags, where, progress))
-    return _compile_and_say(kernel, cell, recorded, flags, where, _progress_writer(flags.get("progress")))
-
-
-def _compile_and_say(kernel, cell, recorded, flags, where, progress):
-    import triton
-    with StderrCaptured(echo=True) as captured:
-        compiled, stage, error = compile_recorded(kernel, cell, progress)
-    if error is not None:
-        result = {"status": "error", "stage": stage, "error": {
-            "type": f"{type(error).__module__}.{type(error).__name__}", "message": error_message(error),
-            "traceback": "".join(traceback.format_exception(type(error), error, error.__traceback__))}}
-        text = error_message(error)
-        same = stage == recorded.get("stage") and same_failure(recorded.get("message"), text + captured.text)
-        print(f"{'reproduces' if same else 'fails differently'}: {where} fails in stage {stage}"
-              f"{'' if same else ' (recorded: ' + str(recorded.get('stage')) + ', ' + str(recorded.get('message')) + ')'}")
-        print(f"{type(error).__name__}: {text}")
-        problems = None
-    else:
-        md = compiled.metadata._asdict()
-        metadata = {k: md[k] for k in ("name", "num_warps", "num_ctas", "num_stages", "shared", "tmem_size",
-                                      "cluster_dims", "warp_size") if k in md}
-        result = {"status": "ok", "metadata": metadata}
-        problems = launch_problems(metadata, recorded.get("launch_limits") or {})
-        if problems:
-            print(f"reproduces: {where} compiles, and the kernel cannot launch there:")
-            print("\n".join(f"  {p}" for p in problems))
-        else:
-            print(f"no longer reproduces: {where} compiles it")
-        print(f"metadata: {json.dumps(metadata)}")
-    if flags.get("result"):  # for triton-portcheck, which judges the outcome: 0 means it is written
-        result["triton_version"] = triton.__version__
-        with open(flags["result"], "w") as f:
-            json.dump(result, f)
-        return 0
-    return 1 if error is not None or problems else 0

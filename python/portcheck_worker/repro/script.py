@@ -7,7 +7,7 @@ import os
 import pprint
 import re
 
-from . import inline
+from . import inline, outcome
 from ..compile import portable
 
 RULE = "# " + "-" * 96
@@ -17,14 +17,17 @@ HARNESS_NAMES = {"KERNEL", "CELL", "RECORDED", "triton", "sys"}
 
 
 def harness_text():
-    """portable.py as a reproducer carries it: its code, without the module docstring (its
-    imports go to the top of the file)."""
-    with open(portable.__file__) as f:
-        text = f.read()
-    body = text[text.index('"""', 3) + 3:].lstrip("\n")
-    lines = body.splitlines(keepends=True)
-    imports = [line for line in lines if re.match(r"(import|from) \w", line)]
-    return "".join(imports), "".join(line for line in lines if line not in imports).lstrip("\n")
+    """compile/portable.py and repro/outcome.py as a reproducer carries them: their code without
+    the module docstrings, their standard-library imports gathered for the top of the file (the
+    names outcome.py imports from portable are defined above it in the file)."""
+    imports, bodies = set(), []
+    for module in (portable, outcome):
+        with open(module.__file__) as f:
+            text = f.read()
+        lines = text[text.index('"""', 3) + 3:].lstrip("\n").splitlines(keepends=True)
+        imports |= {line for line in lines if re.match(r"(import|from) \w", line)}
+        bodies.append("".join(line for line in lines if not re.match(r"(import|from) [\w.]", line)).strip("\n"))
+    return "".join(sorted(imports)), "\n\n\n".join(bodies) + "\n"
 
 
 def harness_names():

@@ -11,6 +11,7 @@ import importlib.util
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 
@@ -65,7 +66,7 @@ class Attempts:
         cell = {"target": (self.target.backend, self.target.arch, self.target.warp_size),
                 "signature": spec.signature, "constexprs": spec.constexprs, "attrs": spec.attrs,
                 "options": spec.options}
-        with portable.StderrCaptured() as captured:
+        with StderrCaptured() as captured:
             _, stage, error = portable.compile_recorded(fn, cell)
         if error is None:
             return None
@@ -207,3 +208,30 @@ def _decisive(message, stderr):
                           (r"0x[0-9a-fA-F]+", "0x"), (r"/tmp/\S+", "TMP"), (r"\bat \d+:\d+", "at")):
         chosen = re.sub(pattern, same, chosen)
     return chosen
+
+
+class StderrCaptured:
+    """File descriptor 2 into a temporary file meanwhile (MLIR prints its diagnostics there),
+    shown again afterwards when `echo`: a candidate's compile is read, not shown."""
+
+    def __init__(self, echo=False):
+        self.echo, self.text = echo, ""
+
+    def __enter__(self):
+        import tempfile
+        sys.stderr.flush()
+        self.file = tempfile.TemporaryFile(mode="w+b")
+        self.saved = os.dup(2)
+        os.dup2(self.file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.file.seek(0)
+        self.text = self.file.read().decode(errors="replace")
+        self.file.close()
+        if self.echo and self.text:
+            sys.stderr.write(self.text)
+            sys.stderr.flush()

@@ -1,0 +1,212 @@
+"""Running a reproducer: `python FILE [--result PATH] [--progress PATH]` compiles the recorded
+specialisation (compile/portable.py) and says how the outcome compares with what the cell had.
+
+Like portable.py, a reproducer carries this module's text (repro/script.py), so it imports only
+the standard library and Triton, and portable's names, which the file defines above it.
+"""
+import json
+import os
+import re
+import sys
+import traceback
+
+from ..compile.portable import compile_recorded, error_message
+
+
+def same_failure(recorded_message, text):
+    """Whether every word of the recorded message is in `text` (numbers aside): the compiler
+    says the same thing, whatever its release added around it."""
+    def words(s):
+        return set(re.findall(r"[A-Za-z_][A-Za-z_]+", s or ""))
+    return words(recorded_message) <= words(text)
+
+
+def launch_problems(metadata, registers, limits, target):
+    """What of the compiled kernel exceeds the target's launch limits, in the words and by the
+    rules of triton-portcheck's check (src/check/launch_limits.cpp): threads, shared memory,
+    registers (allocated per warp, rounded up to the allocation unit), cluster, tensor memory."""
+    warps, warp_size = metadata.get("num_warps", 0), metadata.get("warp_size") or limits.get("warp_size", 32)
+    threads, shared, ctas = warps * warp_size, metadata.get("shared", 0), metadata.get("num_ctas", 1)
+    unit = limits.get("register_allocation_unit") or 1
+    per_block = -(-(registers or 0) * warp_size // unit) * unit * warps
+    checks = [
+        (threads, "max_threads_per_block", f"needs {threads} threads per block ({warps} warps of {warp_size})"),
+        (shared, "max_shared_bytes_per_block", f"needs {shared} bytes of shared memory"),
+        (registers or 0, "max_registers_per_thread", f"needs {registers} registers per thread"),
+        (per_block, "max_registers_per_block", f"needs {per_block} registers per block"),
+        (ctas, "max_cluster_size", f"needs a cluster of {ctas} CTAs"),
+        (metadata.get("tmem_size", 0), "max_tensor_memory_columns",
+         f"needs {metadata.get('tmem_size', 0)} columns of tensor memory"),
+    ]
+    return [f"{needs}; {target} allows {limits[key]}" for value, key, needs in checks
+            if limits.get(key) is not None and value > limits[key]]
+
+
+def cuda_registers(compiled):
+    """Registers per thread of a CUDA kernel, read by the cuobjdump Triton bundles; None where it
+    cannot tell (an AMD target, a release without the tool)."""
+    import subprocess
+    import tempfile
+    if "cubin" not in compiled.asm:
+        return None
+    try:
+        from triton import knobs
+        tool = knobs.nvidia.cuobjdump.path
+    except Exception:  # before 3.4: no knobs
+        try:
+            from triton.backends.nvidia.compiler import _path_to_binary
+            tool = _path_to_binary("cuobjdump")[0]
+        except Exception:
+            return None
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(compiled.asm["cubin"])
+        f.flush()
+        out = subprocess.run([tool, "--dump-resource-usage", f.name], capture_output=True, text=True,
+                             timeout=60).stdout
+    m = re.search(r"\bREG:(\d+)", out)
+    return int(m.group(1)) if m else None
+
+
+def _flags(argv):
+    flags = {}
+    for name, value in zip(argv[::2], argv[1::2]):
+        if name not in ("--result", "--progress"):
+            sys.exit(f"usage: python {os.path.basename(sys.argv[0])} [--result FILE] [--progress FILE]")
+        flags[name[2:]] = value
+    if len(argv) % 2:
+        sys.exit(f"usage: python {os.path.basename(sys.argv[0])} [--result FILE] [--progress FILE]")
+    return flags
+
+
+def _progress_writer(path):
+    """"stage NAME" lines, as the worker writes them: triton-portcheck reads which stage a
+    compile that ran out of time was in."""
+    if not path:
+        return None
+
+    def mark(stage):
+        with open(path, "a") as f:
+            f.write(f"stage {stage}\n")
+
+    return mark
+
+
+class Child:
+    """The compile of a standalone run, in a child process: what it prints on file descriptor 2
+    (MLIR's diagnostics) goes to a file the parent shows afterwards, whatever way the child ends;
+    the stages it starts come back through a pipe; a crash or a hang is the parent's to say."""
+
+    def __init__(self, run):
+        import tempfile
+        self.stderr = tempfile.TemporaryFile()
+        read_end, write_end = os.pipe()
+        sys.stdout.flush()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(read_end)
+            os.dup2(self.stderr.fileno(), 2)
+            code = run(lambda stage: os.write(write_end, f"{stage}\n".encode()), self.stderr_text)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        os.close(write_end)
+        self.read_end, self.stage = read_end, "frontend"
+
+    def stderr_text(self):
+        sys.stderr.flush()
+        self.stderr.seek(0)
+        return self.stderr.read().decode(errors="replace")
+
+    def wait(self, limit):
+        """The child's wait status, or None when it was still running after `limit` seconds
+        (then killed)."""
+        import select
+        import signal
+        import time
+        deadline, ended = time.monotonic() + (limit or 1e9), False
+        while not ended and time.monotonic() < deadline:
+            if select.select([self.read_end], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                data = os.read(self.read_end, 4096)
+                ended = not data
+                self.stage = data.decode().split()[-1] if data.split() else self.stage
+        os.close(self.read_end)
+        if not ended:
+            os.kill(self.pid, signal.SIGKILL)
+        status = os.waitpid(self.pid, 0)[1]
+        sys.stderr.write(self.stderr_text())
+        return status if ended else None
+
+
+def run_standalone(kernel, cell, recorded, where):
+    """`python FILE`: the compile in a child (Child); a hang stops at the cell's time limit, a
+    crash is said with its signal and stage. Exit 1 while it fails, 0 once it compiles."""
+    import signal
+    limit = recorded.get("time_limit_s")
+    if limit:
+        print(f"the cell ran out of time ({limit:g} s, triton-portcheck's limit): this run stops there too",
+              flush=True)
+    child = Child(lambda progress, stderr: _compile_and_say(kernel, cell, recorded, where, progress, stderr))
+    status = child.wait(limit)
+    if status is None:
+        print(f"reproduces: {where} is still compiling, in stage {child.stage}, after {limit:g} s")
+        return 1
+    if os.WIFSIGNALED(status):
+        died = signal.Signals(os.WTERMSIG(status)).name
+        verdict = "reproduces" if recorded.get("kind") in ("crash", "oom") else "fails differently"
+        print(f"{verdict}: {where} crashed ({died}) in stage {child.stage}")
+        return 1
+    return os.waitstatus_to_exitcode(status)
+
+
+def reproduce(kernel, cell, recorded, argv):
+    """With --result (triton-portcheck runs it and judges the outcome as a cell: it times the
+    run and reads a crash from the exit status), the compile's outcome in the worker's result form,
+    exit 0; else run_standalone."""
+    import triton
+    flags = _flags(argv)
+    where = f"Triton {triton.__version__} for {cell['target'][0]}:{cell['target'][1]}"
+    if not flags.get("result"):
+        return run_standalone(kernel, cell, recorded, where)
+    compiled, stage, error = compile_recorded(kernel, cell, _progress_writer(flags.get("progress")))
+    result = _failure(stage, error) if error is not None else _compiled(compiled, recorded)[0]
+    result["triton_version"] = triton.__version__
+    with open(flags["result"], "w") as f:
+        json.dump(result, f)
+    return 0
+
+
+def _failure(stage, error):
+    return {"status": "error", "stage": stage, "error": {
+        "type": f"{type(error).__module__}.{type(error).__name__}", "message": error_message(error),
+        "traceback": "".join(traceback.format_exception(type(error), error, error.__traceback__))}}
+
+
+def _compiled(compiled, recorded):
+    """The result of a compile that succeeded, and what of it exceeds the recorded target's
+    launch limits."""
+    md = compiled.metadata._asdict()
+    metadata = {k: md[k] for k in ("name", "num_warps", "num_ctas", "num_stages", "shared", "tmem_size",
+                                  "cluster_dims", "warp_size") if k in md}
+    registers = cuda_registers(compiled) if recorded.get("launch_limits") else None
+    target = md["target"].backend + ":" + str(md["target"].arch) if "target" in md else "the target"
+    problems = launch_problems(metadata, registers, recorded.get("launch_limits") or {}, target)
+    return {"status": "ok", "metadata": metadata, "resources": {"registers": registers} if registers else {}}, problems
+
+
+def _compile_and_say(kernel, cell, recorded, where, progress, stderr_text):
+    compiled, stage, error = compile_recorded(kernel, cell, progress)
+    if error is not None:
+        text = error_message(error)
+        same = stage == recorded.get("stage") and same_failure(recorded.get("message"), text + stderr_text())
+        print(f"{'reproduces' if same else 'fails differently'}: {where} fails in stage {stage}"
+              f"{'' if same else ' (recorded: ' + str(recorded.get('stage')) + ', ' + str(recorded.get('message')) + ')'}")
+        print(f"{type(error).__name__}: {text}")
+        return 1
+    result, problems = _compiled(compiled, recorded)
+    if problems:
+        print(f"reproduces: {where} compiles, and the kernel cannot launch there:")
+        print("\n".join(f"  {p}" for p in problems))
+    else:
+        print(f"no longer reproduces: {where} compiles it")
+    print(f"metadata: {json.dumps(result['metadata'])}")
+    return 1 if problems else 0
