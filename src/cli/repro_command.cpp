@@ -45,7 +45,7 @@ void refuse_without_compile(const CellResult& cell) {
     throw UsageError(what + ": its module does not import, so there is nothing to compile (" +
                      util::printable(cell.message) + ")");
   if (!failed_in_compile(cell.kind))
-    throw UsageError(fmt::format("{}: a {} verdict has no compile to reproduce ({})", what,
+    throw UsageError(fmt::format("{}: its verdict, {}, had no compile to reproduce ({})", what,
                                  to_string(cell.kind), util::printable(cell.message)));
 }
 
@@ -121,6 +121,18 @@ nlohmann::json written_reproducer(CheckOptions options, const nlohmann::json& fa
   return cell.repro;
 }
 
+// The file, whole or not at all; a folder that cannot take it is the environment's (exit 3).
+void write_file(const std::filesystem::path& path, const nlohmann::json& repro) {
+  try {
+    make_folder_for(path);
+    util::atomic_write_file(path, repro["text"].get<std::string>());
+  } catch (const std::runtime_error& e) {  // util's file errors; nothing is left half-written
+    throw EnvironmentError(util::printable(e.what()) +
+                           ": free space there or choose a folder you can write to (-o)");
+  }
+  ::chmod(path.c_str(), 0755);  // it starts with #!/usr/bin/env python3
+}
+
 void say_written(const std::filesystem::path& path, const nlohmann::json& repro) {
   std::printf("wrote %s (%d lines", util::printable(path.string()).c_str(),
               repro.value("lines", 0));
@@ -150,7 +162,6 @@ int write_repro(const ReproFlags& f) {
   options.targets = {f.target};
   options.only_rows = {f.row};
   if (!f.triton.empty()) options.triton = {f.triton};
-  options.unsupported_targets_are_cells = true;
   if (!f.output.empty()) check_output_path(f.output, "-o");
   const auto report = run_check(options, interrupted());
   if (report.interrupted) return exit_code::interrupted;
@@ -160,9 +171,7 @@ int write_repro(const ReproFlags& f) {
   const auto path = f.output.empty() ? default_output(cell) : f.output;
   auto repro = written_reproducer(options, facts);
   if (repro.is_null()) return exit_code::new_failures;
-  make_folder_for(path);
-  util::atomic_write_file(path, repro["text"].get<std::string>());
-  ::chmod(path.c_str(), 0755);  // it starts with #!/usr/bin/env python3
+  write_file(path, repro);
   say_written(path, repro);
   if (cell.kind == FailureKind::timeout) {
     std::printf("not run here: the cell ran out of time (%g s); the file says so when run\n",
@@ -175,7 +184,7 @@ int write_repro(const ReproFlags& f) {
     facts["shrink_s"] = 0.0;
     repro = written_reproducer(options, facts);
     if (repro.is_null()) return exit_code::new_failures;
-    util::atomic_write_file(path, repro["text"].get<std::string>());
+    write_file(path, repro);
     say_written(path, repro);
     run = check_written(path, f);
   }

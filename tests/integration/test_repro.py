@@ -45,21 +45,24 @@ def bare_python(triton_only):
     return python
 
 
-def reproduce(cwd, row, target, fingerprint, write_python, bare_python, *source):
-    """Writes the cell's file, runs it bare in an empty folder (exit 1, the stage), and has the
-    tool judge the fingerprint of such a run: `repro` itself does (`python FILE` in an empty
-    folder) with the environment it wrote from, `repro --verify` with the bare one otherwise."""
+def reproduce(cwd, row, target, fingerprint, write_python, bare_python, *source, direct=True):
+    """Writes the cell's file and has the tool judge the fingerprint of `python FILE` run in an
+    empty folder: `repro` itself does with the environment it wrote from, `repro --verify` with
+    the bare one otherwise. `direct`: the test runs it so too, and reads its exit status (1) and
+    its words."""
     out = cwd / f"{slug(row, target)}.py"
     wrote = run_tool(["repro", row, "-t", target, *source, "--python", write_python, "-o", out], cwd=cwd)
     assert wrote.returncode == 0, wrote.stdout + wrote.stderr
     assert f"reproduces {fingerprint}" in wrote.stdout, wrote.stdout
     header = out.read_text().split("\n\n", 1)[0]
     assert f"fingerprint {fingerprint}" in header and f"Triton {TRITON}" in header, header
-    empty = cwd / f"empty-{slug(row, target)}"
-    direct = run_file(bare_python, out, empty)
-    assert direct.returncode == 1, direct.stdout + direct.stderr
-    assert re.search(r"^reproduces: Triton ", direct.stdout, re.MULTILINE), direct.stdout
-    assert not list(empty.iterdir())  # it wrote nothing where it ran
+    assert f"checked: python {out.name} reproduces {fingerprint}" in wrote.stdout or write_python != bare_python
+    if direct:
+        empty = cwd / f"empty-{slug(row, target)}"
+        ran = run_file(bare_python, out, empty)
+        assert ran.returncode == 1, ran.stdout + ran.stderr
+        assert re.search(r"^reproduces: Triton ", ran.stdout, re.MULTILINE), ran.stdout
+        assert not list(empty.iterdir())  # it wrote nothing where it ran
     if write_python != bare_python:
         verified = run_tool(["repro", "--verify", out, "--python", bare_python], cwd=cwd)
         assert verified.returncode == 0 and f"reproduces {fingerprint}" in verified.stdout, verified.stdout
@@ -75,9 +78,13 @@ def test_every_failing_cell_of_the_demo_reproduces_its_fingerprint_with_only_tri
     cells = failing(demo_run.report)
     assert len(cells) == 18 and {fp for _, _, fp in cells} == {
         "d156103061eb", "420114423dda", "8ddebbdc3a81", "175823c2f763", "547f998e6596"}
-    # The demo imports only Triton: the fresh environment writes and checks the files too.
+    # The demo imports only Triton: the fresh environment writes the files, and `repro` runs each
+    # there as its reader would (`python FILE` in an empty folder) and judges its fingerprint;
+    # the test runs the first file of each failure group once more itself.
+    firsts = {fp: (row, target) for row, target, fp in reversed(cells)}
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        files = list(pool.map(lambda c: reproduce(tmp_path, *c, bare_python, bare_python, "--demo"), cells))
+        files = list(pool.map(lambda c: reproduce(tmp_path, *c, bare_python, bare_python, "--demo",
+                                                  direct=firsts[c[2]] == c[:2]), cells))
     text = files[0].read_text()
     assert "@triton.jit\ndef gamma_ratio(" in text and "importlib" not in text  # copied, not imported
 
@@ -187,6 +194,11 @@ def test_cells_with_nothing_to_reproduce_say_why(venv_python, tmp_path):
     broken = run_tool(["repro", "k", "-t", "cuda:90", "--python", venv_python], cwd=tmp_path)
     assert broken.returncode == 2 and "does not import, so there is nothing to compile" in broken.stderr
     assert not list(tmp_path.glob("repro_*.py"))
+    unknown = run_tool(["repro", "axpy", "--demo", "-t", "cuda:91", "--python", venv_python], cwd=tmp_path)
+    assert unknown.returncode == 2 and "'cuda:91' is not a target" in unknown.stderr, unknown.stderr
+    nowhere = run_tool(["repro", "quantize_fp8", "--demo", "-t", "cuda:80", "--python", venv_python, "-o",
+                        "/proc/repro.py"], cwd=tmp_path)
+    assert nowhere.returncode == 3 and "choose a folder you can write to" in nowhere.stderr, nowhere.stderr
     not_ours = tmp_path / "plain.py"
     not_ours.write_text("print('hello')\n")
     refused = run_tool(["repro", "--verify", not_ours, "--python", venv_python], cwd=tmp_path)
