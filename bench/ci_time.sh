@@ -21,3 +21,5 @@ for step in "deps venv test-venv" tool unit-asan fuzz-smoke integration; do
 done
 printf '%-22s %5d s\n' "total" $(($(date +%s) - start))
 grep -E "passed|failed" "$work/integration.log" | tail -1
+# Where the integration step's time went (pytest's slowest tests), before the log goes.
+sed -n '/slowest .* durations/,/^(.*durations < /p' "$work/integration.log"

@@ -51,10 +51,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: multi-second real compiles (the demo matrix and friends)")
 
 
-# The groups that take longest (each builds the tool with pip, or installs Triton releases; the
-# reproducers of every failing cell, two minutes alone), handed out first so that they run side by
-# side rather than last on one worker.
-LONGEST_GROUPS = ("test_install", "test_pre_commit", "triton-releases", "test_repro")
+# The groups that take longest (each builds the tool with pip, or installs Triton releases),
+# handed out first so that they run side by side rather than last on one worker.
+LONGEST_GROUPS = ("test_install", "test_pre_commit", "triton-releases")
 
 
 def _group(item):

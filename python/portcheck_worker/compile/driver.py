@@ -9,6 +9,8 @@ target, and `if is_hip(): ... else: ...` would compile the wrong branch for ever
 import os
 import sys
 
+from . import portable
+
 
 class _Unanswerable(AttributeError):
     """An AttributeError, so that Triton's static walks (`getattr(obj, attr, None)` over every
@@ -42,34 +44,16 @@ def refusal(message):
     return GpuQueryInUserCode(f"the kernel's code at {where} asked the GPU driver during the compile: {message}")
 
 
-class StandInDriver:
-    """Answers what compilation asks of a driver; anything that needs a real device raises."""
-
-    def __init__(self, target):
-        self._target = target
-
-    @classmethod
-    def is_active(cls):
-        return True
-
-    def get_current_target(self):
-        return self._target
-
-    def get_current_device(self):
-        return 0
-
-    def set_current_device(self, device):
-        pass
-
-    def get_current_stream(self, device=None):
-        return 0
+class StandInDriver(portable.StandInDriver):
+    """Answers what compilation asks of a driver (portable's answers, which a reproducer carries);
+    anything that needs a real device raises, classed by who asked (refusal)."""
 
     def get_active_torch_device(self):
         raise refusal("this cell is compiled without a GPU: there is no torch device")
 
     def get_device_capability(self, device=None):
-        if self._target.backend == "cuda":
-            return divmod(int(self._target.arch), 10)
+        if self.target.backend == "cuda":
+            return divmod(int(self.target.arch), 10)
         raise refusal("get_device_capability() is a CUDA query")
 
     def map_python_to_cpp_type(self, ty):

@@ -40,6 +40,9 @@ class StandInDriver:
     def get_current_device(self):
         return 0
 
+    def set_current_device(self, device):
+        pass
+
     def get_current_stream(self, device=None):
         return 0
 
