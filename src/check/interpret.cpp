@@ -120,8 +120,7 @@ CellResult interpret(const PlannedCell& plan, const CellInput& input, const Judg
     return cell;
   }
   cell.status = status_of(cell);
-  cell.is_new = cell.status == Status::failed ||
-                (cell.status == Status::launch && !cell.foreign_launch_verdict());
+  cell.is_new = is_unexpected_failure(cell.status) && !cell.foreign_launch_verdict();
   if (const auto* known = judgement.known.find(cell.fingerprint);
       known != nullptr && cell.kind != FailureKind::none) {
     cell.why = known->why;

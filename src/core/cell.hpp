@@ -75,6 +75,12 @@ inline constexpr auto kFailureKinds = std::to_array<FailureKindRow>({
     {FailureKind::unsupported_target, "unsupported-target", "target", false},
 });
 
+// A failing verdict the row did not expect: a compile's failure and a launch-limit verdict
+// alike. Only these can be new (absent from a baseline); xfail is expected.
+constexpr bool is_unexpected_failure(Status status) {
+  return status == Status::failed || status == Status::launch;
+}
+
 // Both directions read the tables above; "?" names a value without a row.
 std::string to_string(Status status);
 std::string to_string(FailureKind kind);

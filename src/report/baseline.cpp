@@ -36,11 +36,18 @@ std::vector<BaselineEntry> load_baseline(const std::filesystem::path& file) {
         "--baseline {}: neither a baseline written by --write-baseline nor a JSON report",
         file.string()));
   try {
+    std::map<CellKey, std::string> path_of;  // one entry per cell: which of two would match?
     for (const auto& f : util::JsonAt(json)["failures"].items()) {
       BaselineEntry e{
           f["row"].string(),          f["target"].string(), f.string_or("triton", "current"),
           f.string_or("fingerprint"), f.string_or("kind"),  f.string_or("message")};
       if (e.row.empty() || e.target.empty()) f.fail("an entry with a row and a target");
+      const auto [first, fresh] = path_of.emplace(CellKey{e.row, e.target, e.triton}, f.path());
+      if (!fresh)
+        throw util::JsonShapeError(
+            f.path(),
+            fmt::format("{} on {} (triton {}) is also {}: a baseline lists each cell once", e.row,
+                        e.target, e.triton, first->second));
       out.push_back(std::move(e));
     }
   } catch (const util::JsonShapeError& e) {
@@ -83,7 +90,9 @@ void apply_baseline(Report& report, const std::vector<BaselineEntry>& baseline,
   for (auto& cell : report.cells) {
     const auto it = known.find({cell.kernel, cell.target, cell.triton});
     if (it == known.end()) continue;
-    if (cell.status == Status::failed && it->second->fingerprint == cell.fingerprint) {
+    // Every failing verdict a baseline records is matched the same way: a launch-limit cell
+    // (status launch) as much as a compile failure (status failed).
+    if (is_unexpected_failure(cell.status) && it->second->fingerprint == cell.fingerprint) {
       cell.is_new = false;
       cell.in_baseline = true;
     } else if (cell.status == Status::ok || cell.status == Status::xpass) {

@@ -228,7 +228,7 @@ std::string summary_line(const Report& report) {
   const CellResult* slowest = nullptr;
   for (const auto& c : report.cells) {
     ok += c.status == Status::ok ? 1 : 0;
-    failed += c.status == Status::failed || c.status == Status::launch ? 1 : 0;
+    failed += is_unexpected_failure(c.status) ? 1 : 0;
     unchecked += c.status == Status::unchecked ? 1 : 0;
     xfail += c.status == Status::xfail ? 1 : 0;
     xpass += c.status == Status::xpass ? 1 : 0;

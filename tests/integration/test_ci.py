@@ -99,6 +99,124 @@ def test_baseline_makes_only_new_failures_fail(venv_python, tmp_path):
     assert "fixed: gamma on hip:gfx942" in fixed.stdout
 
 
+# One row per failure kind of the table in src/core/cell.hpp that a single Triton can give
+# (unsupported-target needs two releases: test_versions.py). Real compiles, and the kernel's own
+# code for the limits (a constexpr_function that spins, one that hoards memory); the crash and the
+# LLVM error are injected in backend stages, where no user code runs (base/faults.py).
+KINDS_PY = """\
+import triton
+import triton.language as tl
+
+
+@triton.constexpr_function
+def spin(n):
+    while True:
+        pass
+
+
+@triton.constexpr_function
+def hoard(n):
+    chunks = []
+    while True:
+        chunks.append(bytearray(64 << 20))
+
+
+@triton.jit
+def k_frontend(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.no_such_function(offs))
+
+
+@triton.jit
+def k_llvm(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1.0)
+
+
+@triton.jit
+def k_crash(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+
+
+@triton.jit
+def k_timeout(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, spin(BLOCK)), 1.0)
+
+
+@triton.jit
+def k_oom(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, hoard(BLOCK)), 1.0)
+"""
+KINDS_INJECT = "llir:raise@llvm,ttgir:crash@crash"
+
+
+def kinds_manifest():
+    x, block = '{ x_ptr = "*fp32:16" }', "{ BLOCK = 64 }"
+    rows = [("frontend", "kinds.py:k_frontend", x, block, "cuda:80", ""),
+            ("llvm", "kinds.py:k_llvm", x, block, "cuda:80", ""),
+            ("crash", "kinds.py:k_crash", x, block, "cuda:80", ""),
+            ("timeout", "kinds.py:k_timeout", x, block, "cuda:80", "timeout = 3"),
+            ("oom", "kinds.py:k_oom", x, block, "cuda:80", 'max_rss = "1GiB"'),
+            ("import", "broken.py:k", x, block, "cuda:80", ""),
+            ("mlir", f"{REPO}/demo/kernels.py:dot_small",
+             '{ a_ptr = "*i8:16", b_ptr = "*i8:16", c_ptr = "*i32:16", stride_am = "i32:16", '
+             'stride_bk = "i32:16", stride_cm = "i32:16" }', "{ BLOCK_M = 32, BLOCK_N = 32, BLOCK_K = 32 }",
+             "cuda:75", ""),
+            ("assembler", f"{REPO}/demo/kernels.py:scatter_rows",
+             '{ src_ptr = "*fp32:16", idx_ptr = "*i32:16", dst_ptr = "*fp32:16", M = "i32", N = "i32", '
+             'stride_m = "i32:16" }', "{ BLOCK_M = 32, BLOCK_N = 64 }", "cuda:90", ""),
+            ("launch", f"{REPO}/bench/h200/matmul.py:matmul",
+             '{ a_ptr = "*fp16:16", b_ptr = "*fp16:16", c_ptr = "*fp16:16", M = "i32:16", N = "i32:16", '
+             'K = "i32:16", stride_am = "i32:16", stride_bk = "i32:16", stride_cm = "i32:16" }',
+             "{ stride_ak = 1, stride_bn = 1, stride_cn = 1, BLOCK_M = 128, BLOCK_N = 256, BLOCK_K = 64 }",
+             "cuda:86", "options = { num_warps = 8, num_stages = 4 }")]
+    return "".join(f'[[kernel]]\nname = "{name}"\ntarget = "{ref}"\nsignature = {sig}\nconstants = {consts}\n'
+                   f'targets = ["{target}"]\n{extra}\n\n' for name, ref, sig, consts, target, extra in rows)
+
+
+def test_a_baseline_matches_every_kind_of_failure_through_check_merge_and_report(venv_python, tmp_path):
+    # Issue 42: a launch-limit cell in the baseline was "1 failed (1 new)" for ever, so every CI
+    # job with one failed. Each kind a baseline records is matched the same way, by fingerprint.
+    project = tmp_path / "repo"
+    write_manifest(project, kinds_manifest(), kernels_py=None)
+    (project / "kinds.py").write_text(KINDS_PY)
+    (project / "broken.py").write_text('raise ImportError("this module cannot be imported")\n')
+    check = ["check", "--python", venv_python, "--no-cache"]
+    baseline, first = tmp_path / "baseline.json", tmp_path / "first.json"
+    run = run_tool([*check, "--write-baseline", baseline, "--json", first], cwd=project,
+                   TRITON_PORTCHECK_INJECT=KINDS_INJECT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    recorded = {f["row"]: f["kind"] for f in json.loads(baseline.read_text())["failures"]}
+    assert recorded == {"frontend": "frontend-error", "llvm": "llvm-error", "crash": "crash",
+                        "timeout": "timeout", "oom": "oom", "import": "import-error", "mlir": "mlir-error",
+                        "assembler": "assembler-error", "launch": "launch-limit"}, recorded
+
+    # check: every verdict compiled again, every one known.
+    again = tmp_path / "again.json"
+    run = run_tool([*check, "--baseline", baseline, "--json", again], cwd=project,
+                   TRITON_PORTCHECK_INJECT=KINDS_INJECT)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "9 failed (0 new)" in run.stdout and "9 failures already known" in run.stdout, run.stdout
+    cells = json.loads(again.read_text())["cells"]
+    assert {(c["row"], c["new"], c["in_baseline"]) for c in cells} == {(row, False, True) for row in recorded}
+
+    # merge: the shards' cells against the same baseline (and an earlier JSON report as one).
+    shards = [tmp_path / f"shard{k}.json" for k in (1, 2)]
+    for k, shard in enumerate(shards, 1):
+        run_tool([*check, "--shard", f"{k}/2", "--json", shard], cwd=project, TRITON_PORTCHECK_INJECT=KINDS_INJECT)
+    for known in (baseline, first):
+        run = run_tool(["merge", *shards, "--baseline", known, "-o", tmp_path / "merged.json"], cwd=tmp_path)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "9 failed (0 new)" in run.stdout, run.stdout
+
+    # report: a report written without a baseline, read back with it.
+    run = run_tool(["report", first, "--baseline", baseline, "--markdown", tmp_path / "m.md"], cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "9 failed (0 new)" in run.stdout, run.stdout
+    assert "❌" not in (tmp_path / "m.md").read_text()
+
+
 def test_writing_a_baseline_exits_0_unless_told_to_fail_and_fail_on_none_never_fails(tmp_path):
     """From the report of a run with a new failure (`report` renders it again, nothing compiles)."""
     report = tmp_path / "r.json"

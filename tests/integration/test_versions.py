@@ -139,6 +139,15 @@ def test_a_target_one_release_cannot_compile_for_is_its_cells_verdict(triton_380
     assert "target:" in run.stdout  # the matrix cell's label
     for f in ("xml", "sarif", "md", "html"):
         assert "unsupported-target" in out[f].read_text(), f
+    # Issue 42: a baseline matches these cells as it matches any failure, in check and in report.
+    baseline = tmp_path / "baseline.json"
+    run = run_tool(["report", out["json"], "--write-baseline", baseline], cwd=tmp_path)
+    assert run.returncode == 0 and "unsupported-target" in baseline.read_text(), run.stdout + run.stderr
+    run = run_tool(["check", "--manifest", manifest, "--python", venv_python, "--triton", "current,3.8.0", "-t",
+                    "cuda:107,hip:gfx1030", "--baseline", baseline], cwd=tmp_path, timeout=600)
+    assert run.returncode == 0 and "2 failed (0 new)" in run.stdout, run.stdout + run.stderr
+    run = run_tool(["report", out["json"], "--baseline", baseline], cwd=tmp_path)
+    assert run.returncode == 0 and "2 failed (0 new)" in run.stdout, run.stdout + run.stderr
 
 
 def test_a_target_no_requested_release_can_compile_for_is_exit_2(triton_380, venv_python, tmp_path):

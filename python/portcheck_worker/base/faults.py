@@ -1,11 +1,15 @@
 """Test-only fault injection, so the crash, hang and memory paths are exercised with the real worker.
 
-TRITON_PORTCHECK_INJECT="<stage>:<crash|hang|memory|exit>[@<kernel name>]" makes the worker misbehave
-when it is about to run that stage. `hang` and `memory` do it in a grandchild process, the way a
-runaway ptxas would, so the supervisor's whole-tree limits are what stops them.
+TRITON_PORTCHECK_INJECT="<stage>:<crash|hang|memory|exit|raise>[@<kernel name>]" makes the worker
+misbehave when it is about to run that stage. `hang` and `memory` do it in a grandchild process, the
+way a runaway ptxas would, so the supervisor's whole-tree limits are what stops them. `raise` is the
+stage failing as a compiler error would (the only way to an LLVM error, in a backend stage that runs
+no user code, on demand).
 
 TRITON_PORTCHECK_INJECT="server:<exit|grow>@<N>" makes the first fork server die, or grow by
 1 GiB and stall, when it receives its N-th cell, so that replacing it and retrying its cells is tested.
+
+Several faults are separated by commas ("llir:raise@a,ttgir:crash@b"): each row its own.
 """
 import os
 import signal
@@ -17,26 +21,29 @@ ENV = "TRITON_PORTCHECK_INJECT"
 
 
 def parse():
-    spec = os.environ.get(ENV, "")
-    if not spec:
-        return None
-    kernel = None
-    if "@" in spec:
-        spec, kernel = spec.split("@", 1)
-    stage, _, kind = spec.partition(":")
-    return stage, kind, kernel
+    """Each fault asked for: (stage, kind, kernel name or count, or None)."""
+    faults = []
+    for spec in filter(None, os.environ.get(ENV, "").split(",")):
+        kernel = None
+        if "@" in spec:
+            spec, kernel = spec.split("@", 1)
+        stage, _, kind = spec.partition(":")
+        faults.append((stage, kind, kernel))
+    return faults
 
 
 _server_ballast = []
 
 
 def maybe_inject_server(forks_received):
-    fault = parse()
-    if fault is None or fault[0] != "server" or os.environ.get("PORTCHECK_SERVER_GENERATION") != "1":
+    if os.environ.get("PORTCHECK_SERVER_GENERATION") != "1":
         return
-    _, kind, count = fault
-    if str(forks_received) != count:
-        return
+    for stage, kind, count in parse():
+        if stage == "server" and str(forks_received) == count:
+            _misbehave_as_server(kind)
+
+
+def _misbehave_as_server(kind):
     if kind == "exit":
         os._exit(75)
     elif kind == "grow":
@@ -51,12 +58,12 @@ def maybe_inject_server(forks_received):
 
 
 def maybe_inject(stage, kernel_name):
-    fault = parse()
-    if fault is None:
-        return
-    want_stage, kind, want_kernel = fault
-    if want_stage != stage or (want_kernel and want_kernel != kernel_name):
-        return
+    for want_stage, kind, want_kernel in parse():
+        if want_stage == stage and (not want_kernel or want_kernel == kernel_name):
+            _misbehave(stage, kind)
+
+
+def _misbehave(stage, kind):
     if kind == "crash":
         os.kill(os.getpid(), signal.SIGSEGV)
     elif kind == "exit":
@@ -68,5 +75,7 @@ def maybe_inject(stage, kernel_name):
         bomb = ("import time\nchunks = []\n"
                 "while True:\n    chunks.append(bytearray(64 << 20))\n    time.sleep(0.01)\n")
         subprocess.Popen([sys.executable, "-c", bomb]).wait()
+    elif kind == "raise":
+        raise RuntimeError(f"injected failure in stage {stage}")
     else:
         raise ValueError(f"{ENV}: unknown fault kind {kind!r}")
