@@ -2,6 +2,8 @@
 // renderers assume, so that a damaged or hostile report is one exit-2 line naming the file and
 // the key path, never an internal error or a stack overflow (issue 14).
 #include <climits>
+#include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -162,7 +164,19 @@ Report report_from(const JsonAt& j) {
   if (const auto baseline = object_member(j, "baseline"))
     report.baseline = baseline_from(*baseline);
   report.wall_s = j.number_or("wall_s", 0.0);
-  for (const auto& c : j["cells"].items()) report.cells.push_back(cell_from(c));
+  // One verdict per cell: a second one would be matched, diffed or merged in place of the first
+  // with nothing said.
+  std::map<std::tuple<std::string, std::string, std::string>, std::string> path_of;
+  for (const auto& c : j["cells"].items()) {
+    auto cell = cell_from(c);
+    const auto [first, fresh] =
+        path_of.emplace(std::tie(cell.kernel, cell.target, cell.triton), c.path());
+    if (!fresh)
+      throw util::JsonShapeError(
+          c.path(), fmt::format("{} on {} (triton {}) is also {}: a report holds each cell once",
+                                cell.kernel, cell.target, cell.triton, first->second));
+    report.cells.push_back(std::move(cell));
+  }
   return report;
 }
 

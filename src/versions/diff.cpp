@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <unordered_map>
 
@@ -107,6 +108,33 @@ RunPairing runs_pairing(const std::vector<const CellResult*>& olds,
       selection.a, selection.b, selection.a,
       util::join({old_versions.begin(), old_versions.end()}, ", "), selection.b,
       util::join({new_versions.begin(), new_versions.end()}, ", ")));
+}
+
+// Runs paired by a label they share ("current" in both) that were made with different releases:
+// said, so that what the release changed is not read as what the kernels' code changed. Empty
+// when every shared label names the same release on both sides.
+std::string shared_label_note(const std::vector<const CellResult*>& olds,
+                              const std::vector<const CellResult*>& news,
+                              const DiffSelection& selection) {
+  using Versions = std::map<std::string, std::set<std::string>>;  // label -> versions
+  const auto versions_of = [](const std::vector<const CellResult*>& cells) {
+    Versions out;
+    for (const auto* c : cells)
+      if (!c->triton_version.empty()) out[c->triton].insert(c->triton_version);
+    return out;
+  };
+  const auto old_versions = versions_of(olds);
+  const auto new_versions = versions_of(news);
+  std::vector<std::string> notes;
+  for (const auto& [label, before] : old_versions) {
+    const auto after = new_versions.find(label);
+    if (after == new_versions.end() || after->second == before) continue;
+    notes.push_back(
+        fmt::format("triton '{}' is {} in {} but {} in {}: a change may be the release's", label,
+                    util::join({before.begin(), before.end()}, ", "), selection.a,
+                    util::join({after->second.begin(), after->second.end()}, ", "), selection.b));
+  }
+  return util::join(notes, " · ");
 }
 
 std::string match_key(const CellResult& c, Mode mode, RunPairing pairing) {
@@ -260,6 +288,8 @@ DiffResult diff_reports(const Report& old_report, const Report& new_report,
   else if (pairing == RunPairing::across)
     result.pairing_note = fmt::format("compared across Triton releases: {} -> {}",
                                       version_of(*olds.front()), version_of(*news.front()));
+  else if (selection.mode == Mode::runs)
+    result.pairing_note = shared_label_note(olds, news, selection);
 
   std::unordered_map<std::string, std::size_t> new_index;
   for (std::size_t i = 0; i < news.size(); ++i)

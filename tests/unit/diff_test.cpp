@@ -188,6 +188,24 @@ TEST(DiffRuns, RunsOfDifferentLabelsPairByVersionOrAcrossTheirOneRelease) {
   }
 }
 
+// Issue 42: two plain runs are both "current"; made with different releases, nothing said so.
+TEST(DiffRuns, RunsSharingALabelButNotARelease) {
+  Report before, after;
+  before.cells = {at(cell("axpy", "cuda:90"), "current", "3.8.0")};
+  after.cells = {at(failing("axpy", "cuda:90", "cccccccccccc", "z"), "current", "3.9.0")};
+  auto d = diff_reports(before, after, {Mode::runs, "old.json", "new.json"}, {});
+  EXPECT_EQ(d.compared, 1);
+  EXPECT_EQ(rows_of(d.regressed), Rows{"axpy"});
+  const std::string note =
+      "triton 'current' is 3.8.0 in old.json but 3.9.0 in new.json: a change may be the release's";
+  EXPECT_EQ(d.pairing_note, note);
+  EXPECT_NE(render_diff(d, false).find(note), std::string::npos);
+
+  after.cells = {at(cell("axpy", "cuda:90"), "current", "3.8.0")};
+  d = diff_reports(before, after, {Mode::runs, "old.json", "new.json"}, {});
+  EXPECT_EQ(d.pairing_note, "");  // the same release: nothing to say
+}
+
 TEST(DiffRuns, XfailAndXpassCountAsFailingAndPassing) {
   Report before, after;
   auto xfail = failing("dot", "cuda:90", "aaaaaaaaaaaa", "x");
