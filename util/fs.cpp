@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -105,6 +106,20 @@ bool is_standard_output(const std::filesystem::path& path) {
 bool is_special_file(const std::filesystem::path& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+bool is_null_device(const std::filesystem::path& path) {
+  struct stat st {};
+  struct stat null {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) && ::stat("/dev/null", &null) == 0 &&
+         S_ISCHR(null.st_mode) && st.st_rdev == null.st_rdev;
+}
+
+std::optional<std::string> inode_of(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return fmt::format("{}:{}", static_cast<std::uint64_t>(st.st_dev),
+                     static_cast<std::uint64_t>(st.st_ino));
 }
 
 void write_output_file(const std::filesystem::path& path, std::string_view contents) {

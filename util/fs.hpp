@@ -28,6 +28,13 @@ bool is_standard_output(const std::filesystem::path& path);
 // An existing FIFO, device or socket (followed through links, /proc's included).
 bool is_special_file(const std::filesystem::path& path);
 
+// The null device (/dev/null, or a link to it, or a node of the same device number).
+bool is_null_device(const std::filesystem::path& path);
+
+// "device:inode" of an existing file (followed through links), nullopt when there is none: two
+// names of one file, hard links included, have the same.
+std::optional<std::string> inode_of(const std::filesystem::path& path);
+
 // Writes a report where the user pointed: "-" is standard output; a FIFO, a terminal or a device
 // (/dev/stdout, /dev/null) is opened and written as it is; a regular file, or a new one, is
 // replaced atomically (atomic_write_file), through any symbolic link, which stays a link.

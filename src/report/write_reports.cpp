@@ -41,8 +41,9 @@ void check_output_path(const std::optional<std::filesystem::path>& file, const c
   }
   std::error_code ec;
   // A missing folder is made when the report is written (make_folder_for), as capture -o does;
-  // what must hold now is that the nearest folder that exists can take it.
-  auto dir = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  // what must hold now is that the nearest folder that exists can take it. Absolute first: the
+  // folders above a relative "build/x.json" are the working directory's, not none.
+  auto dir = std::filesystem::absolute(target, ec).parent_path();
   while (!std::filesystem::exists(dir, ec) && dir.has_parent_path() && dir != dir.parent_path())
     dir = dir.parent_path();
   if (!std::filesystem::is_directory(dir, ec))
@@ -108,19 +109,32 @@ bool writes_to_stdout(const ReportOutputs& outputs) {
 
 namespace {
 
-// The file a path names, however it is spelt ("X", "./X", "dir/../X", a link to X): two report
-// flags naming one file would leave only the last format written, with nothing said.
-std::filesystem::path identity_of(const std::filesystem::path& file) {
+// The file a path names, however it is spelt ("X", "./X", "dir/../X", a link to X, a dangling
+// link to the X still to be written, a hard link to X): two report flags naming one file would
+// leave only the last format written, with nothing said. An existing file is its device and
+// inode; a file still to be made, the path its links lead to.
+std::string identity_of(const std::filesystem::path& file) {
+  if (const auto inode = util::inode_of(file)) return *inode;
   std::error_code ec;
-  auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(file, ec), ec);
-  return ec ? std::filesystem::absolute(file).lexically_normal() : canonical;
+  std::filesystem::path target = file;
+  try {
+    target = util::resolve_links(file);
+  } catch (const std::runtime_error&) {  // a loop: check_output_path has refused it already
+  }
+  auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(target, ec), ec);
+  return (ec ? std::filesystem::absolute(target).lexically_normal() : canonical).string();
+}
+
+// Writing a report to /dev/null twice, or beside standard output going there, is harmless.
+bool discarded(const std::optional<std::filesystem::path>& file) {
+  return file && *file != "-" && util::is_null_device(*file);
 }
 
 void refuse_one_file_for_two_formats(const ReportOutputs& outputs) {
-  std::map<std::filesystem::path, std::string_view> flag_of;
+  std::map<std::string, std::string_view> flag_of;
   for (const auto& format : report_files()) {
     const auto& file = outputs.*format.path;
-    if (!file || util::is_standard_output(*file)) continue;
+    if (!file || util::is_standard_output(*file) || discarded(file)) continue;
     const auto [it, fresh] = flag_of.emplace(identity_of(*file), format.flag);
     if (!fresh)
       throw UsageError(fmt::format("{} and {} name the same file ({}): give each report its own",
@@ -133,7 +147,8 @@ void refuse_one_file_for_two_formats(const ReportOutputs& outputs) {
 void check_destinations(const ReportOutputs& outputs) {
   int on_stdout = 0;
   for (const auto& format : report_files())
-    if (const auto& file = outputs.*format.path; file && util::is_standard_output(*file))
+    if (const auto& file = outputs.*format.path;
+        file && util::is_standard_output(*file) && !discarded(file))
       ++on_stdout;
   if (on_stdout > 1) throw UsageError("only one report can be written to standard output ('-')");
   if (on_stdout > 0 && outputs.github)

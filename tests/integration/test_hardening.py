@@ -3,13 +3,14 @@ nothing outlives the run, files are written where the user asked and nowhere els
 import json
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import (AXPY_SIGNATURE, KERNELS_PY, assert_no_leftovers, cells_by_position, popen_tool, run_tool,
-                      tagged_processes, tool_env, write_manifest)
+from conftest import (AXPY_SIGNATURE, BINARY, KERNELS_PY, assert_no_leftovers, cells_by_position, popen_tool,
+                      run_tool, tagged_processes, tool_env, write_manifest)
 
 pytestmark = pytest.mark.slow
 
@@ -217,6 +218,62 @@ def test_one_file_named_for_two_formats_is_a_usage_error(small_report, tmp_path,
     run = render(small_report, "--json", spellings[0], "--junit", spellings[1], cwd=tmp_path)
     assert run.returncode == 2 and "--json and --junit name the same file" in run.stderr, run.stderr
     assert (tmp_path / "X").read_text() == "before"  # nothing half-written
+
+
+@pytest.mark.parametrize("spellings", [("dangling", "new.json"), ("hard", "X")])
+def test_a_dangling_link_or_a_hard_link_and_its_file_are_one_file(small_report, tmp_path, spellings):
+    # Issue 42: a link to a file still to be written, or a second name of the same inode, given to
+    # two flags, lost one report with exit 0.
+    (tmp_path / "X").write_text("before")
+    (tmp_path / "dangling").symlink_to("new.json")
+    os.link(tmp_path / "X", tmp_path / "hard")
+    run = render(small_report, "--json", spellings[0], "--junit", spellings[1], cwd=tmp_path)
+    assert run.returncode == 2 and "--json and --junit name the same file" in run.stderr, run.stderr
+    assert not (tmp_path / "new.json").exists() and (tmp_path / "X").read_text() == "before"
+
+
+def test_dev_null_for_several_reports_is_fine_even_when_stdout_goes_there_too(small_report, tmp_path):
+    # Issue 42: writing to /dev/null twice is harmless, and was refused.
+    for stdout in (subprocess.PIPE, subprocess.DEVNULL):
+        env = tool_env()
+        proc = subprocess.run([str(BINARY), "report", str(small_report), "--json", "/dev/null", "--junit",
+                               "/dev/null", "--html", "/dev/null"], cwd=tmp_path, env=env, stdout=stdout,
+                              stderr=subprocess.PIPE, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("flag, path", [("--json", "build/demo-report.json"),
+                                        ("--json", "portcheck-shard-1/report.json"),
+                                        ("--html", "reports/deeper/x.html")])
+def test_a_report_into_a_missing_relative_folder_makes_it(small_report, tmp_path, flag, path):
+    # Issue 42: the README's first check command, outside a checkout, said "build is a file, not a
+    # folder" when nothing named build existed (./build/... and absolute paths worked).
+    run = render(small_report, flag, path, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / path).stat().st_size > 0
+    (tmp_path / "afile").write_text("x")
+    run = render(small_report, flag, "afile/x.json", cwd=tmp_path)
+    assert run.returncode == 2 and "afile is a file, not a folder" in run.stderr, run.stderr
+
+
+def test_a_report_holding_a_cell_twice_is_refused_by_every_reader(small_report, tmp_path):
+    # Issue 42: diff and --baseline took such a report, each reading one of the two verdicts.
+    report = json.loads(small_report.read_text())
+    report["cells"].append(dict(report["cells"][0], status="failed", kind="mlir-error", fingerprint="0" * 12))
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps(report))
+    for args in (["report", twice], ["diff", small_report, twice], ["merge", twice, "-o", tmp_path / "m.json"],
+                 ["report", small_report, "--baseline", twice]):
+        run = run_tool(args, cwd=tmp_path, timeout=60)
+        assert run.returncode == 2, (args, run.stdout, run.stderr)
+        assert "cells[1]: axpy on cuda:80 (triton current) is also cells[0]" in run.stderr, run.stderr
+        assert len(run.stderr.splitlines()) == 1, run.stderr
+    baseline = tmp_path / "baseline.json"
+    entry = {"row": "axpy", "target": "cuda:80", "fingerprint": "0" * 12}
+    baseline.write_text(json.dumps({"baseline_version": 1, "failures": [entry, dict(entry, fingerprint="1" * 12)]}))
+    run = run_tool(["report", small_report, "--baseline", baseline], cwd=tmp_path, timeout=60)
+    assert run.returncode == 2 and "failures[1]: axpy on cuda:80 (triton current) is also failures[0]" in \
+        run.stderr, run.stderr
 
 
 # ======================================================================== item 7: the cache verifies what it serves
