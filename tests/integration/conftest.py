@@ -49,6 +49,20 @@ def axpy(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):
 def pytest_configure(config):
     # Also registered in pytest.ini; repeated here so running from another rootdir does not warn.
     config.addinivalue_line("markers", "slow: multi-second real compiles (the demo matrix and friends)")
+    config.addinivalue_line("markers", "compile: needs Triton (the .venv's python); -m 'not compile' runs "
+                            "the rest in seconds")
+
+
+# What reaches Triton: the .venv's python, directly or through the fixtures built on it, or the
+# environment variable naming it. A test with none of these only runs the tool on files.
+_TRITON_FIXTURES = {"venv_python"}
+_TRITON_NAMES = ("VENV_PYTHON", "PORTCHECK_PYTHON")
+
+
+def _needs_triton(item):
+    if _TRITON_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    return any(name in item.module.__dict__ for name in _TRITON_NAMES)
 
 
 # The groups that take longest (each builds the tool with pip, or installs Triton releases),
@@ -69,6 +83,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+        if _needs_triton(item):
+            item.add_marker(pytest.mark.compile)
     items.sort(key=lambda item: LONGEST_GROUPS.index(_group(item)) if _group(item) in LONGEST_GROUPS
                else len(LONGEST_GROUPS))
 

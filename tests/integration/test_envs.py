@@ -14,7 +14,8 @@ import pytest
 
 from conftest import popen_tool, require_binary, run_tool, tool_env
 
-pytestmark = pytest.mark.slow
+# compile: each test installs or removes a Triton release.
+pytestmark = [pytest.mark.slow, pytest.mark.compile]
 
 VERSION = "3.8.0"
 

@@ -13,7 +13,8 @@ import pytest
 from conftest import REPO, SESSION_HOME, cells_by_position
 from helpers import install
 
-pytestmark = pytest.mark.slow
+# compile: it builds and installs the tool and Triton with pip (minutes), as a user would.
+pytestmark = [pytest.mark.slow, pytest.mark.compile]
 
 TRITON = "triton==3.9.0"
 
