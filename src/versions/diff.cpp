@@ -158,22 +158,25 @@ struct MetricSpec {
   const char* key;
   const char* label;
   bool bytes;
+  // Registers and spills, from the assembler's own count (the cubin's, the code object's): one
+  // more or less changes occupancy, so any change is shown, whatever --size-threshold says.
+  bool registers;
 };
 
 constexpr MetricSpec kMetrics[] = {
-    {"sizes", "cubin", "cubin", true},
-    {"sizes", "ptx", "ptx", true},
-    {"sizes", "llir", "llir", true},
-    {"sizes", "hsaco", "hsaco", true},
-    {"sizes", "amdgcn", "amdgcn", true},
-    {"resources", "registers", "registers", false},
-    {"resources", "local_bytes", "spills", true},
-    {"resources", "vgprs", "vgprs", false},
-    {"resources", "sgprs", "sgprs", false},
-    {"resources", "vgpr_spills", "vgpr spills", false},
-    {"resources", "sgpr_spills", "sgpr spills", false},
-    {"metadata", "shared", "shared", true},
-    {"metadata", "num_stages", "num_stages", false},
+    {"sizes", "cubin", "cubin", true, false},
+    {"sizes", "ptx", "ptx", true, false},
+    {"sizes", "llir", "llir", true, false},
+    {"sizes", "hsaco", "hsaco", true, false},
+    {"sizes", "amdgcn", "amdgcn", true, false},
+    {"resources", "registers", "registers", false, true},
+    {"resources", "local_bytes", "spills", true, true},
+    {"resources", "vgprs", "vgprs", false, true},
+    {"resources", "sgprs", "sgprs", false, true},
+    {"resources", "vgpr_spills", "vgpr spills", false, true},
+    {"resources", "sgpr_spills", "sgpr spills", false, true},
+    {"metadata", "shared", "shared", true, false},
+    {"metadata", "num_stages", "num_stages", false, false},
 };
 
 const nlohmann::json& field_of(const CellResult& c, std::string_view field) {
@@ -203,10 +206,11 @@ std::vector<MetricChange> metric_changes(const CellResult& o, const CellResult& 
                    spec.bytes,
                    *before,
                    *after,
-                   std::nullopt};
+                   std::nullopt,
+                   spec.registers};
     if (*before != 0) {
       const double relative = (*after - *before) / std::abs(*before);
-      if (std::abs(relative) + kEpsilon < options.size_threshold) continue;
+      if (!spec.registers && std::abs(relative) + kEpsilon < options.size_threshold) continue;
       m.percent = relative * 100;
     }
     out.push_back(std::move(m));
@@ -250,6 +254,15 @@ SelectedCells selected_cells(const Report& old_report, const Report& new_report,
   return cells;
 }
 
+// A passing pair's metric changes: registers and spills in one list, sizes and metadata in the
+// other (a pair may be in both, each with its own metrics).
+void file_metrics(DiffResult& result, const CellChange& pair, std::vector<MetricChange> metrics) {
+  CellChange registers = pair, sizes = pair;
+  for (auto& m : metrics) (m.registers ? registers : sizes).metrics.push_back(std::move(m));
+  if (!registers.metrics.empty()) result.registers.push_back(std::move(registers));
+  if (!sizes.metrics.empty()) result.changed.push_back(std::move(sizes));
+}
+
 // Files a matched pair under the one outcome category it belongs to (or counts it unchanged);
 // a passing pair may also be slower or changed in size.
 void file_pair(DiffResult& result, const CellResult& o, const CellResult& n) {
@@ -267,9 +280,13 @@ void file_pair(DiffResult& result, const CellResult& o, const CellResult& n) {
       result.fail_differently.push_back(std::move(change));
   } else {
     ++result.unchanged;
+    if (o.compile_s > 0 && n.compile_s > 0) {
+      ++result.compile_time.cells;
+      result.compile_time.old_s += o.compile_s;
+      result.compile_time.new_s += n.compile_s;
+    }
     if (slower_to_compile(o, n, result.options)) result.slower.push_back(change);
-    change.metrics = metric_changes(o, n, result.options);
-    if (!change.metrics.empty()) result.changed.push_back(std::move(change));
+    file_metrics(result, change, metric_changes(o, n, result.options));
   }
 }
 
@@ -376,7 +393,11 @@ std::string format_value(double value, bool bytes) {
 }
 
 std::string format_metric(const MetricChange& m) {
-  const auto change = m.percent ? fmt::format("{:+.1f}%", *m.percent) : std::string("new");
+  // Registers and spills by how many more or fewer: 1 of 32 is what decides occupancy, not 3%.
+  const double delta = m.new_value - m.old_value;
+  const auto change = m.registers ? (delta < 0 ? "-" : "+") + format_value(std::abs(delta), m.bytes)
+                      : m.percent ? fmt::format("{:+.1f}%", *m.percent)
+                                  : std::string("new");
   return fmt::format("{} {} -> {} ({})", m.label, format_value(m.old_value, m.bytes),
                      format_value(m.new_value, m.bytes), change);
 }
@@ -420,7 +441,9 @@ class DiffWriter {
   std::string text() {
     header();
     for (const auto& s : failure_sections()) failures(s);
-    changed();
+    metrics(r_.registers, "register and spill changes");
+    metrics(r_.changed, fmt::format("size and metadata changes ({:g}% or more)",
+                                    r_.options.size_threshold * 100));
     slower();
     only(r_.only_in_old, true);
     only(r_.only_in_new, false);
@@ -449,7 +472,14 @@ class DiffWriter {
                         counted("slower to compile", count(r_.slower), kYellow)},
                        " · ") +
             "\n";
+    if (const auto& t = r_.compile_time; t.cells > 0 && t.old_s > 0)
+      out_ += fmt::format(
+          "compile time {:.2f} s -> {:.2f} s ({:.2f}x) over the {} that compiled on "
+          "both sides\n",
+          t.old_s, t.new_s, t.new_s / t.old_s, plural(t.cells, "cell"));
     std::vector<std::string> also;
+    if (!r_.registers.empty())
+      also.push_back(fmt::format("{} with register or spill changes", count(r_.registers)));
     if (!r_.changed.empty())
       also.push_back(fmt::format("{} with size or metadata changes", count(r_.changed)));
     if (!r_.only_in_old.empty())
@@ -479,12 +509,10 @@ class DiffWriter {
     }
   }
 
-  void changed() {
-    if (r_.changed.empty()) return;
-    section(
-        fmt::format("size and metadata changes ({:g}% or more)", r_.options.size_threshold * 100),
-        kBold);
-    for (const auto& c : r_.changed) {
+  void metrics(const std::vector<CellChange>& list, const std::string& title) {
+    if (list.empty()) return;
+    section(title, kBold);
+    for (const auto& c : list) {
       std::vector<std::string> parts;
       for (const auto& m : c.metrics) parts.push_back(format_metric(m));
       out_ += fmt::format("  {}: {}\n", name_(c), util::join(parts, " · "));
@@ -532,6 +560,7 @@ constexpr FailOn kFailOn[] = {
     {"fixed", &DiffResult::fixed},
     {"fail-differently", &DiffResult::fail_differently},
     {"slower", &DiffResult::slower},
+    {"registers", &DiffResult::registers},
     {"changed", &DiffResult::changed},
     {"only-in-old", &DiffResult::only_in_old},
     {"only-in-new", &DiffResult::only_in_new},

@@ -42,6 +42,14 @@ struct MetricChange {
   double old_value = 0;
   double new_value = 0;
   std::optional<double> percent;  // (new - old) / old * 100; nullopt when old is 0
+  bool registers = false;         // registers or spills: any change counts (DiffResult::registers)
+};
+
+// What the pairs that compiled on both sides took, summed.
+struct CompileTime {
+  int cells = 0;
+  double old_s = 0;
+  double new_s = 0;
 };
 
 // A pair of matched cells (or one side only, for only_in_old / only_in_new).
@@ -61,8 +69,10 @@ struct DiffResult {
   std::vector<CellChange> fail_differently;  // fails on both sides, fingerprints differ
   std::vector<CellChange> not_compared;      // one side unchecked (--static-only)
   // Across the passing pairs (they count as unchanged above):
-  std::vector<CellChange> slower;   // compile time regressions
-  std::vector<CellChange> changed;  // size and metadata changes; see CellChange::metrics
+  std::vector<CellChange> slower;     // compile time regressions
+  std::vector<CellChange> registers;  // any change of registers or spills
+  std::vector<CellChange> changed;    // size and metadata changes; see CellChange::metrics
+  CompileTime compile_time;           // of the passing pairs that both compiled
   std::vector<CellChange> only_in_old, only_in_new;
   bool several_tritons = false;  // the cells selected carry several Triton labels
   // Mode::runs when the two runs share no Triton label: how their cells were paired instead

@@ -261,18 +261,27 @@ TEST(DiffThresholds, SlowerNeedsBothRatioAndMinimumSeconds) {
                   .slower.empty());
 }
 
-TEST(DiffThresholds, SizeChangesAtLeastTheThreshold) {
-  // cubin +4%: below 5%; registers 64 -> 96: +50%.
+TEST(DiffThresholds, SizeChangesAtLeastTheThresholdRegistersAnyChange) {
+  // cubin +4%: below 5%; registers 64 -> 96: a register change, in its own list.
   auto d =
       diff_pair(compiled("k", "cuda:90", 1, 10000, 64), compiled("k", "cuda:90", 1, 10400, 96));
-  ASSERT_EQ(d.changed.size(), 1u);
-  ASSERT_EQ(d.changed[0].metrics.size(), 1u);
-  const auto& m = d.changed[0].metrics[0];
+  EXPECT_TRUE(d.changed.empty());
+  ASSERT_EQ(d.registers.size(), 1u);
+  ASSERT_EQ(d.registers[0].metrics.size(), 1u);
+  const auto& m = d.registers[0].metrics[0];
   EXPECT_EQ(m.metric, "resources.registers");
   EXPECT_EQ(m.old_value, 64);
   EXPECT_EQ(m.new_value, 96);
   ASSERT_TRUE(m.percent);
   EXPECT_DOUBLE_EQ(*m.percent, 50.0);
+
+  // Issue 42: one register more (+1.6%) is below any size threshold, and shown all the same.
+  d = diff_pair(compiled("k", "cuda:90", 1, 10000, 64), compiled("k", "cuda:90", 1, 10000, 65));
+  ASSERT_EQ(d.registers.size(), 1u);
+  EXPECT_NE(render_diff(d, false).find("register and spill changes\n  k on cuda:90: registers 64 "
+                                       "-> 65 (+1)\n"),
+            std::string::npos)
+      << render_diff(d, false);
 
   // Shrinking counts too; exactly 5% counts.
   d = diff_pair(compiled("k", "cuda:90", 1, 10000, 64), compiled("k", "cuda:90", 1, 9500, 64));
@@ -295,14 +304,17 @@ TEST(DiffThresholds, SizeChangesAtLeastTheThreshold) {
   after.metadata["shared"] = 32768;
   d = diff_pair(before, after);
   ASSERT_EQ(d.changed.size(), 1u);
+  ASSERT_EQ(d.registers.size(), 1u);
   std::vector<std::string> metrics;
   for (const auto& x : d.changed[0].metrics) metrics.push_back(x.metric);
-  EXPECT_EQ(metrics, (Rows{"resources.local_bytes", "metadata.shared", "metadata.num_stages"}));
-  EXPECT_FALSE(d.changed[0].metrics[0].percent);
+  EXPECT_EQ(metrics, (Rows{"metadata.shared", "metadata.num_stages"}));
+  EXPECT_EQ(d.registers[0].metrics[0].metric, "resources.local_bytes");
+  EXPECT_FALSE(d.registers[0].metrics[0].percent);
 
   const auto text = render_diff(d, false);
-  EXPECT_NE(text.find("size and metadata changes (5% or more)\n  k on cuda:90: spills 0 B -> 128 B "
-                      "(new) · shared 16.0 KiB -> 32.0 KiB (+100.0%) · num_stages 3 -> 4 (+33.3%)"),
+  EXPECT_NE(text.find("register and spill changes\n  k on cuda:90: spills 0 B -> 128 B (+128 B)\n\n"
+                      "size and metadata changes (5% or more)\n  k on cuda:90: shared 16.0 KiB -> "
+                      "32.0 KiB (+100.0%) · num_stages 3 -> 4 (+33.3%)"),
             std::string::npos)
       << text;
 }
@@ -325,10 +337,16 @@ TEST(DiffRender, HeaderCountsAndSections) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("      old: old message\n      new: new message\n"), std::string::npos);
-  EXPECT_NE(text.find("matmul on cuda:90: cubin 9.8 KiB -> 11.7 KiB (+20.0%) · registers 64 -> "
-                      "96 (+50.0%)"),
+  EXPECT_NE(
+      text.find("register and spill changes\n  matmul on cuda:90: registers 64 -> 96 (+32)\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("size and metadata changes (5% or more)\n  matmul on cuda:90: cubin 9.8 KiB "
+                      "-> 11.7 KiB (+20.0%)\n"),
             std::string::npos)
       << text;
+  // What the passing pairs took to compile, in all: "slower to compile" of the whole.
+  EXPECT_NE(text.find("compile time "), std::string::npos) << text;
   EXPECT_NE(text.find("slower to compile (1.5x and 0.5 s or more)\n"
                       "  matmul on cuda:90: 1.00 s -> 2.00 s (2.0x)\n"),
             std::string::npos)
@@ -369,6 +387,7 @@ TEST(DiffFailOn, ExitCodesAndValidation) {
   EXPECT_EQ(diff_exit_code(d, {}), 0);
   EXPECT_EQ(diff_exit_code(d, {"regressed"}), 1);
   EXPECT_EQ(diff_exit_code(d, {"slower,changed"}), 1);
+  EXPECT_EQ(diff_exit_code(d, {"registers"}), 1);
   EXPECT_EQ(diff_exit_code(d, {"fail-differently"}), 1);
   EXPECT_THROW(diff_exit_code(d, {"regressed,bogus"}), UsageError);
   EXPECT_THROW(diff_exit_code(d, {"fail_differently"}), UsageError);
