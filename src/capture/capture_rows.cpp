@@ -223,6 +223,37 @@ std::string shortened(const std::string& name) {
   return start + "-" + util::sha1_hex(name).substr(0, 10);
 }
 
+// The rows' names, unique by construction. A name only its row wants, short enough, is its own;
+// every other row (one of several wanting a name, or wanting one too long) takes the first of
+// "name", "name-2", "name-3", ... (each shortened when too long) that no row has taken, so that
+// a launch whose own name is what another's would become ("x-2", or a shortened "x-<hash>")
+// keeps its own and the other moves on.
+void assign_unique_names(std::vector<CapturedRow>& rows, const std::vector<std::string>& wanted) {
+  std::map<std::string, int> wanting;
+  for (const auto& name : wanted) ++wanting[name];
+  std::set<std::string> taken;
+  std::vector<bool> named(rows.size(), false);
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (wanting[wanted[i]] == 1 && wanted[i].size() <= kLongestVariantName) {
+      rows[i].variant = wanted[i];
+      rows[i].variant_in_full.clear();
+      taken.insert(wanted[i]);
+      named[i] = true;
+    }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (named[i]) continue;
+    for (int n = 1;; ++n) {
+      const auto in_full = n == 1 ? wanted[i] : fmt::format("{}-{}", wanted[i], n);
+      const bool too_long = in_full.size() > kLongestVariantName;
+      const auto name = too_long ? shortened(in_full) : in_full;
+      if (!taken.insert(name).second) continue;
+      rows[i].variant = name;
+      rows[i].variant_in_full = too_long ? in_full : "";
+      break;
+    }
+  }
+}
+
 // Names each row by what sets it apart from the kernel's other rows, using a facet only when it
 // tells apart rows that the facets before it left together: short names that stay unique.
 void name_variants(std::vector<CapturedRow>& rows, const std::vector<std::string>& arg_names) {
@@ -242,17 +273,10 @@ void name_variants(std::vector<CapturedRow>& rows, const std::vector<std::string
     if (distinct(tried) > distinct(tokens)) tokens = std::move(tried);
     if (distinct(tokens) == rows.size()) break;
   }
-  std::map<std::string, int> used;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    std::string name = sanitize_name(tokens[i].empty() ? "default" : util::join(tokens[i], "-"));
-    if (const int n = ++used[name]; n > 1) name += fmt::format("-{}", n);
-    rows[i].variant_in_full.clear();
-    if (name.size() > kLongestVariantName) {
-      rows[i].variant_in_full = name;
-      name = shortened(name);
-    }
-    rows[i].variant = name;
-  }
+  std::vector<std::string> wanted;
+  for (const auto& t : tokens)
+    wanted.push_back(sanitize_name(t.empty() ? "default" : util::join(t, "-")));
+  assign_unique_names(rows, wanted);
   std::sort(rows.begin(), rows.end(), [](const CapturedRow& a, const CapturedRow& b) {
     return natural_less(a.variant, b.variant);
   });

@@ -6,6 +6,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/manifest.hpp"
 #include "util/fs.hpp"
+#include "util/strings.hpp"
 
 namespace portcheck {
 namespace {
@@ -255,6 +257,51 @@ TEST(CaptureRows, NamesOfALibraryKernelsManyFacetsLoadAsWrittenAndStayStable) {
   util::atomic_write_file(dir.path() / "portcheck.toml", text);
   const auto manifest = load_manifest(dir.path() / "portcheck.toml");
   EXPECT_EQ(manifest.rows.size(), rows.size());
+}
+
+// Launches of add() differing only in a string constexpr (BLOCK), one per value.
+std::vector<CapturedLaunch> launches_with_blocks(const std::vector<std::string>& values) {
+  std::vector<CapturedLaunch> launches;
+  for (const auto& value : values) {
+    auto launch = add_launch("*fp32", true, true);
+    launch.specialization["constant_vals"] = {value};
+    launches.push_back(launch);
+  }
+  return launches;
+}
+
+void expect_unique_names_that_load(const CapturedKernel& kernel) {
+  const auto names = variant_names(kernel);
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size())
+      << fmt::format("{}", fmt::join(names, " "));
+  util::TempDir dir("portcheck-capture-test");
+  util::atomic_write_file(dir.path() / "portcheck.toml",
+                          render_captured_manifest({kernel}, {}).text);
+  EXPECT_EQ(load_manifest(dir.path() / "portcheck.toml").rows.size(), names.size());
+}
+
+// Issue 42: a launch whose own name is what another's becomes, "-2" after two rows that want one
+// name, or a long name's shortened form, was given twice and `check` refused the manifest.
+TEST(CaptureRows, NamesAreUniqueByConstructionAgainstNumberedAndShortenedOnes) {
+  // "v/1" and "v:1" both want BLOCK=v_1; a third launch's own name is BLOCK=v_1-2.
+  auto summary =
+      build_captured_kernels(launches_with_blocks({"v/1", "v:1", "v_1-2"}), "/work/repo");
+  ASSERT_EQ(summary.kernels.size(), 1u);
+  expect_unique_names_that_load(summary.kernels.front());
+  const auto numbered = variant_names(summary.kernels.front());
+  EXPECT_NE(std::find(numbered.begin(), numbered.end(), "BLOCK=v_1-2"), numbered.end());
+
+  // The long name shortens to its first 48 characters and a hash of the whole; another launch is
+  // named exactly that.
+  const std::string long_value(80, 'a');
+  const auto whole = "BLOCK=" + long_value;
+  const auto short_form = whole.substr(0, 48) + "-" + util::sha1_hex(whole).substr(0, 10);
+  summary = build_captured_kernels(
+      launches_with_blocks({long_value, short_form.substr(6), "plain"}), "/work/repo");
+  ASSERT_EQ(summary.kernels.size(), 1u);
+  expect_unique_names_that_load(summary.kernels.front());
+  for (const auto& row : summary.kernels.front().rows)
+    if (row.variant == short_form) EXPECT_TRUE(row.variant_in_full.empty()) << "its own name";
 }
 
 TEST(CaptureRows, ImportRootElsewhereBecomesPythonpathAndLocalKernelsAreRefused) {
