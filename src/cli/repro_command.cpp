@@ -121,39 +121,72 @@ nlohmann::json written_reproducer(CheckOptions options, const nlohmann::json& fa
   return cell.repro;
 }
 
-// The file, whole or not at all; a folder that cannot take it is the environment's (exit 3).
-void write_file(const std::filesystem::path& path, const nlohmann::json& repro) {
+// What the user reads while the file is written: on stdout, unless the file itself goes there.
+std::FILE* speaking_stream(const std::filesystem::path& destination) {
+  return util::is_standard_output(destination) ? stderr : stdout;
+}
+
+// The file as it is checked, in a private folder: a FIFO or standard output cannot be run
+// afterwards, and the destination gets only the text that was checked, once. Its name is the
+// destination's where that is a file's name, so that "checked: python NAME" names it.
+std::filesystem::path draft_path(const util::TempDir& scratch, const std::filesystem::path& dest,
+                                 const CellResult& cell) {
+  const bool named = !util::is_standard_output(dest) && !util::is_special_file(dest) &&
+                     !dest.filename().empty() && dest.filename() != "." && dest.filename() != "..";
+  return scratch.path() / (named ? dest.filename() : default_output(cell));
+}
+
+void write_draft(const std::filesystem::path& draft, const nlohmann::json& repro) {
+  try {
+    util::atomic_write_file(draft, repro["text"].get<std::string>());
+  } catch (const util::WriteError& e) {
+    const auto fix = e.disk_fix();
+    throw EnvironmentError(util::printable(e.what()) + (fix.empty() ? "" : ": " + fix));
+  }
+}
+
+// The checked text where -o points, as reports are written (util::write_output_file): "-" and
+// our own standard output through fd 1, a FIFO or a device written into as it is, a regular file
+// replaced whole through any symbolic link, which stays a link. Only a regular file is made
+// executable (it starts with #!/usr/bin/env python3): the link's target, never a device.
+void deliver(const std::filesystem::path& path, const nlohmann::json& repro, std::FILE* say) {
+  const bool to_stdout = util::is_standard_output(path);
+  const bool regular = !to_stdout && !util::is_special_file(path);
   try {
     make_folder_for(path);
-    util::atomic_write_file(path, repro["text"].get<std::string>());
+    util::write_output_file(path, repro["text"].get<std::string>());
+    if (regular) ::chmod(util::resolve_links(path).c_str(), 0755);
   } catch (const std::runtime_error& e) {  // util's file errors; nothing is left half-written
     throw EnvironmentError(util::printable(e.what()) +
                            ": free space there or choose a folder you can write to (-o)");
   }
-  ::chmod(path.c_str(), 0755);  // it starts with #!/usr/bin/env python3
-}
-
-void say_written(const std::filesystem::path& path, const nlohmann::json& repro) {
-  std::printf("wrote %s (%d lines", util::printable(path.string()).c_str(),
-              repro.value("lines", 0));
+  const auto where =
+      to_stdout ? std::string("the reproducer to standard output") : util::printable(path.string());
+  std::fprintf(say, "wrote %s (%d lines", where.c_str(), repro.value("lines", 0));
   if (repro.value("imports_module", false))
-    std::printf("; it imports the kernel's module: %s",
-                util::printable(nlohmann::json(repro["blockers"]).dump()).c_str());
-  std::printf(")\n");
-  if (const auto& s = repro["shrink"]; s.is_object())
-    std::printf(
-        "shrink: the kernel's code from %d to %d lines in %.1f s, %d candidates tried (%s)\n",
-        s.value("before_lines", 0), s.value("after_lines", 0), s.value("seconds", 0.0),
-        s.value("candidates", 0), s.value("note", std::string()).c_str());
+    std::fprintf(say, "; it imports the kernel's module: %s",
+                 util::printable(nlohmann::json(repro["blockers"]).dump()).c_str());
+  std::fprintf(say, ")\n");
+  std::fflush(say);
 }
 
-ReproducerRun check_written(const std::filesystem::path& path, const ReproFlags& f) {
+void say_shrunk(const nlohmann::json& repro, std::FILE* say) {
+  if (const auto& s = repro["shrink"]; s.is_object())
+    std::fprintf(
+        say, "shrink: the kernel's code from %d to %d lines in %.1f s, %d candidates tried (%s)\n",
+        s.value("before_lines", 0), s.value("after_lines", 0), s.value("seconds", 0.0),
+        s.value("candidates", 0), util::printable(s.value("note", std::string())).c_str());
+}
+
+ReproducerRun check_written(const std::filesystem::path& path, const ReproFlags& f,
+                            std::FILE* say) {
   const auto header = read_reproducer(path);
   auto run = run_reproducer(path, header, python_for(f), f.triton.empty() ? "current" : f.triton,
                             ShareDirs::locate().data, 600, &interrupted());
   if (interrupted()) throw Interrupted();
-  std::printf("checked: python %s %s\n", util::printable(path.filename().string()).c_str(),
-              util::printable(describe(run, header)).c_str());
+  std::fprintf(say, "checked: python %s %s\n", util::printable(path.filename().string()).c_str(),
+               util::printable(describe(run, header)).c_str());
+  std::fflush(say);
   return run;
 }
 
@@ -169,25 +202,29 @@ int write_repro(const ReproFlags& f) {
   refuse_without_compile(cell);
   auto facts = facts_of(cell, report, f);
   const auto path = f.output.empty() ? default_output(cell) : f.output;
+  auto* say = speaking_stream(path);
   auto repro = written_reproducer(options, facts);
   if (repro.is_null()) return exit_code::new_failures;
-  write_file(path, repro);
-  say_written(path, repro);
+  say_shrunk(repro, say);
   if (cell.kind == FailureKind::timeout) {
-    std::printf("not run here: the cell ran out of time (%g s); the file says so when run\n",
-                facts.value("time_limit_s", 0.0));
+    deliver(path, repro, say);
+    std::fprintf(say, "not run here: the cell ran out of time (%g s); the file says so when run\n",
+                 facts.value("time_limit_s", 0.0));
     return exit_code::ok;
   }
-  auto run = check_written(path, f);
+  const util::TempDir scratch("triton-portcheck-repro-file");
+  const auto draft = draft_path(scratch, path, cell);
+  write_draft(draft, repro);
+  auto run = check_written(draft, f, say);
   if (run.reproduction != Reproduction::same && repro["shrink"].is_object()) {
-    std::printf("the shrunk kernel fails differently: writing the whole kernel instead\n");
+    std::fprintf(say, "the shrunk kernel fails differently: writing the whole kernel instead\n");
     facts["shrink_s"] = 0.0;
     repro = written_reproducer(options, facts);
     if (repro.is_null()) return exit_code::new_failures;
-    write_file(path, repro);
-    say_written(path, repro);
-    run = check_written(path, f);
+    write_draft(draft, repro);
+    run = check_written(draft, f, say);
   }
+  deliver(path, repro, say);
   return run.reproduction == Reproduction::same ? exit_code::ok : exit_code::new_failures;
 }
 
