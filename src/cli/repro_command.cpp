@@ -23,6 +23,7 @@
 #include "src/run/python_worker.hpp"
 #include "src/versions/environments.hpp"
 #include "util/fs.hpp"
+#include "util/strings.hpp"
 #include "util/text_escape.hpp"
 
 namespace portcheck::cli {
@@ -31,6 +32,7 @@ namespace {
 struct ReproFlags {
   CheckOptions options;
   std::string row, target, triton, verify;
+  std::string timeout_text, max_rss_text;
   std::filesystem::path output;
   bool shrink = false;
   double shrink_s = 60;
@@ -57,30 +59,60 @@ const CellResult& the_cell(const Report& report, const std::string& row) {
   return *it;
 }
 
-// The time limit the cell had: --timeout, else the row's, else the manifest's.
-double time_limit_of(const ReproFlags& f, const std::string& row_name) {
-  if (f.options.timeout_s) return *f.options.timeout_s;
+// The limits the cell had, as check planned them (plan_cells): --timeout and --max-rss, else the
+// row's, else the manifest's.
+struct CellLimits {
+  double time_limit_s = 0;
+  std::uint64_t max_rss_bytes = 0;
+};
+
+CellLimits limits_of(const ReproFlags& f, const std::string& row_name) {
   const auto manifest = load_manifest(f.options.demo ? ShareDirs::locate().demo / "portcheck.toml"
                                                      : f.options.manifest);
-  for (const auto& row : manifest.rows)
-    if (row.display_name() == row_name && row.timeout_s) return *row.timeout_s;
-  return manifest.timeout_s;
+  CellLimits limits{manifest.timeout_s, manifest.max_rss_bytes};
+  for (const auto& row : manifest.rows) {
+    if (row.display_name() != row_name) continue;
+    limits.time_limit_s = row.timeout_s.value_or(limits.time_limit_s);
+    limits.max_rss_bytes = row.max_rss_bytes.value_or(limits.max_rss_bytes);
+  }
+  limits.time_limit_s = f.options.timeout_s.value_or(limits.time_limit_s);
+  limits.max_rss_bytes = f.options.max_rss_bytes.value_or(limits.max_rss_bytes);
+  return limits;
+}
+
+// A flag's value as one shell word: bare when it is plainly one (2.5, 8GiB).
+std::string shell_word(const std::string& text) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-';
+  });
+  return plain ? text : util::shell_quoted(text);
+}
+
+// The command that writes the file again: the limits given on the command line included.
+std::string command_of(const CellResult& cell, const Report& report, const ReproFlags& f) {
+  auto command = repro_command(cell, report.manifest);
+  if (!f.timeout_text.empty()) command += " --timeout " + shell_word(f.timeout_text);
+  if (!f.max_rss_text.empty()) command += " --max-rss " + shell_word(f.max_rss_text);
+  return command + (f.shrink ? " --shrink" : "");
 }
 
 nlohmann::json facts_of(const CellResult& cell, const Report& report, const ReproFlags& f) {
-  nlohmann::json facts = {
-      {"kernel", cell.kernel},
-      {"target", cell.target},
-      {"kind", to_string(cell.kind)},
-      {"stage", cell.stage},
-      {"pass", cell.pass},
-      {"fingerprint", cell.fingerprint},
-      {"message", cell.message},
-      {"tool", std::string("triton-portcheck ") + PORTCHECK_VERSION},
-      {"command", repro_command(cell, report.manifest) + (f.shrink ? " --shrink" : "")},
-      {"launch", cell.launch},
-      {"shrink_s", f.shrink ? f.shrink_s : 0.0}};
-  if (cell.kind == FailureKind::timeout) facts["time_limit_s"] = time_limit_of(f, cell.kernel);
+  nlohmann::json facts = {{"kernel", cell.kernel},
+                          {"target", cell.target},
+                          {"kind", to_string(cell.kind)},
+                          {"stage", cell.stage},
+                          {"pass", cell.pass},
+                          {"fingerprint", cell.fingerprint},
+                          {"message", cell.message},
+                          {"tool", std::string("triton-portcheck ") + PORTCHECK_VERSION},
+                          {"command", command_of(cell, report, f)},
+                          {"launch", cell.launch},
+                          {"shrink_s", f.shrink ? f.shrink_s : 0.0}};
+  // The limit the cell ran into goes into the file, which stops its compile there too.
+  if (cell.kind == FailureKind::timeout)
+    facts["time_limit_s"] = limits_of(f, cell.kernel).time_limit_s;
+  if (cell.kind == FailureKind::oom)
+    facts["max_rss_bytes"] = limits_of(f, cell.kernel).max_rss_bytes;
   return facts;
 }
 
@@ -243,7 +275,11 @@ int verify_repro(const ReproFlags& f) {
   return run.reproduction == Reproduction::same ? exit_code::ok : exit_code::new_failures;
 }
 
-int run_repro_command(const ReproFlags& f) {
+int run_repro_command(ReproFlags f) {
+  // As check takes them: a limit the supervisor cannot enforce is refused, not lifted.
+  if (!f.timeout_text.empty()) f.options.timeout_s = parse_timeout(f.timeout_text);
+  if (!f.max_rss_text.empty())
+    f.options.max_rss_bytes = positive_size(f.max_rss_text, "--max-rss", "8GiB");
   if (!f.verify.empty()) {
     if (!f.row.empty()) throw UsageError("--verify FILE runs a written file: give no row");
     return verify_repro(f);
@@ -272,7 +308,12 @@ void add_repro_options(CLI::App* command, ReproFlags& f) {
                       "Manifest file (default: portcheck.toml)");
   command->add_flag("--demo", f.options.demo, "A row of the bundled demo");
   command->add_option("--python", f.options.python, "Python interpreter holding Triton");
-  command->add_option("--timeout", f.options.timeout_s, "The cell's time limit in seconds");
+  command->add_option("--timeout", f.timeout_text,
+                      "The cell's time limit in seconds, as check's --timeout (default: the "
+                      "row's)");
+  command->add_option("--max-rss", f.max_rss_text,
+                      "The cell's memory limit, as check's --max-rss, e.g. 8GiB (default: the "
+                      "row's)");
   command->add_flag("--shrink", f.shrink,
                     "Make the kernel smaller while it fails the same way (drop statements and "
                     "keyword arguments, keep one operand, halve block sizes)");

@@ -77,6 +77,10 @@ def header(facts, imports_module=None):
                      f"{facts['shrunk']['after_lines']} lines (block sizes may be smaller than the cell's)")
     if facts.get("time_limit_s"):
         lines.append(f"time limit:   {facts['time_limit_s']:g} s: the compile had not finished then")
+    if facts.get("max_rss_bytes"):
+        lines.append(f"memory limit: {outcome.size_text(facts['max_rss_bytes'])} for the compile's processes together "
+                     "(their resident memory, as triton-portcheck")
+        lines.append("              measures it): the compile exceeded it. This file stops its compile there too.")
     for problem in (facts.get("launch") or {}).get("problems", []):
         lines.append(f"launch limit: {problem}")
     lines += ["message:"] + ["    " + m for m in str(facts.get("message", "")).splitlines()]
@@ -86,7 +90,7 @@ def header(facts, imports_module=None):
               "compiler's message and exits 1 while the failure reproduces; it exits 0 and says",
               "\"no longer reproduces\" once the kernel compiles (after an upgrade, say)."]
     machine = json.dumps({k: facts.get(k) for k in ("fingerprint", "kind", "stage", "target", "triton_version",
-                                                   "time_limit_s")}, sort_keys=True)
+                                                   "time_limit_s", "max_rss_bytes")}, sort_keys=True)
     return comment("\n".join(lines)) + "\n# portcheck-repro: " + machine + "\n"
 
 
@@ -192,7 +196,7 @@ def render(fn, request, spec, facts, reached):
     clash = sorted(set(reached.bound()) & harness_names() - {"triton", "sys"})
     blockers = reached.blockers + [f"{n}: a name the reproducer's own code uses" for n in clash]
     names_of = {} if blockers else reached.names_of
-    recorded = {k: facts.get(k) for k in ("stage", "kind", "fingerprint", "message", "time_limit_s")}
+    recorded = {k: facts.get(k) for k in ("stage", "kind", "fingerprint", "message", "time_limit_s", "max_rss_bytes")}
     recorded["launch_limits"] = (facts.get("launch") or {}).get("limits")
     shrunk = " (made smaller by --shrink)." if facts.get("shrunk") else ", exactly."
     cell = "\n".join([RULE, comment("The cell: what triton-portcheck compiled" + shrunk),
