@@ -204,9 +204,9 @@ def run_standalone(kernel, cell, recorded, where):
         return 1
     if stopped == "memory":
         same = recorded.get("kind") == "oom" and recorded.get("stage") == child.stage
+        was = f" (recorded: {recorded.get('kind')} in {recorded.get('stage')})"
         print(f"{'reproduces' if same else 'fails differently'}: {where} exceeded the memory limit "
-              f"({size_text(max_rss)}) in stage {child.stage}"
-              f"{'' if same else ' (recorded: ' + str(recorded.get('kind')) + ' in ' + str(recorded.get('stage')) + ')'}")
+              f"({size_text(max_rss)}) in stage {child.stage}{'' if same else was}")
         return 1
     if os.WIFSIGNALED(status):
         died = signal.Signals(os.WTERMSIG(status)).name

@@ -180,7 +180,8 @@ def fallback_import(ref, target):
     lines.append("import importlib\nimport importlib.util")
     lines.append(f"sys.path[:0] = {text(folders)}")
     if ref.get("file"):
-        lines.append(f"_spec = importlib.util.spec_from_file_location('kernel_module', {text(os.path.abspath(ref['file']))})")
+        path = text(os.path.abspath(ref["file"]))
+        lines.append(f"_spec = importlib.util.spec_from_file_location('kernel_module', {path})")
         lines.append("_module = importlib.util.module_from_spec(_spec)\n_spec.loader.exec_module(_module)")
     else:
         lines.append(f"_module = importlib.import_module({text(ref['module'])})")
