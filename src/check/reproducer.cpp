@@ -32,6 +32,33 @@ std::string required_string(const nlohmann::json& header, const std::string& key
   return it->get<std::string>();
 }
 
+// null or absent: the cell had no such limit in the file (it did not run into it).
+bool absent(const nlohmann::json& header, const std::string& key) {
+  const auto it = header.find(key);
+  return it == header.end() || it->is_null();
+}
+
+// A time limit the supervisor can enforce, as check's --timeout and a manifest's timeout are.
+std::optional<double> time_limit(const nlohmann::json& header, const std::string& where) {
+  if (absent(header, "time_limit_s")) return std::nullopt;
+  const auto& value = header["time_limit_s"];
+  if (!value.is_number())
+    throw UsageError(fmt::format("{}: key 'time_limit_s': expected a number of seconds", where));
+  const auto seconds = value.get<double>();
+  if (const auto problem = timeout_problem(seconds); !problem.empty())
+    throw UsageError(fmt::format("{}: key 'time_limit_s': {}", where, problem));
+  return seconds;
+}
+
+std::optional<std::uint64_t> memory_limit(const nlohmann::json& header, const std::string& where) {
+  if (absent(header, "max_rss_bytes")) return std::nullopt;
+  const auto& value = header["max_rss_bytes"];
+  if (!value.is_number_unsigned() || value.get<std::uint64_t>() == 0)
+    throw UsageError(
+        fmt::format("{}: key 'max_rss_bytes': expected a positive whole number of bytes", where));
+  return value.get<std::uint64_t>();
+}
+
 ReproducerHeader parse_header(const std::string& text, const std::string& where) {
   const auto header = nlohmann::json::parse(text, nullptr, false);
   if (!header.is_object())
@@ -45,8 +72,8 @@ ReproducerHeader parse_header(const std::string& text, const std::string& where)
   const auto target = parse_target(required_string(header, "target", where), &error);
   if (!target) throw UsageError(fmt::format("{}: key 'target': {}", where, error));
   h.target = *target;
-  if (const auto limit = util::number_member(header, "time_limit_s"); limit && *limit > 0)
-    h.time_limit_s = *limit;
+  h.time_limit_s = time_limit(header, where);
+  h.max_rss_bytes = memory_limit(header, where);
   return h;
 }
 
@@ -103,6 +130,7 @@ ReproducerRun run_reproducer(const std::filesystem::path& file, const Reproducer
   spec.stderr_path = scratch.path() / "stderr";
   const double limit = header.time_limit_s.value_or(default_timeout_s);
   spec.timeout = std::chrono::milliseconds(static_cast<long long>(std::ceil(limit * 1000)));
+  spec.max_rss_bytes = header.max_rss_bytes.value_or(0);  // an oom cell's, judged as check does
 
   CellEvidence evidence;
   evidence.outcome = run_to_end(spec, interrupted);

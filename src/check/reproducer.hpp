@@ -4,6 +4,7 @@
 // "it reproduces" means the fingerprint the cell had. `repro` checks the file it wrote, `repro
 // --verify` a file handed on, `bisect --repro` a file under each release.
 #include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -20,11 +21,13 @@ struct ReproducerHeader {
   std::string stage;
   Target target;
   std::string triton_version;
-  std::optional<double> time_limit_s;  // the cell ran out of this much time
+  std::optional<double> time_limit_s;          // the cell ran out of this much time
+  std::optional<std::uint64_t> max_rss_bytes;  // the cell's processes together exceeded this
 };
 
 // The header of `file`; throws UsageError naming the file, the line and the key when it is not a
-// reproducer this tool wrote.
+// reproducer this tool wrote, or when a limit in it is not one the supervisor can enforce (a
+// time_limit_s of -5, "2" or 1e300 once ran the file with no limit at all).
 ReproducerHeader read_reproducer(const std::filesystem::path& file);
 
 // How a run of a reproducer compares with what it recorded.
@@ -36,7 +39,8 @@ struct ReproducerRun {
 };
 
 // Runs `python FILE` in an empty folder with `python` (an environment holding Triton), under the
-// recorded time limit (else `default_timeout_s`), nothing of it outliving the call; `data` holds
+// recorded time limit (else `default_timeout_s`) and memory limit (the sum of its processes' RSS,
+// as a cell's), nothing of it outliving the call; `data` holds
 // the launch-limit and known-failure tables. `interrupted` set (Ctrl-C) stops it: the caller
 // looks at the flag, not at the verdict.
 ReproducerRun run_reproducer(const std::filesystem::path& file, const ReproducerHeader& header,

@@ -111,22 +111,6 @@ void add_mode_options(CLI::App* check, CheckFlags& f) {
                     "(default: a quarter of the machine's memory, at least 4GiB)");
 }
 
-// --timeout: a number of seconds that the supervisor can enforce.
-double parse_timeout(const std::string& text) {
-  std::size_t used = 0;
-  double seconds = 0;
-  try {
-    seconds = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size())
-    throw UsageError(fmt::format("--timeout: '{}' is not a number of seconds", text));
-  if (const auto problem = timeout_problem(seconds); !problem.empty())
-    throw UsageError(fmt::format("--timeout {}: {}", text, problem));
-  return seconds;
-}
-
 // The flags as CheckOptions; throws UsageError for a flag that does not parse. The checks run in
 // the order the flags' messages have always come in, so one bad command line names the same flag.
 CheckOptions check_options(const CheckFlags& f, const CLI::App& check) {

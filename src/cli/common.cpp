@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "src/core/errors.hpp"
+#include "src/core/manifest.hpp"
 #include "src/run/result_cache.hpp"
 #include "util/strings.hpp"
 
@@ -41,6 +42,21 @@ std::uint64_t positive_size(const std::string& text, const std::string& flag,
   if (!bytes || *bytes == 0)
     throw UsageError(fmt::format("{}: '{}' is not a size such as {}", flag, text, example));
   return *bytes;
+}
+
+double parse_timeout(const std::string& text) {
+  std::size_t used = 0;
+  double seconds = 0;
+  try {
+    seconds = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    throw UsageError(fmt::format("--timeout: '{}' is not a number of seconds", text));
+  if (const auto problem = timeout_problem(seconds); !problem.empty())
+    throw UsageError(fmt::format("--timeout {}: {}", text, problem));
+  return seconds;
 }
 
 std::uint64_t cache_bound() {

@@ -1,5 +1,6 @@
 #pragma once
-// What several subcommands share: the exit-code footer of their --help, list flags, sizes.
+// What several subcommands share: the exit-code footer of their --help, list flags, sizes,
+// time limits.
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -17,6 +18,10 @@ std::vector<std::string> split_list(const std::vector<std::string>& raw);
 // <example>" for text that is not a size, or is zero.
 std::uint64_t positive_size(const std::string& text, const std::string& flag,
                             const std::string& example);
+
+// --timeout TEXT: a number of seconds the supervisor can enforce (timeout_problem); throws
+// UsageError "--timeout TEXT: ..." for anything else (-1, nan, 0, inf, words).
+double parse_timeout(const std::string& text);
 
 // TRITON_PORTCHECK_CACHE_MAX bounds the result cache (default 512MiB).
 std::uint64_t cache_bound();

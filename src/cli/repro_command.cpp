@@ -23,6 +23,7 @@
 #include "src/run/python_worker.hpp"
 #include "src/versions/environments.hpp"
 #include "util/fs.hpp"
+#include "util/strings.hpp"
 #include "util/text_escape.hpp"
 
 namespace portcheck::cli {
@@ -31,6 +32,7 @@ namespace {
 struct ReproFlags {
   CheckOptions options;
   std::string row, target, triton, verify;
+  std::string timeout_text, max_rss_text;
   std::filesystem::path output;
   bool shrink = false;
   double shrink_s = 60;
@@ -57,30 +59,60 @@ const CellResult& the_cell(const Report& report, const std::string& row) {
   return *it;
 }
 
-// The time limit the cell had: --timeout, else the row's, else the manifest's.
-double time_limit_of(const ReproFlags& f, const std::string& row_name) {
-  if (f.options.timeout_s) return *f.options.timeout_s;
+// The limits the cell had, as check planned them (plan_cells): --timeout and --max-rss, else the
+// row's, else the manifest's.
+struct CellLimits {
+  double time_limit_s = 0;
+  std::uint64_t max_rss_bytes = 0;
+};
+
+CellLimits limits_of(const ReproFlags& f, const std::string& row_name) {
   const auto manifest = load_manifest(f.options.demo ? ShareDirs::locate().demo / "portcheck.toml"
                                                      : f.options.manifest);
-  for (const auto& row : manifest.rows)
-    if (row.display_name() == row_name && row.timeout_s) return *row.timeout_s;
-  return manifest.timeout_s;
+  CellLimits limits{manifest.timeout_s, manifest.max_rss_bytes};
+  for (const auto& row : manifest.rows) {
+    if (row.display_name() != row_name) continue;
+    limits.time_limit_s = row.timeout_s.value_or(limits.time_limit_s);
+    limits.max_rss_bytes = row.max_rss_bytes.value_or(limits.max_rss_bytes);
+  }
+  limits.time_limit_s = f.options.timeout_s.value_or(limits.time_limit_s);
+  limits.max_rss_bytes = f.options.max_rss_bytes.value_or(limits.max_rss_bytes);
+  return limits;
+}
+
+// A flag's value as one shell word: bare when it is plainly one (2.5, 8GiB).
+std::string shell_word(const std::string& text) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '+' || c == '-';
+  });
+  return plain ? text : util::shell_quoted(text);
+}
+
+// The command that writes the file again: the limits given on the command line included.
+std::string command_of(const CellResult& cell, const Report& report, const ReproFlags& f) {
+  auto command = repro_command(cell, report.manifest);
+  if (!f.timeout_text.empty()) command += " --timeout " + shell_word(f.timeout_text);
+  if (!f.max_rss_text.empty()) command += " --max-rss " + shell_word(f.max_rss_text);
+  return command + (f.shrink ? " --shrink" : "");
 }
 
 nlohmann::json facts_of(const CellResult& cell, const Report& report, const ReproFlags& f) {
-  nlohmann::json facts = {
-      {"kernel", cell.kernel},
-      {"target", cell.target},
-      {"kind", to_string(cell.kind)},
-      {"stage", cell.stage},
-      {"pass", cell.pass},
-      {"fingerprint", cell.fingerprint},
-      {"message", cell.message},
-      {"tool", std::string("triton-portcheck ") + PORTCHECK_VERSION},
-      {"command", repro_command(cell, report.manifest) + (f.shrink ? " --shrink" : "")},
-      {"launch", cell.launch},
-      {"shrink_s", f.shrink ? f.shrink_s : 0.0}};
-  if (cell.kind == FailureKind::timeout) facts["time_limit_s"] = time_limit_of(f, cell.kernel);
+  nlohmann::json facts = {{"kernel", cell.kernel},
+                          {"target", cell.target},
+                          {"kind", to_string(cell.kind)},
+                          {"stage", cell.stage},
+                          {"pass", cell.pass},
+                          {"fingerprint", cell.fingerprint},
+                          {"message", cell.message},
+                          {"tool", std::string("triton-portcheck ") + PORTCHECK_VERSION},
+                          {"command", command_of(cell, report, f)},
+                          {"launch", cell.launch},
+                          {"shrink_s", f.shrink ? f.shrink_s : 0.0}};
+  // The limit the cell ran into goes into the file, which stops its compile there too.
+  if (cell.kind == FailureKind::timeout)
+    facts["time_limit_s"] = limits_of(f, cell.kernel).time_limit_s;
+  if (cell.kind == FailureKind::oom)
+    facts["max_rss_bytes"] = limits_of(f, cell.kernel).max_rss_bytes;
   return facts;
 }
 
@@ -121,39 +153,72 @@ nlohmann::json written_reproducer(CheckOptions options, const nlohmann::json& fa
   return cell.repro;
 }
 
-// The file, whole or not at all; a folder that cannot take it is the environment's (exit 3).
-void write_file(const std::filesystem::path& path, const nlohmann::json& repro) {
+// What the user reads while the file is written: on stdout, unless the file itself goes there.
+std::FILE* speaking_stream(const std::filesystem::path& destination) {
+  return util::is_standard_output(destination) ? stderr : stdout;
+}
+
+// The file as it is checked, in a private folder: a FIFO or standard output cannot be run
+// afterwards, and the destination gets only the text that was checked, once. Its name is the
+// destination's where that is a file's name, so that "checked: python NAME" names it.
+std::filesystem::path draft_path(const util::TempDir& scratch, const std::filesystem::path& dest,
+                                 const CellResult& cell) {
+  const bool named = !util::is_standard_output(dest) && !util::is_special_file(dest) &&
+                     !dest.filename().empty() && dest.filename() != "." && dest.filename() != "..";
+  return scratch.path() / (named ? dest.filename() : default_output(cell));
+}
+
+void write_draft(const std::filesystem::path& draft, const nlohmann::json& repro) {
+  try {
+    util::atomic_write_file(draft, repro["text"].get<std::string>());
+  } catch (const util::WriteError& e) {
+    const auto fix = e.disk_fix();
+    throw EnvironmentError(util::printable(e.what()) + (fix.empty() ? "" : ": " + fix));
+  }
+}
+
+// The checked text where -o points, as reports are written (util::write_output_file): "-" and
+// our own standard output through fd 1, a FIFO or a device written into as it is, a regular file
+// replaced whole through any symbolic link, which stays a link. Only a regular file is made
+// executable (it starts with #!/usr/bin/env python3): the link's target, never a device.
+void deliver(const std::filesystem::path& path, const nlohmann::json& repro, std::FILE* say) {
+  const bool to_stdout = util::is_standard_output(path);
+  const bool regular = !to_stdout && !util::is_special_file(path);
   try {
     make_folder_for(path);
-    util::atomic_write_file(path, repro["text"].get<std::string>());
+    util::write_output_file(path, repro["text"].get<std::string>());
+    if (regular) ::chmod(util::resolve_links(path).c_str(), 0755);
   } catch (const std::runtime_error& e) {  // util's file errors; nothing is left half-written
     throw EnvironmentError(util::printable(e.what()) +
                            ": free space there or choose a folder you can write to (-o)");
   }
-  ::chmod(path.c_str(), 0755);  // it starts with #!/usr/bin/env python3
-}
-
-void say_written(const std::filesystem::path& path, const nlohmann::json& repro) {
-  std::printf("wrote %s (%d lines", util::printable(path.string()).c_str(),
-              repro.value("lines", 0));
+  const auto where =
+      to_stdout ? std::string("the reproducer to standard output") : util::printable(path.string());
+  std::fprintf(say, "wrote %s (%d lines", where.c_str(), repro.value("lines", 0));
   if (repro.value("imports_module", false))
-    std::printf("; it imports the kernel's module: %s",
-                util::printable(nlohmann::json(repro["blockers"]).dump()).c_str());
-  std::printf(")\n");
-  if (const auto& s = repro["shrink"]; s.is_object())
-    std::printf(
-        "shrink: the kernel's code from %d to %d lines in %.1f s, %d candidates tried (%s)\n",
-        s.value("before_lines", 0), s.value("after_lines", 0), s.value("seconds", 0.0),
-        s.value("candidates", 0), s.value("note", std::string()).c_str());
+    std::fprintf(say, "; it imports the kernel's module: %s",
+                 util::printable(nlohmann::json(repro["blockers"]).dump()).c_str());
+  std::fprintf(say, ")\n");
+  std::fflush(say);
 }
 
-ReproducerRun check_written(const std::filesystem::path& path, const ReproFlags& f) {
+void say_shrunk(const nlohmann::json& repro, std::FILE* say) {
+  if (const auto& s = repro["shrink"]; s.is_object())
+    std::fprintf(
+        say, "shrink: the kernel's code from %d to %d lines in %.1f s, %d candidates tried (%s)\n",
+        s.value("before_lines", 0), s.value("after_lines", 0), s.value("seconds", 0.0),
+        s.value("candidates", 0), util::printable(s.value("note", std::string())).c_str());
+}
+
+ReproducerRun check_written(const std::filesystem::path& path, const ReproFlags& f,
+                            std::FILE* say) {
   const auto header = read_reproducer(path);
   auto run = run_reproducer(path, header, python_for(f), f.triton.empty() ? "current" : f.triton,
                             ShareDirs::locate().data, 600, &interrupted());
   if (interrupted()) throw Interrupted();
-  std::printf("checked: python %s %s\n", util::printable(path.filename().string()).c_str(),
-              util::printable(describe(run, header)).c_str());
+  std::fprintf(say, "checked: python %s %s\n", util::printable(path.filename().string()).c_str(),
+               util::printable(describe(run, header)).c_str());
+  std::fflush(say);
   return run;
 }
 
@@ -169,25 +234,29 @@ int write_repro(const ReproFlags& f) {
   refuse_without_compile(cell);
   auto facts = facts_of(cell, report, f);
   const auto path = f.output.empty() ? default_output(cell) : f.output;
+  auto* say = speaking_stream(path);
   auto repro = written_reproducer(options, facts);
   if (repro.is_null()) return exit_code::new_failures;
-  write_file(path, repro);
-  say_written(path, repro);
+  say_shrunk(repro, say);
   if (cell.kind == FailureKind::timeout) {
-    std::printf("not run here: the cell ran out of time (%g s); the file says so when run\n",
-                facts.value("time_limit_s", 0.0));
+    deliver(path, repro, say);
+    std::fprintf(say, "not run here: the cell ran out of time (%g s); the file says so when run\n",
+                 facts.value("time_limit_s", 0.0));
     return exit_code::ok;
   }
-  auto run = check_written(path, f);
+  const util::TempDir scratch("triton-portcheck-repro-file");
+  const auto draft = draft_path(scratch, path, cell);
+  write_draft(draft, repro);
+  auto run = check_written(draft, f, say);
   if (run.reproduction != Reproduction::same && repro["shrink"].is_object()) {
-    std::printf("the shrunk kernel fails differently: writing the whole kernel instead\n");
+    std::fprintf(say, "the shrunk kernel fails differently: writing the whole kernel instead\n");
     facts["shrink_s"] = 0.0;
     repro = written_reproducer(options, facts);
     if (repro.is_null()) return exit_code::new_failures;
-    write_file(path, repro);
-    say_written(path, repro);
-    run = check_written(path, f);
+    write_draft(draft, repro);
+    run = check_written(draft, f, say);
   }
+  deliver(path, repro, say);
   return run.reproduction == Reproduction::same ? exit_code::ok : exit_code::new_failures;
 }
 
@@ -206,7 +275,11 @@ int verify_repro(const ReproFlags& f) {
   return run.reproduction == Reproduction::same ? exit_code::ok : exit_code::new_failures;
 }
 
-int run_repro_command(const ReproFlags& f) {
+int run_repro_command(ReproFlags f) {
+  // As check takes them: a limit the supervisor cannot enforce is refused, not lifted.
+  if (!f.timeout_text.empty()) f.options.timeout_s = parse_timeout(f.timeout_text);
+  if (!f.max_rss_text.empty())
+    f.options.max_rss_bytes = positive_size(f.max_rss_text, "--max-rss", "8GiB");
   if (!f.verify.empty()) {
     if (!f.row.empty()) throw UsageError("--verify FILE runs a written file: give no row");
     return verify_repro(f);
@@ -235,7 +308,12 @@ void add_repro_options(CLI::App* command, ReproFlags& f) {
                       "Manifest file (default: portcheck.toml)");
   command->add_flag("--demo", f.options.demo, "A row of the bundled demo");
   command->add_option("--python", f.options.python, "Python interpreter holding Triton");
-  command->add_option("--timeout", f.options.timeout_s, "The cell's time limit in seconds");
+  command->add_option("--timeout", f.timeout_text,
+                      "The cell's time limit in seconds, as check's --timeout (default: the "
+                      "row's)");
+  command->add_option("--max-rss", f.max_rss_text,
+                      "The cell's memory limit, as check's --max-rss, e.g. 8GiB (default: the "
+                      "row's)");
   command->add_flag("--shrink", f.shrink,
                     "Make the kernel smaller while it fails the same way (drop statements and "
                     "keyword arguments, keep one operand, halve block sizes)");

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "src/check/reproducer.hpp"
 #include "src/core/errors.hpp"
@@ -18,7 +20,8 @@ namespace {
 
 constexpr const char* kHeader =
     R"(# portcheck-repro: {"fingerprint": "abc123abc123", "kind": "frontend-error", )"
-    R"("stage": "frontend", "target": "hip:gfx942", "time_limit_s": TIME, "triton_version": "3.9.0"})";
+    R"("stage": "frontend", "target": "hip:gfx942", "time_limit_s": TIME, "triton_version": "3.9.0", )"
+    R"("max_rss_bytes": RSS})";
 
 std::filesystem::path write(const util::TempDir& dir, const std::string& name,
                             const std::string& text) {
@@ -27,9 +30,10 @@ std::filesystem::path write(const util::TempDir& dir, const std::string& name,
   return path;
 }
 
-std::string header(const std::string& time_limit = "null") {
+std::string header(const std::string& time_limit = "null", const std::string& max_rss = "null") {
   std::string h = kHeader;
   h.replace(h.find("TIME"), 4, time_limit);
+  h.replace(h.find("RSS"), 3, max_rss);
   return h;
 }
 
@@ -68,6 +72,28 @@ TEST(Reproducer, RefusesAFileThatIsNotOneNamingTheLineAndKey) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("broken.py:1"), std::string::npos) << e.what();
   }
+}
+
+// A limit the supervisor cannot enforce once ran the file with none (-5 and "2" were dropped for
+// the default, 1e300 overflowed the milliseconds): now the file, its line and the key say why.
+TEST(Reproducer, RefusesALimitTheSupervisorCannotEnforce) {
+  util::TempDir dir("reproducer-test");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"-5", "null"}, {R"("2")", "null"}, {"1e300", "null"},     {"0", "null"},
+      {"null", "-1"}, {"null", "1.5"},    {"null", R"("1GiB")"}, {"null", "0"}};
+  for (const auto& [time_limit, max_rss] : bad) {
+    const auto key = time_limit != "null" ? "time_limit_s" : "max_rss_bytes";
+    try {
+      read_reproducer(write(dir, "r.py", "#!/usr/bin/env python3\n" + header(time_limit, max_rss)));
+      ADD_FAILURE() << "accepted " << key << " " << time_limit << " " << max_rss;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("r.py:2: key '") + key + "'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  const auto h = read_reproducer(write(dir, "ok.py", header("2.5", "419430400")));
+  EXPECT_EQ(h.max_rss_bytes, 419430400U);
 }
 
 // A stand-in reproducer: $2 is --result's file, $4 --progress's.
@@ -127,6 +153,21 @@ TEST(Reproducer, ARunPastTheRecordedLimitIsATimeoutInTheLastStageNamed) {
   EXPECT_EQ(run.cell.kind, FailureKind::timeout);
   EXPECT_EQ(run.cell.stage, "ttgir");
   EXPECT_LT(run.cell.wall_s, 10);
+}
+
+// An out-of-memory cell's file carries its limit: the run is stopped there, in the stage it was
+// in, and judged as check judges a cell (`tail` holds all of a line it has not finished).
+TEST(Reproducer, ARunPastTheRecordedMemoryLimitIsOutOfMemoryInTheLastStageNamed) {
+  util::TempDir dir("reproducer-test");
+  const auto file =
+      write(dir, "greedy.sh",
+            script(header("null", std::to_string(64ULL << 20)),
+                   R"(echo "stage llir" > "$4"; head -c 2000000000 /dev/zero | tail > /dev/null)"));
+  const auto run =
+      run_reproducer(file, read_reproducer(file), "/bin/sh", "current", data_dir(), 60);
+  EXPECT_EQ(run.cell.kind, FailureKind::oom);
+  EXPECT_EQ(run.cell.stage, "llir");
+  EXPECT_LT(run.cell.wall_s, 30);
 }
 
 }  // namespace

@@ -4,11 +4,22 @@ what lives in Triton or the standard library.
 
 Anything else (a user module, an object with no source, a closure) cannot be copied: it is named
 with the reason, and the reproducer imports the kernel's module instead (script.py).
+
+A reproducer is run by strangers, so nothing an object of the user's module says about itself
+becomes code: a value is copied only when its type is exactly a builtin one (a subclass's own
+__repr__ would write the text), a name only when it is an identifier, a module or a function only
+when the module it names is the one that gives it, and a function's name is the one its source
+defines. Anything else is a blocker, never text.
 """
 import ast
 import builtins
+import keyword
 import math
 import sys
+import types
+
+# Nesting a literal may have: deeper (or a list that holds itself) is not a constant worth copying.
+MAX_DEPTH = 16
 
 
 class Definition:
@@ -50,60 +61,110 @@ def collect(fn, extra=()):
 
 
 def _function(obj, reached):
+    """Copies a @triton.jit or constexpr_function object; returns the name its source defines, or
+    None when it cannot be copied (a blocker says why)."""
     if id(obj) in reached.names_of:
         return reached.names_of[id(obj)]
     python_fn = obj.fn
-    name = python_fn.__name__
+    text = obj.src if type(getattr(obj, "src", None)) is str else getattr(obj, "_src", None)
+    name, problem = defined_name(text)
+    shown = name or shown_name(_attribute(python_fn, "__name__"))
+    qualname = _attribute(python_fn, "__qualname__")
+    if type(qualname) is not str or "<locals>" in qualname or _attribute(python_fn, "__closure__"):
+        problem = "defined inside a function (its closure cannot be copied)"
+    elif type(_attribute(python_fn, "__globals__")) is not dict:
+        problem = "it has no module globals to read"
+    if problem:
+        reached.names_of[id(obj)] = None
+        reached.blockers.append(f"{shown}: {problem}")
+        return None
+    decorator = _decorator(obj, ast.parse(text).body[0])
+    if decorator is None:
+        reached.names_of[id(obj)] = None
+        reached.blockers.append(f"{name}: its decorator's arguments are not plain names")
+        return None
     reached.names_of[id(obj)] = name
-    if "<locals>" in python_fn.__qualname__ or python_fn.__closure__:
-        reached.blockers.append(f"{name}: defined inside a function (its closure cannot be copied)")
-        return name
-    text = obj.src if isinstance(getattr(obj, "src", None), str) else getattr(obj, "_src", None)
-    if not text:
-        reached.blockers.append(f"{name}: Triton kept no source for it")
-        return name
     uses = free_names(text)
-    reached.bind("functions", name, _decorator(obj) + "\n" + text.rstrip() + "\n", uses)
+    reached.bind("functions", name, decorator + "\n" + text.rstrip() + "\n", uses)
     for used in sorted(uses):
         if used in python_fn.__globals__:
             _global(used, python_fn.__globals__[used], reached)
     return name
 
 
-def _decorator(obj):
+def defined_name(text):
+    """(the name `text` defines, None) when it is the source Triton keeps of a function: exactly
+    one undecorated `def` whose definition runs nothing (no call in its defaults or annotations);
+    else (None, why). The name is the def's, not the object's __name__, which code may change."""
+    if type(text) is not str or not text:
+        return None, "Triton kept no source for it"
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None, "the source Triton kept of it does not parse"
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) or tree.body[0].decorator_list:
+        return None, "the source Triton kept of it is not one plain def"
+    definition = tree.body[0]
+    arguments = definition.args
+    evaluated = [*arguments.defaults, *arguments.kw_defaults, definition.returns,
+                 *(a.annotation for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs),
+                 *(a.annotation for a in (arguments.vararg, arguments.kwarg) if a is not None)]
+    if any(isinstance(n, ast.Call) for e in evaluated if e is not None for n in ast.walk(e)):
+        return None, "its definition calls something (in a default value or an annotation)"
+    return definition.name, None
+
+
+def identifier(text):
+    return type(text) is str and text.isidentifier() and not keyword.iskeyword(text)
+
+
+def dotted_name(text):
+    """`a.b.c`, each part an identifier."""
+    return type(text) is str and all(identifier(part) for part in text.split("."))
+
+
+def shown_name(text):
+    """A name as a blocker may show it (the header's comment() escapes it further)."""
+    return str.__str__(text) if type(text) is str else "(a name that is not a string)"
+
+
+def _decorator(obj, definition):
     """The decorator that makes the same kind of object: @triton.jit with the arguments that
-    change how it compiles, or the constexpr_function decorator of its release."""
+    change how it compiles, or the constexpr_function decorator of its release; None when those
+    cannot be written from plain names."""
     from triton.runtime.jit import JITFunction
     if not isinstance(obj, JITFunction):
         module = type(obj).__module__
-        owner = sys.modules.get(module)
+        owner = sys.modules.get(module) if dotted_name(module) else None
         if owner is not None and getattr(owner, "constexpr_function", None) is not None:
             return f"@{module}.constexpr_function"
         return "@triton.constexpr_function"
     arguments = []
-    if getattr(obj, "noinline", False):
+    if getattr(obj, "noinline", False) is True:
         arguments.append("noinline=True")
-    skipped = [p.name for p in getattr(obj, "params", []) if getattr(p, "do_not_specialize", False)]
+    names = [a.arg for a in definition.args.posonlyargs + definition.args.args]
+    params = list(getattr(obj, "params", []))
+    skipped = [p.name for p in params if getattr(p, "do_not_specialize", False) is True]
     if skipped:
-        arguments.append(f"do_not_specialize={skipped!r}")
+        if not all(identifier(n) and n in names for n in skipped):
+            return None
+        arguments.append("do_not_specialize=[" + ", ".join(str.__repr__(n) for n in skipped) + "]")
     return f"@triton.jit({', '.join(arguments)})" if arguments else "@triton.jit"
 
 
 def _global(name, value, reached):
-    """Binds `name` as the kernel's module binds it."""
-    from triton.runtime.jit import JITFunction
+    """Binds `name` (an identifier of the kernel's source) as the kernel's module binds it."""
     import triton.language as tl
-    if _lives_in_triton_or_stdlib(value):
-        line = import_line(name, value)
-        if line:
-            reached.bind("imports", name, line)
-            return
-    if isinstance(value, JITFunction) or type(value).__name__ == "ConstexprFunction":
+    line = import_line(name, value) if _lives_in_triton_or_stdlib(value) else None
+    if line:
+        reached.bind("imports", name, line)
+        return
+    if _is_triton_function(value):
         defined = _function(value, reached)
-        if defined != name:
+        if defined is not None and defined != name:
             reached.bind("values", name, f"{name} = {defined}\n", {defined})
         return
-    if isinstance(value, tl.constexpr):
+    if type(value) is tl.constexpr:
         text = literal(value.value)
         if text is not None:
             reached.bind("values", name, f"{name} = triton.language.constexpr({text})\n")
@@ -112,16 +173,55 @@ def _global(name, value, reached):
     if text is not None:
         reached.bind("values", name, f"{name} = {text}\n")
         return
-    what = f"the module {value.__name__}" if type(value).__name__ == "module" else f"a {type(value).__name__}"
-    reached.blockers.append(f"{name}: {what}, which is neither a Triton function nor a constant")
+    reached.blockers.append(f"{name}: {_what(value)}")
+
+
+def _what(value):
+    """Why a global is not copied, in a blocker's words."""
+    import triton.language as tl
+    if isinstance(value, types.ModuleType):
+        module = _attribute(value, "__name__")
+        if _lives_in_triton_or_stdlib(value):
+            return f"the module {shown_name(module)}, which is not the module of that name that Python imports"
+        return f"the module {shown_name(module)}, which is neither a Triton function nor a constant"
+    inner = value.value if type(value) is tl.constexpr else value
+    held = " held by a constexpr" if inner is not value else ""
+    base = next((b for b in (bool, int, float, str, tuple, list) if isinstance(inner, b)), None)
+    if base is not None and type(inner) is not base:
+        return (f"a {shown_name(type(inner).__name__)}{held}, a subclass of {base.__name__}: only values of "
+                "the exact builtin types are copied (a subclass could write any text as its value)")
+    if _lives_in_triton_or_stdlib(value):
+        return (f"a {shown_name(type(value).__name__)} that its module does not give under its name, "
+                "which is neither a Triton function nor a constant")
+    return f"a {shown_name(type(inner).__name__)}{held}, which is neither a Triton function nor a constant"
+
+
+def _is_triton_function(value):
+    """A @triton.jit function, or a constexpr_function of a release whose decorator makes Triton's
+    own ConstexprFunction class (not a class of the user's that is called so)."""
+    from triton.runtime.jit import JITFunction
+    if isinstance(value, JITFunction):
+        return True
+    cls = type(value)
+    module = cls.__module__
+    return (cls.__name__ == "ConstexprFunction" and dotted_name(module) and module.split(".")[0] == "triton"
+            and getattr(sys.modules.get(module), "ConstexprFunction", None) is cls)
+
+
+def _attribute(value, name):
+    """`value.name`, or None where asking runs into the object's own error."""
+    try:
+        return getattr(value, name, None)
+    except Exception:  # a __getattr__ of the user's
+        return None
 
 
 def _lives_in_triton_or_stdlib(value):
     """A module, class or function of Triton or of the standard library (an instance, such as a
     dtype or a constexpr, reports its class's module: it is copied as a value instead)."""
-    is_module = type(value).__name__ == "module"
-    module = value.__name__ if is_module else getattr(value, "__module__", None)
-    if not isinstance(module, str) or not (is_module or hasattr(value, "__name__")):
+    is_module = isinstance(value, types.ModuleType)
+    module = _attribute(value, "__name__" if is_module else "__module__")
+    if not dotted_name(module) or not (is_module or _attribute(value, "__name__") is not None):
         return False
     top = module.split(".")[0]
     return top == "triton" or top in sys.stdlib_module_names
@@ -129,33 +229,55 @@ def _lives_in_triton_or_stdlib(value):
 
 def import_line(name, value):
     """`import a.b as name` for a module, `from a import b as name` for an object its module
-    gives under its own name; None when neither reaches it."""
-    if type(value).__name__ == "module":
-        return f"import {value.__name__}\n" if name == value.__name__ else f"import {value.__name__} as {name}\n"
-    module, own = getattr(value, "__module__", None), getattr(value, "__name__", None)
-    if not own or getattr(sys.modules.get(module), own, None) is not value:
+    gives under its own name; None when neither reaches it. Every name in the line is an
+    identifier, and the module it names is the one the kernel's module holds (sys.modules)."""
+    if isinstance(value, types.ModuleType):
+        module = _attribute(value, "__name__")
+        if not dotted_name(module) or sys.modules.get(module) is not value:
+            return None
+        return f"import {module}\n" if name == module else f"import {module} as {name}\n"
+    module, own = _attribute(value, "__module__"), _attribute(value, "__name__")
+    if not dotted_name(module) or not identifier(own) or _attribute(sys.modules.get(module), own) is not value:
         return None
     return f"from {module} import {own}\n" if own == name else f"from {module} import {own} as {name}\n"
 
 
-def literal(value):
+def literal(value, depth=0):
     """Python source that evaluates to `value` (None, bools, numbers, strings, Triton dtypes,
-    tuples of those), or None."""
+    tuples of those), or None. Exact types only, written by the builtin type's own repr: a
+    subclass's __repr__ could write any text."""
     import triton.language as tl
-    if value is None or isinstance(value, (bool, str)):
-        return repr(value)
-    if isinstance(value, int):
-        return repr(int(value))
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
-    if type(value) is tl.dtype:
-        return f"triton.language.dtype({value.name!r})"
-    if isinstance(value, (tuple, list)):
-        items = [literal(v) for v in value]
-        if any(i is None and v is not None for i, v in zip(items, value)):
+    kind = type(value)
+    if value is None or kind is bool:
+        return "None" if value is None else ("True" if value is True else "False")
+    if kind is str:
+        return str.__repr__(value)
+    if kind is int:
+        try:
+            return int.__repr__(value)
+        except ValueError:  # more digits than int's string conversion allows
+            return None
+    if kind is float:
+        return float.__repr__(value) if math.isfinite(value) else f"float('{float.__repr__(value)}')"
+    if kind is tl.dtype:
+        return _dtype(value)
+    if kind in (tuple, list) and depth < MAX_DEPTH:
+        items = [literal(v, depth + 1) for v in value]
+        if any(i is None for i in items):
             return None
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
     return None
+
+
+def _dtype(value):
+    """triton.language.dtype('fp32') for a dtype that this name makes again."""
+    import triton.language as tl
+    name = value.__dict__.get("name")
+    try:
+        same = type(name) is str and tl.dtype(name) == value
+    except Exception:  # not a name of a dtype
+        same = False
+    return f"triton.language.dtype({str.__repr__(name)})" if same else None
 
 
 def free_names(source):

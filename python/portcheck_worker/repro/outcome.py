@@ -4,6 +4,7 @@ specialisation (compile/portable.py) and says how the outcome compares with what
 Like portable.py, a reproducer carries this module's text (repro/script.py), so it imports only
 the standard library and Triton, and portable's names, which the file defines above it.
 """
+import contextlib
 import json
 import os
 import re
@@ -16,8 +17,8 @@ from ..compile.portable import compile_recorded, error_message
 def same_failure(recorded_message, text):
     """Whether every word of the recorded message is in `text` (numbers aside): the compiler
     says the same thing, whatever its release added around it."""
-    def words(s):
-        return set(re.findall(r"[A-Za-z_][A-Za-z_]+", s or ""))
+    def words(s):  # an address (0x7f3a...) is a number too: its letters are no word
+        return set(re.findall(r"[A-Za-z_][A-Za-z_]+", re.sub(r"\b0x[0-9a-fA-F]+", " ", s or "")))
     return words(recorded_message) <= words(text)
 
 
@@ -117,38 +118,96 @@ class Child:
         self.stderr.seek(0)
         return self.stderr.read().decode(errors="replace")
 
-    def wait(self, limit):
-        """The child's wait status, or None when it was still running after `limit` seconds
-        (then killed)."""
+    def wait(self, limit, max_rss=None):
+        """The child's wait status and what stopped it: None when it ended by itself, "time" when
+        it was still running after `limit` seconds, "memory" when it and its descendants together
+        held more than `max_rss` bytes, sampled as triton-portcheck samples a cell (its high-water
+        mark counted too). A stopped child is killed with its descendants."""
         import select
-        import signal
         import time
-        deadline, ended = time.monotonic() + (limit or 1e9), False
-        while not ended and time.monotonic() < deadline:
-            if select.select([self.read_end], [], [], max(0.0, deadline - time.monotonic()))[0]:
+        deadline, ended, stopped = time.monotonic() + (limit or 1e9), False, None
+        while not ended and stopped is None:
+            left = max(0.0, deadline - time.monotonic())
+            # A walk of /proc costs a few milliseconds: every 50 ms, a tenth of a core at most.
+            if select.select([self.read_end], [], [], min(left, 0.05) if max_rss else left)[0]:
                 data = os.read(self.read_end, 4096)
                 ended = not data
                 self.stage = data.decode().split()[-1] if data.split() else self.stage
+            if not ended and max_rss and process_tree(self.pid)[1] > max_rss:
+                stopped = "memory"
+            elif not ended and time.monotonic() >= deadline:
+                stopped = "time"
         os.close(self.read_end)
-        if not ended:
-            os.kill(self.pid, signal.SIGKILL)
-        status = os.waitpid(self.pid, 0)[1]
+        if stopped:
+            kill_tree(self.pid)
+        _, status, usage = os.wait4(self.pid, 0)
+        if stopped is None and max_rss and usage.ru_maxrss * 1024 > max_rss:
+            stopped = "memory"  # over it between two samples: over it all the same, as check judges
         sys.stderr.write(self.stderr_text())
-        return status if ended else None
+        return status, stopped
+
+
+def process_tree(root):
+    """The process `root` and its descendants, and their resident memory together in bytes, read
+    from /proc as triton-portcheck reads a cell's (empty, 0 where there is no /proc)."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    children, rss = {}, {}
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()  # after the command, which may hold ")"
+        except (OSError, IndexError):
+            continue  # ended meanwhile
+        children.setdefault(int(fields[1]), []).append(int(name))
+        rss[int(name)] = int(fields[21]) * page
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found, sum(rss.get(pid, 0) for pid in found)
+
+
+def kill_tree(root):
+    import signal
+    for pid in process_tree(root)[0]:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def size_text(size):
+    """419430400 -> "400 MiB", as a manifest's max_rss is written."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift:
+            value = size / (1 << shift)
+            return f"{value:g} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{size} bytes"
 
 
 def run_standalone(kernel, cell, recorded, where):
     """`python FILE`: the compile in a child (Child); a hang stops at the cell's time limit, a
-    crash is said with its signal and stage. Exit 1 while it fails, 0 once it compiles."""
+    compile past the cell's memory limit is stopped there, a crash is said with its signal and
+    stage. Exit 1 while it fails, 0 once it compiles."""
     import signal
-    limit = recorded.get("time_limit_s")
+    limit, max_rss = recorded.get("time_limit_s"), recorded.get("max_rss_bytes")
     if limit:
         print(f"the cell ran out of time ({limit:g} s, triton-portcheck's limit): this run stops there too",
               flush=True)
+    if max_rss:
+        print(f"the cell exceeded its memory limit ({size_text(max_rss)} for its processes together, "
+              "triton-portcheck's limit): this run stops there too", flush=True)
     child = Child(lambda progress, stderr: _compile_and_say(kernel, cell, recorded, where, progress, stderr))
-    status = child.wait(limit)
-    if status is None:
+    status, stopped = child.wait(limit, max_rss)
+    if stopped == "time":
         print(f"reproduces: {where} is still compiling, in stage {child.stage}, after {limit:g} s")
+        return 1
+    if stopped == "memory":
+        same = recorded.get("kind") == "oom" and recorded.get("stage") == child.stage
+        was = f" (recorded: {recorded.get('kind')} in {recorded.get('stage')})"
+        print(f"{'reproduces' if same else 'fails differently'}: {where} exceeded the memory limit "
+              f"({size_text(max_rss)}) in stage {child.stage}{'' if same else was}")
         return 1
     if os.WIFSIGNALED(status):
         died = signal.Signals(os.WTERMSIG(status)).name

@@ -3,14 +3,20 @@
 runs (compile/portable.py), all in one file that needs nothing but Triton.
 """
 import json
+import math
 import os
 import pprint
 import re
+import sys
 
 from . import inline, outcome
 from ..compile import portable
 
 RULE = "# " + "-" * 96
+# Line 2 of the file, fixed: Python reads an encoding declaration (PEP 263) only on line 1 or 2,
+# so no text of the cell's (a row named "k[coding=raw_unicode_escape]", say) can be one, and the
+# kernel's source is read as the UTF-8 it was written in.
+CODING = "# -*- coding: utf-8 -*-"
 # Names the harness and the cell section define: a kernel's helper of the same name would be
 # replaced by them, so such a kernel is imported from its module instead.
 HARNESS_NAMES = {"KERNEL", "CELL", "RECORDED", "triton", "sys"}
@@ -71,6 +77,10 @@ def header(facts, imports_module=None):
                      f"{facts['shrunk']['after_lines']} lines (block sizes may be smaller than the cell's)")
     if facts.get("time_limit_s"):
         lines.append(f"time limit:   {facts['time_limit_s']:g} s: the compile had not finished then")
+    if facts.get("max_rss_bytes"):
+        lines.append(f"memory limit: {outcome.size_text(facts['max_rss_bytes'])} for the compile's processes together "
+                     "(their resident memory, as triton-portcheck")
+        lines.append("              measures it): the compile exceeded it. This file stops its compile there too.")
     for problem in (facts.get("launch") or {}).get("problems", []):
         lines.append(f"launch limit: {problem}")
     lines += ["message:"] + ["    " + m for m in str(facts.get("message", "")).splitlines()]
@@ -80,7 +90,7 @@ def header(facts, imports_module=None):
               "compiler's message and exits 1 while the failure reproduces; it exits 0 and says",
               "\"no longer reproduces\" once the kernel compiles (after an upgrade, say)."]
     machine = json.dumps({k: facts.get(k) for k in ("fingerprint", "kind", "stage", "target", "triton_version",
-                                                   "time_limit_s")}, sort_keys=True)
+                                                   "time_limit_s", "max_rss_bytes")}, sort_keys=True)
     return comment("\n".join(lines)) + "\n# portcheck-repro: " + machine + "\n"
 
 
@@ -91,51 +101,91 @@ def cell_section(spec, target, names_of):
         "target": (target["backend"], int(target["arch"]) if target["backend"] == "cuda" else target["arch"],
                    int(target["warp_size"])),
         "signature": spec.signature,
-        "constexprs": "@@CONSTEXPRS@@",
+        "constexprs": PLACEHOLDER,
         "attrs": {k: [list(a) for a in v] for k, v in spec.attrs.items()},
         "options": spec.options,
     }
-    text = pprint.pformat(cell, width=96, sort_dicts=False)
-    inner = "{" + ", ".join(f"{k!r}: {v}" for k, v in constexprs.items()) + "}"
-    return f"CELL = {text.replace(repr('@@CONSTEXPRS@@'), inner)}\n"
+    text = plain_text(cell, "the cell's specialisation")
+    inner = "{" + ", ".join(f"{plain_text(k, 'a constant key')}: {v}" for k, v in constexprs.items()) + "}"
+    if text.count(repr(PLACEHOLDER)) != 1:
+        raise Unwritable("the cell's specialisation holds the text that marks its constants")
+    return f"CELL = {text.replace(repr(PLACEHOLDER), inner)}\n"
+
+
+PLACEHOLDER = "@@CONSTEXPRS@@"
 
 
 class Unwritable(Exception):
     """A constant of the row that no Python literal gives back."""
 
 
+def plain(value, depth=0):
+    """Whether `value` is made only of exact builtin types that pprint writes as literals: None,
+    bools, ints, finite floats, strings, and tuples, lists and dicts of those."""
+    kind = type(value)
+    if value is None or kind in (bool, int, str) or (kind is float and math.isfinite(value)):
+        return True
+    if depth >= inline.MAX_DEPTH:
+        return False
+    if kind in (tuple, list):
+        return all(plain(v, depth + 1) for v in value)
+    return kind is dict and all(plain(k, depth + 1) and plain(v, depth + 1) for k, v in value.items())
+
+
+def plain_text(value, what, sort_dicts=False):
+    """pprint's text of a plain value (plain()); Unwritable otherwise."""
+    if not plain(value):
+        raise Unwritable(f"{what} is not made of plain Python literals")
+    return pprint.pformat(value, width=96, sort_dicts=sort_dicts)
+
+
 def _value(value, names_of):
     import triton.language as tl
-    if id(value) in names_of:
+    from triton.runtime.jit import JITFunction
+    if names_of.get(id(value)) is not None:
         return names_of[id(value)]
-    if type(value).__name__ == "JITFunction":  # imported from its module (fallback)
-        return f"getattr(importlib.import_module({value.fn.__module__!r}), {value.fn.__name__!r})"
-    if isinstance(value, tl.constexpr):
+    if isinstance(value, JITFunction):  # imported from its module (fallback)
+        return _imported_function(value)
+    if type(value) is tl.constexpr:
         inner = inline.literal(value.value)
         if inner is not None:
             return f"triton.language.constexpr({inner})"
     text = inline.literal(value)
     if text is None:
-        raise Unwritable(f"the constant {value!r} has no Python literal")
+        raise Unwritable(f"a constant of the row (a {type(value).__name__}) has no Python literal")
     return text
+
+
+def _imported_function(value):
+    """`getattr(importlib.import_module('m'), 'f')` for a @triton.jit function its module holds
+    under that name; Unwritable otherwise."""
+    module, name = getattr(value.fn, "__module__", None), getattr(value.fn, "__name__", None)
+    if not (inline.dotted_name(module) and inline.identifier(name)
+            and getattr(sys.modules.get(module), name, None) is value):
+        raise Unwritable("a @triton.jit constant of the row is not what its module holds under its name")
+    return f"getattr(importlib.import_module({str.__repr__(module)}), {str.__repr__(name)})"
 
 
 def fallback_import(ref, target):
     """Imports the kernel from its module, from the folders the check imported it from, with the
     stand-in driver answering for the target (module-level target_info guards see it)."""
+    def text(value):
+        return plain_text(value, "the kernel's module reference")
+
     lines = [RULE, comment("The kernel's module, imported (what could not be copied: the header says).")]
     lines.append("from triton.runtime import driver as _driver\n"
-                 f"_driver.set_active(StandInDriver(gpu_target({target['backend']!r}, {str(target['arch'])!r}, "
+                 f"_driver.set_active(StandInDriver(gpu_target({text(target['backend'])}, {text(str(target['arch']))}, "
                  f"{int(target['warp_size'])})))")
     folders = [f for f in [ref.get("import_root"), *(ref.get("pythonpath") or [])] if f]
     lines.append("import importlib\nimport importlib.util")
-    lines.append(f"sys.path[:0] = {folders!r}")
+    lines.append(f"sys.path[:0] = {text(folders)}")
     if ref.get("file"):
-        lines.append(f"_spec = importlib.util.spec_from_file_location('kernel_module', {os.path.abspath(ref['file'])!r})")
+        path = text(os.path.abspath(ref["file"]))
+        lines.append(f"_spec = importlib.util.spec_from_file_location('kernel_module', {path})")
         lines.append("_module = importlib.util.module_from_spec(_spec)\n_spec.loader.exec_module(_module)")
     else:
-        lines.append(f"_module = importlib.import_module({ref['module']!r})")
-    lines.append(f"KERNEL = getattr(_module, {ref['function']!r})")
+        lines.append(f"_module = importlib.import_module({text(ref['module'])})")
+    lines.append(f"KERNEL = getattr(_module, {text(ref['function'])})")
     lines.append("while not hasattr(KERNEL, 'arg_names'):  # @triton.autotune and @triton.heuristics wrap it\n"
                  "    KERNEL = KERNEL.fn")
     return "\n".join(lines) + "\n"
@@ -147,13 +197,13 @@ def render(fn, request, spec, facts, reached):
     clash = sorted(set(reached.bound()) & harness_names() - {"triton", "sys"})
     blockers = reached.blockers + [f"{n}: a name the reproducer's own code uses" for n in clash]
     names_of = {} if blockers else reached.names_of
-    recorded = {k: facts.get(k) for k in ("stage", "kind", "fingerprint", "message", "time_limit_s")}
+    recorded = {k: facts.get(k) for k in ("stage", "kind", "fingerprint", "message", "time_limit_s", "max_rss_bytes")}
     recorded["launch_limits"] = (facts.get("launch") or {}).get("limits")
     shrunk = " (made smaller by --shrink)." if facts.get("shrunk") else ", exactly."
     cell = "\n".join([RULE, comment("The cell: what triton-portcheck compiled" + shrunk),
                       ("" if blockers else f"KERNEL = {names_of[id(fn)]}\n") +
                       cell_section(spec, request["target"], names_of),
-                      "RECORDED = " + pprint.pformat(recorded, width=96, sort_dicts=True) + "\n"])
+                      "RECORDED = " + plain_text(recorded, "what the cell recorded", sort_dicts=True) + "\n"])
     harness = "\n".join([RULE, comment("Compiling without a GPU, the same way for every Triton from 3.0 "
                                        "(from triton-portcheck)."), harness])
     # Copied, the kernel comes first; imported, it comes after the harness, once the stand-in
@@ -161,7 +211,7 @@ def render(fn, request, spec, facts, reached):
     body = [copied_code(reached), cell, harness] if not blockers else [
         harness, fallback_import(request["kernel"], request["target"]), cell]
     return "\n".join([
-        "#!/usr/bin/env python3", header(facts, blockers), harness_imports + "\nimport triton\n", *body,
+        "#!/usr/bin/env python3\n" + CODING, header(facts, blockers), harness_imports + "\nimport triton\n", *body,
         "\nif __name__ == \"__main__\":\n    sys.exit(reproduce(KERNEL, CELL, RECORDED, sys.argv[1:]))\n",
     ]), bool(blockers)
 

@@ -14,7 +14,7 @@ def reproducer(request, progress):
     spec = stages.specialisation(fn, request)
     import triton
     facts = {**facts, "triton_version": triton.__version__,
-             "source": _where(fn, request.get("row_name", fn.__name__))}
+             "source": _where(fn, request.get("row_name", "?"))}
     functions = [v for v in spec.constexprs.values() if type(v).__name__ == "JITFunction"]
     reached = inline.collect(fn, functions)
     shrunk = None
@@ -33,7 +33,9 @@ def reproducer(request, progress):
 
 
 def _where(fn, row):
+    """For the header (a comment, escaped): the kernel's name, where it is defined, the row."""
+    name = inline.shown_name(getattr(fn, "__name__", None))
     location = stages.source_location(fn)
     if location is None:
-        return f"{fn.__name__} (row {row})"
-    return f"{fn.__name__}, {location['file']}:{location['line']} (row {row})"
+        return f"{name} (row {row})"
+    return f"{name}, {location['file']}:{location['line']} (row {row})"
