@@ -10,7 +10,7 @@ import tomllib
 
 import pytest
 
-from conftest import REPO, run_tool
+from conftest import REPO, run_tool, tool_env
 
 sys.path.insert(0, str(REPO / "bench" / "h200"))
 import compare_capture  # noqa: E402  (rows as `check` reads them; also compares the H200 runs)
@@ -597,3 +597,43 @@ def test_a_kernel_with_many_facets_is_captured_under_names_check_reads_as_writte
     one = run_tool(["export", longest, "-t", "cuda:90", "--python", venv_python, "-o", tmp_path / "out"],
                    cwd=tmp_path, timeout=300)
     assert one.returncode == 0, one.stdout + one.stderr
+
+
+UNRECORDABLE = """\
+import numpy as np
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, n, s, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=m) * s, mask=m)
+
+
+x = torch.ones(64)
+for s in (np.float32(2.0), 3.0):
+    try:
+        scale[(1, )](x, 64, s, BLOCK=64)
+        print("launched", type(s).__name__)
+    except Exception as e:
+        print("raised", type(s).__name__, type(e).__name__)
+"""
+
+
+def test_a_launch_interpret_mode_cannot_record_is_a_warning_and_the_program_runs_as_without_capture(
+        tmp_path, venv_python):
+    # Issue 42: such a launch (a numpy scalar argument: Triton's JIT cannot specialise it) raised
+    # AttributeError ('Recorder' object has no attribute 'warn_once') into the user's program.
+    (tmp_path / "script.py").write_text(UNRECORDABLE)
+    plain = subprocess.run([str(venv_python), "script.py"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=300, env={**tool_env(), "TRITON_INTERPRET": "1"})
+    assert plain.returncode == 0, plain.stderr
+    run = run_tool(["capture", "--mode", "interpret", "--", venv_python, "script.py"], cwd=tmp_path, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == plain.stdout  # whatever Triton's interpreter itself does with each launch
+    assert "AttributeError" not in run.stdout + run.stderr
+    assert "warning: a launch of scale was not recorded: TypeError: failed to specialize" in run.stderr, run.stderr
+    assert set(rows_of(tmp_path / "portcheck.toml")) == {"scale"}  # the float launch

@@ -129,9 +129,9 @@ class Recorder:
             try:
                 recorder._record_interpreted(fn, args, kwargs, grid, warmup, autotune)
             except Exception as e:
-                recorder.warn_once(("interp", fn.__name__, type(e).__name__),
-                                    f"a launch of {fn.__name__} was not recorded: "
-                                    f"{type(e).__name__}: {e}")
+                recorder.records.warn_once(("interp", fn.__name__, type(e).__name__),
+                                           f"a launch of {fn.__name__} was not recorded: "
+                                           f"{type(e).__name__}: {e}")
             if dry:
                 return None
             return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
