@@ -135,3 +135,57 @@ def test_sdist_builds_from_source_into_a_fresh_venv(tmp_path, demo_run, wheel, w
     assert verdicts(json.loads(out.read_text())) == subset
     missing = tool(bin_dir, "targets", cwd=tmp_path, PATH="/usr/bin:/bin")
     assert missing.returncode == 3 and "triton" in missing.stderr.lower(), missing.stderr
+
+
+def documented_commands(document):
+    """The `triton-portcheck ...` command lines of a document's code blocks, as written (a line
+    continued with a backslash joined to the next; a shell comment after it dropped)."""
+    commands, pending, in_block = [], "", False
+    for line in (REPO / document).read_text().splitlines():
+        if line.lstrip().startswith("```"):
+            in_block = not in_block
+            continue
+        text = line.strip()
+        for prefix in ("- run: ", "run: ", "- ", "$ "):
+            text = text[len(prefix):] if text.startswith(prefix) else text
+        if pending:
+            text, pending = pending + " " + text, ""
+        if not in_block or not text.startswith("triton-portcheck "):
+            continue
+        if text.endswith("\\"):
+            pending = text[:-1].strip()
+            continue
+        commands.append(text.split("  #")[0].strip())
+    return commands
+
+
+def test_the_documented_ci_commands_run_as_written_outside_the_checkout(wheel_venv, tmp_path):
+    """Issue 42: reports into relative folders that did not exist yet were refused, which broke
+    the README's first check command outside a checkout and docs/ci.md's shard jobs. Here the
+    installed tool runs each command of docs/ci.md as written, in a project folder of its own (the
+    demo's kernels) where the shard jobs' artifacts lie as download-artifact leaves them."""
+    project = tmp_path / "project"
+    subprocess.run(["cp", "-r", str(REPO / "demo"), str(project)], check=True)
+    env = dict(install.clean_env(TRITON_PORTCHECK_HOME=SESSION_HOME))
+    env["PATH"] = f"{wheel_venv}:{env.get('PATH', '')}"
+
+    def shell(command):
+        return subprocess.run(["bash", "-c", command], cwd=project, capture_output=True, text=True, timeout=900,
+                              env=env)
+
+    first = shell("triton-portcheck check --demo --json build/demo-report.json")  # the README's, installed
+    assert first.returncode == 1 and (project / "build" / "demo-report.json").is_file(), first.stderr
+    for k in range(1, 5):  # what each shard job's action uploads and download-artifact lays out
+        shard = shell(f"triton-portcheck check --shard {k}/4 --json portcheck-shard-{k}/report.json")
+        assert shard.returncode in (0, 1) and (project / f"portcheck-shard-{k}" / "report.json").is_file(), \
+            shard.stderr
+    commands = documented_commands("docs/ci.md")
+    assert any(c.startswith("triton-portcheck merge portcheck-shard-*/report.json") for c in commands), commands
+    for command in commands:
+        if "--baseline" in command and not (project / "portcheck-baseline.json").exists():
+            shell("triton-portcheck check --write-baseline portcheck-baseline.json")
+        run = shell(command)
+        # 1: the demo's failures are new where no baseline covers them; never 2 (a path refused).
+        assert run.returncode in (0, 1), (command, run.stdout[-2000:], run.stderr)
+        if "--baseline" in command:
+            assert run.returncode == 0, (command, run.stdout[-2000:], run.stderr)
