@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "src/capture/capture_rows.hpp"
+#include "src/capture/gpu_devices.hpp"
 #include "src/capture/personas.hpp"
 #include "src/capture/vendor_tools.hpp"
 #include "src/core/errors.hpp"
@@ -221,6 +222,13 @@ std::vector<std::optional<Persona>> personas_of(const CaptureOptions& options,
       throw UsageError(
           "--as: live mode records what the real device launches; run as another device with "
           "--mode interpret or --mode record");
+    // Said before the command runs: without a GPU it would run to the end and launch nothing.
+    if (gpu_device_nodes().empty())
+      throw EnvironmentError(
+          "--mode live compiles and launches the kernels on a GPU, and this machine shows none (no "
+          "/dev/nvidia0, /dev/kfd or /dev/dxg): without one, capture with --mode interpret (the "
+          "default: Triton's CPU interpreter runs the tests) or --mode record (the JIT records, "
+          "nothing runs; --fake-gpu for a script written for a GPU)");
     return {std::nullopt};
   }
   const std::vector<std::string> names =

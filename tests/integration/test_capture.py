@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -637,3 +638,14 @@ def test_a_launch_interpret_mode_cannot_record_is_a_warning_and_the_program_runs
     assert "AttributeError" not in run.stdout + run.stderr
     assert "warning: a launch of scale was not recorded: TypeError: failed to specialize" in run.stderr, run.stderr
     assert set(rows_of(tmp_path / "portcheck.toml")) == {"scale"}  # the float launch
+
+
+@pytest.mark.skipif(any(Path("/dev").glob("nvidia[0-9]*")) or Path("/dev/kfd").exists() or Path("/dev/dxg").exists(),
+                    reason="this machine has a GPU: live mode runs there")
+def test_live_mode_without_a_gpu_says_so_before_running_the_command(tmp_path, venv_python):
+    # Issue 42: it ran the whole command, then said it "launched no Triton kernel".
+    (tmp_path / "script.py").write_text("open('ran', 'w').write('yes')\n")
+    run = run_tool(["capture", "--mode", "live", "--", venv_python, "script.py"], cwd=tmp_path, timeout=120)
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert len(run.stderr.splitlines()) == 1 and "--mode live" in run.stderr and "--mode interpret" in run.stderr
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "portcheck.toml").exists()

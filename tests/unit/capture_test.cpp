@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "src/capture/capture_rows.hpp"
+#include "src/capture/gpu_devices.hpp"
 #include "src/capture/manifest_writer.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/manifest.hpp"
@@ -302,6 +303,19 @@ TEST(CaptureRows, NamesAreUniqueByConstructionAgainstNumberedAndShortenedOnes) {
   expect_unique_names_that_load(summary.kernels.front());
   for (const auto& row : summary.kernels.front().rows)
     if (row.variant == short_form) EXPECT_TRUE(row.variant_in_full.empty()) << "its own name";
+}
+
+// Issue 42, item 13: live capture says it needs a GPU before it runs the command.
+TEST(GpuDevices, OnlyNodesOfAGpuCount) {
+  util::TempDir dev("portcheck-dev");
+  for (const char* name : {"nvidiactl", "nvidia-uvm", "nvidia-caps", "null", "dri"})
+    util::atomic_write_file(dev.path() / name, "");
+  EXPECT_TRUE(gpu_device_nodes(dev.path()).empty());
+  util::atomic_write_file(dev.path() / "nvidia0", "");
+  util::atomic_write_file(dev.path() / "kfd", "");
+  EXPECT_EQ(gpu_device_nodes(dev.path()),
+            (std::vector<std::filesystem::path>{dev.path() / "kfd", dev.path() / "nvidia0"}));
+  EXPECT_TRUE(gpu_device_nodes(dev.path() / "missing").empty());
 }
 
 TEST(CaptureRows, ImportRootElsewhereBecomesPythonpathAndLocalKernelsAreRefused) {
