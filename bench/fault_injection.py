@@ -877,6 +877,121 @@ def fault_sabotage(rep):
     rep.finish()
 
 
+class CpuAndMemoryLoad:
+    """A spinning process per core and one rewriting 1 GiB over and over, for at most `seconds`
+    (none for 0)."""
+
+    def __init__(self, seconds):
+        spin = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end:\n    pass\n"
+        churn = (f"import time\nend = time.time() + {seconds}\nb = bytearray(1 << 30)\n"
+                 "while time.time() < end:\n    for i in range(0, len(b), 4096):\n        b[i] = (b[i] + 1) & 255\n")
+        self.procs = [subprocess.Popen([sys.executable, "-c", code])
+                      for code in ([spin] * (os.cpu_count() or 2) + [churn] if seconds else [])]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for proc in self.procs:
+            proc.kill()
+            proc.wait()
+
+
+def fork_and_process(rep, *args, load_s=0, **env):
+    """The cells of a --no-cache run with each isolation, by position; notes a disagreement. With
+    `load_s`, the fork run has a CPU and memory load beside it; the process run, the reference, has
+    not (a fresh interpreter's start is slow on a loaded machine: that would only test the
+    reference's own margin)."""
+    answers = {}
+    for isolation in ("fork", "process"):
+        out = rep.dir / f"{isolation}.json"
+        with CpuAndMemoryLoad(load_s if isolation == "fork" else 0):
+            rc = rep.run(["--no-cache", "--isolation", isolation, "--json", out, *args], name=isolation, **env)
+        rep.expect_exit(rc, [0, 1], isolation)
+        answers[isolation] = {(c["row"], c["target"]): c for c in (load_report(out) or {}).get("cells", [])}
+    fork, process = ({k: cell_answer(c) for k, c in answers[i].items()} for i in ("fork", "process"))
+    if fork != process or len(fork) != 2 * len(TARGETS):
+        rep.outcome.wrong_answers += 1
+        rep.outcome.notes.append(f"the isolation modes disagree: fork {sorted(fork.items())}, process {sorted(process.items())}")
+    return answers
+
+
+def expect_kinds(rep, answers, fault_kind):
+    for isolation, cells in answers.items():
+        for (row, target), cell in cells.items():
+            wanted = fault_kind if row == "fault" else None
+            if cell.get("kind") != wanted:
+                rep.outcome.wrong_answers += 1
+                rep.outcome.notes.append(f"{isolation}: {row} on {target} is {cell.get('kind')}, expected {wanted}")
+
+
+AT_IMPORT_FOR_FORKS = {  # issue 42 item 8: what an import leaves for the forks after it
+    "after_in_child os._exit(0)": "import os\nos.register_at_fork(after_in_child=lambda: os._exit(0))\n",
+    "before os._exit(0)": "import os\nos.register_at_fork(before=lambda: os._exit(0))\n",
+    "fds 0-2 closed": "import os\nfor _fd in (0, 1, 2):\n    os.close(_fd)\n",
+}
+
+
+def fault_at_import_for_forks(rep):
+    """Each in turn: the fault row is ok under --isolation fork as under process."""
+    name = list(AT_IMPORT_FOR_FORKS)[rep.index % len(AT_IMPORT_FOR_FORKS)]
+    module_manifest(rep.dir, AT_IMPORT_FOR_FORKS[name] + HEALTHY_MODULE)
+    rep.outcome.notes.append(name)
+    expect_kinds(rep, fork_and_process(rep), None)
+    rep.finish()
+
+
+# Issue 42 item 9: a third-party dependency (on PYTHONPATH) that asks Triton's driver at import and
+# is slow to import (0.3 s of CPU, 11.2 s of waiting, as torch's when memory pressure has evicted
+# its libraries), under CPU and memory load: the zygotes give its import up (5 s, a quarter of the
+# 20 s limit) and the inspection imports it itself, as a fresh process does.
+SLOW_DRIVER_DEPENDENCY = ("import time\nfrom triton.runtime import driver\ntry:\n"
+                          "    TARGET = driver.active.get_current_target()\nexcept Exception:\n    TARGET = None\n"
+                          "_until = time.process_time() + 0.3\nwhile time.process_time() < _until:\n    pass\n"
+                          "time.sleep(11.2)\n")
+
+
+def fault_loaded_zygotes(rep):
+    deps = rep.dir / "deps"
+    deps.mkdir()
+    (deps / "slowdep.py").write_text(SLOW_DRIVER_DEPENDENCY)
+    module_manifest(rep.dir, "import slowdep  # noqa: F401\n" + HEALTHY_MODULE, limits="timeout = 20\n")
+    answers = fork_and_process(rep, "--static-only", load_s=120, PYTHONPATH=deps)
+    for isolation, cells in answers.items():
+        for (row, target), cell in cells.items():
+            if cell.get("kind") is not None:
+                rep.outcome.wrong_answers += 1
+                rep.outcome.notes.append(f"{isolation}: {row} on {target} is {cell.get('kind')} in stage {cell.get('stage')}")
+    rep.finish()
+
+
+# Issue 42 item 10: a kernel that computes for ever at compile time, in a module that leaves a
+# thread at import (its zygote forks with two threads): a real timeout, run once.
+SPIN_AT_COMPILE = ("import threading\nimport time\nimport triton\nimport triton.language as tl\n\n"
+                   "threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()\n\n\n"
+                   "@triton.constexpr_function\ndef spin(block):\n    while True:\n        pass\n\n\n"
+                   "@triton.jit\ndef axpy(x_ptr, y_ptr, out_ptr, n, a, BLOCK: tl.constexpr):\n"
+                   "    B: tl.constexpr = spin(BLOCK)\n" + AXPY_BODY.format(block="B"))
+SPIN_LIMIT_S = 4
+
+
+def fault_spin_timeout(rep):
+    module_manifest(rep.dir, SPIN_AT_COMPILE, limits=f"timeout = {SPIN_LIMIT_S}\n")
+    answers = fork_and_process(rep)
+    expect_kinds(rep, answers, "timeout")
+    for (row, target), cell in answers["fork"].items():
+        if row != "fault":
+            continue
+        own_s = cell.get("wall_s", 0) - cell.get("waited_s", 0)
+        if cell.get("rerun_fresh") or own_s > SPIN_LIMIT_S * 1.5:
+            rep.outcome.wrong_answers += 1
+            rep.outcome.notes.append(f"fork: {target} run again ({cell.get('rerun_fresh')}) or {own_s:.1f} s")
+        else:
+            process = answers["process"].get((row, target), {})
+            rep.outcome.notes.append(f"{target}: fork {own_s:.1f} s, process {process.get('wall_s', 0):.1f} s")
+    rep.finish()
+
+
 # name -> (manifest, function, needs a tmpfs mount, what it does)
 FAULTS = {
     "sigkill": ("demo", fault_sigkill("demo"), False, "SIGKILL of the tool at a random moment"),
@@ -910,6 +1025,15 @@ FAULTS = {
                          "fork; setsid; fork; execve(sleep, {} environment) at compile, then SIGKILL of the tool"),
     "sabotage": ("demo", fault_sabotage, False,
                  "builtins.open = None, json.dumps = None, urandom over fds 3 and 4 at import; fork vs process"),
+    "at-fork-import": ("demo", fault_at_import_for_forks, False,
+                       "an at-fork handler that exits the child or the parent, or fds 0-2 closed, at import; "
+                       "fork vs process"),
+    "loaded-zygotes": ("demo", fault_loaded_zygotes, False,
+                       "a dependency that asks the driver at import and waits 11 s there, a CPU and memory "
+                       "load beside, timeout 20 s, --static-only; fork (loaded) vs process"),
+    "spin-timeout": ("demo", fault_spin_timeout, False,
+                     "a compile that computes for ever in a cell from a threaded zygote, timeout 4 s: one "
+                     "attempt; fork vs process"),
 }
 
 

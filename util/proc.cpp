@@ -67,6 +67,8 @@ bool read_stat(pid_t pid, ProcessInfo& info) {
   info.pgrp = static_cast<pid_t>(fields[2]);
   info.session = static_cast<pid_t>(fields[3]);
   info.rss_bytes = fields[21] > 0 ? static_cast<std::uint64_t>(fields[21]) * page : 0;
+  for (int field = 11; field <= 14; ++field)  // utime stime cutime cstime
+    info.cpu_ticks += fields[field] > 0 ? static_cast<std::uint64_t>(fields[field]) : 0;
   return true;
 }
 

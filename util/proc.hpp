@@ -17,6 +17,8 @@ struct ProcessInfo {
   pid_t pgrp = 0;
   pid_t session = 0;
   std::uint64_t rss_bytes = 0;
+  // CPU time in clock ticks: its own (user and system) and that of the children it has waited for.
+  std::uint64_t cpu_ticks = 0;
   char state = '?';  // 'Z' for a zombie awaiting its parent's wait
 };
 

@@ -213,11 +213,12 @@ class CellRun {
   std::optional<ProcessSpec> fresh_rerun(std::size_t id, const ProcessOutcome& outcome) {
     if (outcome.forked_from_threads <= 1 || rerun_fresh_.count(id) != 0) return std::nullopt;
     auto evidence = evidence_from_files(dir_of(id), outcome);
-    if (!fork_hazard_could_explain(classify(evidence))) {
+    if (!fork_hazard_could_explain(classify(evidence), outcome)) {
       read_evidence_.insert_or_assign(id, std::move(evidence));  // ended() needs it next
       return std::nullopt;
     }
     rerun_fresh_.insert(id);
+    first_attempt_.insert_or_assign(id, outcome);  // its time is the cell's too
     forget_run(dir_of(id));
     auto spec = task_for(id).spec;
     spec.fresh = true;
@@ -234,8 +235,14 @@ class CellRun {
                     {}};
     remember_evidence(id, input.evidence);
     keep(id, interpret(cell, input, judgement_));
-    results_[id]->rerun_fresh = rerun_fresh_.count(id) != 0;
-    settings_.timings->set(timing_key(cell), outcome.wall_seconds);
+    auto& result = *results_[id];
+    result.rerun_fresh = rerun_fresh_.count(id) != 0;
+    if (const auto first = first_attempt_.find(id); first != first_attempt_.end()) {
+      result.first_attempt_s = first->second.wall_seconds;
+      result.wall_s += first->second.wall_seconds;
+      result.waited_s += first->second.waited_seconds;
+    }
+    settings_.timings->set(timing_key(cell), result.wall_s);
     const auto key = key_for(id);
     if (settings_.cache != nullptr && !key.empty() && cacheable(*input.evidence, *results_[id])) {
       settings_.cache->store(key, cache_entry(key, *input.evidence, cell.row->ref.import_root));
@@ -296,7 +303,8 @@ class CellRun {
   std::size_t stored_ = 0;
   std::size_t failed_ = 0;             // so far, for the progress line
   std::set<std::size_t> rerun_fresh_;  // cells run again in a fresh process (fresh_rerun)
-  std::map<std::size_t, CellEvidence> read_evidence_;  // read by fresh_rerun, kept by ended()
+  std::map<std::size_t, CellEvidence> read_evidence_;    // read by fresh_rerun, kept by ended()
+  std::map<std::size_t, ProcessOutcome> first_attempt_;  // of each cell run again
   // --reduce: the cell that stands for each (itself when none other does), the cells that do,
   // their evidence, and the cells waiting for it.
   std::vector<std::size_t> representative_;

@@ -16,7 +16,8 @@ constexpr std::array kNotTheCompilers = {
 
 }  // namespace
 
-bool fork_hazard_could_explain(const Classification& verdict) {
+bool fork_hazard_could_explain(const Classification& verdict, const ProcessOutcome& outcome) {
+  if (verdict.kind == FailureKind::timeout) return outcome.stalled;
   if (std::find(kNotTheCompilers.begin(), kNotTheCompilers.end(), verdict.kind) !=
       kNotTheCompilers.end())
     return true;

@@ -187,6 +187,8 @@ InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,
   scheduler.rerun_when(
       [&](ProcessRunner::Id id, const ProcessOutcome& outcome) -> std::optional<ProcessSpec> {
         if (outcome.forked_from_threads <= 1 || rerun.count(id) != 0) return std::nullopt;
+        // A timeout computing until the limit is the import's own (check/fork_hazard.hpp).
+        if (outcome.how == Termination::timed_out && !outcome.stalled) return std::nullopt;
         if (answered_for_every_kernel(evidence_from_files(dirs[id], outcome))) return std::nullopt;
         rerun.insert(id);
         forget_run(dirs[id]);

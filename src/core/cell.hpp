@@ -114,8 +114,9 @@ struct CellResult {
   bool expected_failure = false;
   double compile_s = 0;
   double wall_s = 0;
-  double waited_s = 0;       // of wall_s, waiting for its process (a zygote's import)
-  bool rerun_fresh = false;  // its verdict is a fresh process's (check/fork_hazard.hpp)
+  double waited_s = 0;         // of wall_s, waiting for its process (a zygote's import)
+  bool rerun_fresh = false;    // its verdict is a fresh process's (check/fork_hazard.hpp)
+  double first_attempt_s = 0;  // with rerun_fresh: of wall_s, the forked attempt run again
   nlohmann::json stages = nlohmann::json::object();
   nlohmann::json metadata = nlohmann::json::object();
   nlohmann::json sizes = nlohmann::json::object();

@@ -57,6 +57,7 @@ nlohmann::json cell_json(const CellResult& c, const std::map<std::string, std::s
       {"wall_s", c.wall_s},
       {"waited_s", c.waited_s},
       {"rerun_fresh", c.rerun_fresh},
+      {"first_attempt_s", c.first_attempt_s},
       {"stages", c.stages},
       {"metadata", c.metadata},
       {"sizes", c.sizes},

@@ -131,6 +131,7 @@ CellResult cell_from(const JsonAt& c) {
   cell.wall_s = c.number_or("wall_s", 0.0);
   cell.waited_s = c.number_or("waited_s", 0.0);
   cell.rerun_fresh = c.boolean_or("rerun_fresh", false);
+  cell.first_attempt_s = c.number_or("first_attempt_s", 0.0);
   const std::pair<const char*, nlohmann::json CellResult::*> objects[] = {
       {"stages", &CellResult::stages},
       {"metadata", &CellResult::metadata},

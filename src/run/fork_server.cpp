@@ -168,7 +168,11 @@ std::vector<nlohmann::json> ForkServerRunner::pump(
         it->second.waited =
             std::chrono::duration<double>(Clock::now() - it->second.requested).count();
         by_pid_[pid] = id;
-        limits_.watch(pid, id, it->second.spec, it->second.requested);
+        // Its wall time counts from the hand-over (waited_s says how much of it was waiting), its
+        // time limit from now: under load a zygote's import may outlive its deadline, and a cell
+        // then charged with that wait timed out importing for itself where a fresh process did
+        // not (issue 42).
+        limits_.watch(pid, id, it->second.spec, it->second.requested, Clock::now());
       }
     } else if (name == "exited") {
       const pid_t pid = event.at("pid").get<pid_t>();

@@ -57,6 +57,9 @@ struct ProcessOutcome {
   int forked_from_threads = 0;
   // Of wall_seconds, the time it waited before its process existed (a zygote's import).
   double waited_seconds = 0;
+  // Killed at its time limit having used almost no CPU for a while (run/stall.hpp): waiting, as
+  // on a lock held since it was forked, rather than computing.
+  bool stalled = false;
 };
 
 // The scheduler talks to processes only through this, so tests can swap in a fake.

@@ -91,12 +91,13 @@ pid_t spawn_in_new_session(const ProcessSpec& spec,
 }
 
 void SessionLimits::watch(pid_t session, ProcessRunner::Id id, const ProcessSpec& spec,
-                          Clock::time_point started) {
+                          Clock::time_point started, Clock::time_point born) {
   Entry entry;
   entry.id = id;
   entry.started = started;
-  entry.deadline = spec.timeout.count() > 0 ? started + spec.timeout : Clock::time_point::max();
+  entry.deadline = spec.timeout.count() > 0 ? born + spec.timeout : Clock::time_point::max();
   entry.max_rss_bytes = spec.max_rss_bytes;
+  entry.cpu = CpuWindow(born, spec.timeout);
   entries_[session] = entry;
 }
 
@@ -143,8 +144,12 @@ std::vector<std::pair<pid_t, Termination>> SessionLimits::enforce(
   const auto now = Clock::now();
   last_sample_ = now;
   std::unordered_map<pid_t, std::uint64_t> rss_by_session;
+  std::unordered_map<pid_t, std::uint64_t> cpu_by_session;
   const auto processes = util::snapshot_processes();
-  for (const auto& p : processes) rss_by_session[p.session] += p.rss_bytes;
+  for (const auto& p : processes) {
+    rss_by_session[p.session] += p.rss_bytes;
+    cpu_by_session[p.session] += p.cpu_ticks;
+  }
   std::set<pid_t> ours(also_count.begin(), also_count.end());
   for (const auto& [session, entry] : entries_) ours.insert(session);
   util::kill_strays(processes, ours);
@@ -158,7 +163,9 @@ std::vector<std::pair<pid_t, Termination>> SessionLimits::enforce(
     entry.peak_rss_bytes = std::max(entry.peak_rss_bytes, rss);
     entry.last_rss_bytes = rss;
     entry.sampled = true;
+    entry.cpu.sample(now, cpu_by_session[session]);
     if (now >= entry.deadline) {
+      entry.stalled = entry.cpu.stalled();
       over.emplace_back(session, Termination::timed_out);
     } else if (entry.max_rss_bytes > 0 && rss > entry.max_rss_bytes) {
       over.emplace_back(session, Termination::out_of_memory);
@@ -182,6 +189,7 @@ ProcessOutcome finish_session(pid_t leader, const SessionLimits::Entry& entry, T
   outcome.wall_seconds =
       std::chrono::duration<double>(SessionLimits::Clock::now() - entry.started).count();
   outcome.peak_rss_bytes = entry.peak_rss_bytes;
+  outcome.stalled = how == Termination::timed_out && entry.stalled;
   if (WIFEXITED(wait_status)) outcome.exit_code = WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) outcome.signal = WTERMSIG(wait_status);
   if (how == Termination::exited && WIFSIGNALED(wait_status)) outcome.how = Termination::signaled;
@@ -211,7 +219,7 @@ void Supervisor::start(Id id, const ProcessSpec& spec) {
     pending_.emplace_back(id, std::move(outcome));
     return;
   }
-  limits_.watch(pid, id, spec, now);
+  limits_.watch(pid, id, spec, now, now);
   if (!spec.progress_path.empty()) progress_[pid] = spec.progress_path;
 }
 

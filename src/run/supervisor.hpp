@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/run/process_runner.hpp"
+#include "src/run/stall.hpp"
 
 namespace portcheck {
 
@@ -31,6 +32,8 @@ class SessionLimits {
     std::uint64_t peak_rss_bytes = 0;
     std::uint64_t last_rss_bytes = 0;  // at the last sample
     bool sampled = false;
+    CpuWindow cpu;         // the session's CPU time, sampled with its memory
+    bool stalled = false;  // when killed at its deadline, cpu.stalled()
   };
 
   // A walk of /proc costs about a millisecond of system time, so sampling every `shortest` all
@@ -40,8 +43,11 @@ class SessionLimits {
                          std::chrono::milliseconds longest = std::chrono::milliseconds(250))
       : shortest_(shortest), longest_(longest) {}
 
+  // `started`: when its wall time begins (wall_seconds); `born`: when its process began to exist,
+  // where its time limit begins. A cell handed to a fork server may wait for a zygote's import
+  // before it is forked: that wait is the tool's, not the cell's (issue 42).
   void watch(pid_t session, ProcessRunner::Id id, const ProcessSpec& spec,
-             Clock::time_point started);
+             Clock::time_point started, Clock::time_point born);
   [[nodiscard]] const Entry* find(pid_t session) const;
   Entry take(pid_t session);
   [[nodiscard]] const std::map<pid_t, Entry>& entries() const { return entries_; }

@@ -173,6 +173,11 @@ def test_a_cell_that_meets_a_lock_held_at_fork_time_gets_the_verdict_of_a_fresh_
     assert {k: c["status"] for k, c in cells.items()} == {("early", "cuda:80"): "ok", ("late", "cuda:80"): "ok"}
     assert cells[("late", "cuda:80")]["rerun_fresh"] is True
     assert cells[("early", "cuda:80")]["rerun_fresh"] is False
+    # The report counts both runs of the cell run again (issue 42): the hang's first run is a
+    # whole time limit, stalled on the lock.
+    late = cells[("late", "cuda:80")]
+    assert 0 < late["first_attempt_s"] < late["wall_s"], late
+    assert late["first_attempt_s"] >= (12 if how == "hang" else 0), late
     # The inspection of `late` met the lock too, and so did its compile: both ran again.
     assert report["environment"]["resources"]["cells_rerun_fresh"] == 2, report["environment"]["resources"]
     fresh, _ = _run(tmp_path, venv_python, "--timeout", "12", "--isolation", "process", expect=0)

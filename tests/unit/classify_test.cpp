@@ -299,17 +299,25 @@ TEST(ForkHazard, ExplainsWhatTheCompilerDidNotSay) {
     return c;
   };
   using portcheck::FailureKind;
-  using portcheck::fork_hazard_could_explain;
-  for (const auto kind : {FailureKind::timeout, FailureKind::crash, FailureKind::oom,
-                          FailureKind::import_error, FailureKind::internal_error})
-    EXPECT_TRUE(fork_hazard_could_explain(verdict(kind)));
+  portcheck::ProcessOutcome outcome;
+  const auto explains = [&](const portcheck::Classification& c) {
+    return portcheck::fork_hazard_could_explain(c, outcome);
+  };
+  for (const auto kind : {FailureKind::crash, FailureKind::oom, FailureKind::import_error,
+                          FailureKind::internal_error})
+    EXPECT_TRUE(explains(verdict(kind)));
   for (const auto kind : {FailureKind::none, FailureKind::mlir_error, FailureKind::llvm_error,
                           FailureKind::assembler_error, FailureKind::launch_limit})
-    EXPECT_FALSE(fork_hazard_could_explain(verdict(kind)));
-  EXPECT_FALSE(fork_hazard_could_explain(
-      verdict(FailureKind::frontend_error, "ValueError: type fp8e4nv not supported")));
-  EXPECT_TRUE(fork_hazard_could_explain(
-      verdict(FailureKind::frontend_error,
-              "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
-              "multiprocessing, you must use the 'spawn' start method")));
+    EXPECT_FALSE(explains(verdict(kind)));
+  EXPECT_FALSE(
+      explains(verdict(FailureKind::frontend_error, "ValueError: type fp8e4nv not supported")));
+  EXPECT_TRUE(
+      explains(verdict(FailureKind::frontend_error,
+                       "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA "
+                       "with multiprocessing, you must use the 'spawn' start method")));
+  // A timeout only when the cell was waiting (a lock held since the fork), not computing.
+  outcome.how = portcheck::Termination::timed_out;
+  EXPECT_FALSE(explains(verdict(FailureKind::timeout)));
+  outcome.stalled = true;
+  EXPECT_TRUE(explains(verdict(FailureKind::timeout)));
 }

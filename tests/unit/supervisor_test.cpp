@@ -271,6 +271,24 @@ TEST_F(SupervisorTest, TimeoutKillsChildAndGrandchild) {
   EXPECT_EQ(util::read_file(file("slow.out")), "");
 }
 
+// At the time limit, whether the session was waiting (a lock held since a fork) or computing:
+// only the first may be a fork hazard's (src/run/stall.hpp). The computing one's work is done by
+// a grandchild while the leader waits for it, as a cell waits for ptxas.
+TEST_F(SupervisorTest, ATimeoutWhileWaitingHasStalledAndOneWhileComputingHasNot) {
+  sup_.start(1, shell("waits", "echo $$ > sid; sleep 1000", 2000ms));
+  sup_.start(2, shell("computes", "echo $$ > sid2; sh -c 'while :; do :; done' & wait", 2000ms));
+  Ended ended;
+  remember_session(wait_for_pid_file("sid", ended));
+  remember_session(wait_for_pid_file("sid2", ended));
+  for (auto& e : wait_for(2, 5000ms)) ended.push_back(std::move(e));
+  ASSERT_EQ(ended.size(), 2u);
+  std::map<ProcessRunner::Id, ProcessOutcome> by_id(ended.begin(), ended.end());
+  EXPECT_EQ(by_id[1].how, Termination::timed_out) << describe(by_id[1]);
+  EXPECT_TRUE(by_id[1].stalled);
+  EXPECT_EQ(by_id[2].how, Termination::timed_out) << describe(by_id[2]);
+  EXPECT_FALSE(by_id[2].stalled);
+}
+
 TEST_F(SupervisorTest, TimeoutOfZeroMeansNoLimit) {
   sup_.start(1, shell("nolimit", "echo $$ > sid; sleep 0.3; exit 4", 0ms));
   const auto ended = wait_for(1);
@@ -630,7 +648,7 @@ TEST(SessionLimitsSampling, SessionsFarFromTheirLimitsAreSampledLessOften) {
   ProcessSpec roomy;
   roomy.max_rss_bytes = 8ULL << 30;
   const auto start = Clock::now();
-  limits.watch(999999, 1, roomy, start);
+  limits.watch(999999, 1, roomy, start, start);
   (void)limits.enforce();
   const auto sampled = Clock::now();
   EXPECT_FALSE(limits.sample_due(sampled + 19ms)) << "never sooner than the shortest period";
@@ -639,7 +657,7 @@ TEST(SessionLimitsSampling, SessionsFarFromTheirLimitsAreSampledLessOften) {
 
   ProcessSpec tight;
   tight.max_rss_bytes = 64ULL << 20;  // 4 GiB/s covers it in about 16 ms
-  limits.watch(999998, 2, tight, sampled);
+  limits.watch(999998, 2, tight, sampled, sampled);
   EXPECT_TRUE(limits.sample_due(sampled + 1ms)) << "a new session this near its limit: at once";
   (void)limits.enforce();
   const auto again = Clock::now();
@@ -649,8 +667,17 @@ TEST(SessionLimitsSampling, SessionsFarFromTheirLimitsAreSampledLessOften) {
   portcheck::SessionLimits deadlines(20ms, 250ms);
   ProcessSpec short_lived;
   short_lived.timeout = 100ms;
-  deadlines.watch(999997, 3, short_lived, start);
+  deadlines.watch(999997, 3, short_lived, start, start);
   (void)deadlines.enforce();
   EXPECT_FALSE(deadlines.sample_due(start + 90ms));
   EXPECT_TRUE(deadlines.sample_due(start + 101ms)) << "a passed deadline is due at once";
+
+  // A cell handed to a fork server 5 s before it was forked (its zygote's import): its time limit
+  // counts from the fork, its wall time from the hand-over.
+  portcheck::SessionLimits forked(20ms, 250ms);
+  forked.watch(999996, 4, short_lived, start - 5s, start);
+  (void)forked.enforce();
+  EXPECT_FALSE(forked.sample_due(start + 90ms)) << "the wait before the fork is not the cell's";
+  EXPECT_TRUE(forked.sample_due(start + 101ms));
+  EXPECT_EQ(forked.find(999996)->started, start - 5s);
 }

@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 
-from . import cell_child, handlers
+from . import at_fork, cell_child, handlers
 from ..base import signal_guard
 
 COMMAND_FD = 3
@@ -113,13 +113,16 @@ def run_child(command, server, inherited=(COMMAND_FD, EVENT_FD)):
         os.dup2(null, 0)
         os.dup2(out, 1)
         os.dup2(err, 2)
-        for fd in (null, out, err, *inherited):
+        # Where the process it was forked from had 0-2 closed, the opens above took them: those
+        # are the cell's standard streams now, and stay open.
+        for fd in {null, out, err, *inherited} - {0, 1, 2}:
             try:
                 os.close(fd)
             except OSError:
                 pass
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
+        at_fork.register_recorded()
     except BaseException:  # report on whatever stderr we have; the supervisor sees the status
         import traceback
         try:

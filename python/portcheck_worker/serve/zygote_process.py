@@ -24,7 +24,7 @@ import socket
 import time
 import warnings
 
-from . import channel, forking
+from . import at_fork, channel, forking
 
 
 def threads_now():
@@ -102,13 +102,30 @@ def _import_for(spec):
     try:
         if limit > 0 and (old[1] == resource.RLIM_INFINITY or limit < old[1]):
             resource.setrlimit(resource.RLIMIT_DATA, (limit, old[1]))
-        if spec["role"] == "base":
-            return _import_third_party(spec), True
-        return _import_package(spec)
+        with at_fork.recording():
+            if spec["role"] == "base":
+                return _import_third_party(spec), True
+            return _import_package(spec)
     except BaseException as e:
         return f"{type(e).__name__}: {e}", False
     finally:
         resource.setrlimit(resource.RLIMIT_DATA, old)
+        _reopen_standard_fds()
+
+
+def _reopen_standard_fds():
+    """An import that closed descriptors 0-2 (as a daemonising module does) would hand them to
+    the next descriptors this zygote opens (its wake-up pipe), which the cells it forks must not
+    take for their standard streams: each closed one points at /dev/null again, as before the
+    import."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
 
 
 def _import_package(spec):
