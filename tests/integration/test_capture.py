@@ -149,6 +149,10 @@ def test_check_compiles_the_captured_rows(interpret_capture, venv_python):
     # a launch-limit verdict on NVIDIA's host choices, so not new (test_personas.py).
     not_ok = {(c["row"], c["target"], c["status"], c["new"]) for c in report["cells"] if c["status"] != "ok"}
     assert not_ok == {("row_scale_kernel", "hip:gfx942", "launch", False)}
+    # The package imports torch, whose import registers at-fork handlers: its zygotes serve (one
+    # such call, with a single hook, made every zygote unusable and each cell import torch itself).
+    resources = report["environment"]["resources"]
+    assert resources["zygotes_started"] > 0 and resources["zygotes_unusable"] == 0, resources
 
 
 def test_update_keeps_hand_written_rows_comments_and_xfail(tmp_path, venv_python):

@@ -47,9 +47,10 @@ def _from_installed_code(filename):
 
 def register_at_fork(*, before=None, after_in_child=None, after_in_parent=None):
     """os.register_at_fork while a zygote imports: the user's own handlers are recorded."""
-    if not _recording or _from_installed_code(sys._getframe(1).f_code.co_filename):
-        return _REAL(before=before, after_in_child=after_in_child, after_in_parent=after_in_parent)
     handlers = {"before": before, "after_in_child": after_in_child, "after_in_parent": after_in_parent}
+    if not _recording or _from_installed_code(sys._getframe(1).f_code.co_filename):
+        # As given: os.register_at_fork refuses an explicit None (threading's passes one hook).
+        return _REAL(**{name: h for name, h in handlers.items() if h is not None})
     if all(h is None for h in handlers.values()):
         raise TypeError("At least one argument is required.")
     for name, handler in handlers.items():
