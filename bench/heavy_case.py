@@ -30,8 +30,10 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 import heavy_library  # noqa: E402
+import timeline  # noqa: E402
 
-RESOURCE_FIELDS = ("zygotes_started", "zygotes_unusable", "zygotes_retired", "zygote_import_s",
+RESOURCE_FIELDS = ("zygotes_started", "zygotes_unusable", "zygotes_retired", "zygote_import_s", "batches",
+                   "cells_in_batches", "cells_left_by_batches",
                    "tool_peak_rss_bytes", "workers_peak_rss_bytes",
                    "cells_rerun_fresh", "fork_servers_started", "cells_retried", "warm_up_s")
 
@@ -47,6 +49,7 @@ def summarize(report, jobs):
     # import (`waited_s`, where the report has it) is not the cell's own cost.
     outside = [c["wall_s"] - c["compile_s"] - (c.get("waited_s") or 0.0) for c in compiled if c["wall_s"] > 0]
     resources = report["environment"]["resources"]
+    when = timeline.timeline(report, jobs, 5.0)
     return {
         "rows": len(report["rows"]), "cells": len(cells), "compiled": len(compiled),
         "interrupted": bool(report.get("interrupted")), "wall_s": report["wall_s"],
@@ -54,6 +57,8 @@ def summarize(report, jobs):
         "utilisation": compile_sum / (report["wall_s"] * jobs) if report["wall_s"] > 0 else None,
         "outside_compile_median_ms": statistics.median(outside) * 1000 if outside else None,
         "waited_median_s": statistics.median([c.get("waited_s") or 0.0 for c in compiled]) if compiled else None,
+        **{name: when[name] for name in ("first_compile_at_s", "inside_compile_first_minute",
+                                         "inside_compile_last_tenth")},
         **{name: resources.get(name) for name in RESOURCE_FIELDS},
         "verdicts": {f"{c['row']}|{c['target']}": [c["status"], c["kind"], c["stage"], c["fingerprint"]]
                      for c in cells},

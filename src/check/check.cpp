@@ -115,6 +115,7 @@ ExecuteSettings execute_settings(const CheckOptions& options, const ShareDirs& s
   settings.session.worker_max_rss_bytes = options.worker_max_rss_bytes;
   settings.session.share = share;
   settings.jobs = options.jobs ? options.jobs : std::max(1U, std::thread::hardware_concurrency());
+  settings.session.jobs = settings.jobs;
   settings.static_mode = options.static_mode;
   settings.launch_limits_warn = options.launch_limits_warn;
   settings.progress = options.progress;

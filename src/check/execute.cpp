@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -21,6 +22,21 @@
 
 namespace portcheck {
 namespace {
+
+// TRITON_PORTCHECK_BATCH_CELLS=N: batches of up to N cells whatever their compile times, 1 for
+// none (one cell to a child, as before batches: a way to rule them out, and the tests' way to
+// put a fault in the middle of one); unset or not a number: sized from compile times.
+std::size_t batch_cells_from_environment() {
+  const char* text = std::getenv("TRITON_PORTCHECK_BATCH_CELLS");
+  if (text == nullptr) return 0;
+  char* end = nullptr;
+  const auto cells = std::strtoul(text, &end, 10);
+  return end != text && *end == '\0' && cells < 1000 ? cells : 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point then) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - then).count();
+}
 
 std::vector<std::string> worker_argv(const ExecuteSettings& settings) {
   return {settings.session.python, "-m", "portcheck_worker"};
@@ -80,6 +96,7 @@ class CellRun {
   bool compile(std::vector<Task> tasks, ProcessRunner& runner,
                const std::atomic<bool>& interrupted) {
     Scheduler scheduler(runner, settings_.jobs);
+    scheduler.batch_cells(batch_cells_from_environment());
     const auto on_ended = [this](ProcessRunner::Id id, const ProcessOutcome& outcome) {
       ended(id, outcome);
     };
@@ -186,11 +203,16 @@ class CellRun {
     auto expected = timings.get(timing_key(cell));
     if (!expected) expected = timings.mean_of_suffix(target_key(cell));
     task.expected_seconds = expected.value_or(cell.expected_s);
+    task.measured = expected.has_value();
     task.spec = worker_cell_spec(worker_argv(settings_), settings_.session.env, dir,
                                  cell.row->ref.import_root);
     task.spec.timeout = std::chrono::milliseconds(static_cast<long long>(cell.timeout_s * 1000));
     task.spec.max_rss_bytes = cell.max_rss;
     task.group = zygote_group(cell);
+    // Cells of one kernel module share a batch's process (the module imported once, as its
+    // zygote would): never a reproducer's, which is one cell.
+    if (cell.request.value("repro", nlohmann::json()).is_null())
+      task.batch = task.group + "|" + cell.row->ref.module + "|" + cell.row->ref.file.string();
     return task;
   }
 
@@ -237,6 +259,7 @@ class CellRun {
     keep(id, interpret(cell, input, judgement_));
     auto& result = *results_[id];
     result.rerun_fresh = rerun_fresh_.count(id) != 0;
+    result.started_s = std::max(0.0, seconds_since(settings_.started) - outcome.wall_seconds);
     if (const auto first = first_attempt_.find(id); first != first_attempt_.end()) {
       result.first_attempt_s = first->second.wall_seconds;
       result.wall_s += first->second.wall_seconds;
@@ -280,9 +303,7 @@ class CellRun {
   [[nodiscard]] Scheduler::OnProgress progress_line() const {
     if (!settings_.progress) return {};
     return [this](const Progress& p) {
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - settings_.started)
-              .count();
+      const double elapsed = seconds_since(settings_.started);
       const auto served = cells_.size() - p.total;  // from the cache, or needing no compile
       std::string line =
           fmt::format("[{}/{}] {} failed · {} running · {}", p.done + served, cells_.size(),

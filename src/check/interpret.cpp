@@ -50,6 +50,8 @@ void take_result(CellResult& cell, const nlohmann::json& r) {
   if (r.contains("resources")) cell.resources = r["resources"];
   if (r.contains("export") && r["export"].is_object()) cell.exported = r["export"];
   if (r.contains("repro") && r["repro"].is_object()) cell.repro = r["repro"];
+  cell.shared_with = util::string_member(r, "shared_with", "");
+  cell.ttir_key = util::string_member(r, "ttir_key", "");
   if (const auto it = r.find("output_error"); it != r.end() && it->is_object())
     cell.output_error = fmt::format("cannot write {}: {}", util::string_member(*it, "path", "?"),
                                     util::string_member(*it, "error", "unknown error"));

@@ -47,6 +47,9 @@ nlohmann::json resources_block(const ExecutedCells& executed) {
           {"zygotes_unusable", executed.worker_stats.zygotes_unusable},
           {"zygotes_retired", executed.worker_stats.zygotes_retired},
           {"zygote_import_s", executed.worker_stats.zygote_import_seconds},
+          {"batches", executed.worker_stats.batches},
+          {"cells_in_batches", executed.worker_stats.cells_in_batches},
+          {"cells_left_by_batches", executed.worker_stats.cells_left_by_batches},
           {"cells_rerun_fresh", executed.worker_stats.cells_rerun_fresh}};
 }
 

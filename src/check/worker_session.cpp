@@ -21,6 +21,7 @@ class ForkServerSession final : public WorkerSession {
           server.log_dir = config.run_dir;
           server.warm_targets = config.warm_targets;
           server.max_server_rss_bytes = config.worker_max_rss_bytes;
+          server.jobs = config.jobs;
           return server;
         }()) {}
 
@@ -31,8 +32,18 @@ class ForkServerSession final : public WorkerSession {
   void prewarm() override { runner_.prewarm(); }
   [[nodiscard]] WorkerStats stats() const override {
     const auto& s = runner_.stats();
-    return {s.servers_started,  s.cells_retried,   s.warm_up_seconds,       s.zygotes_started,
-            s.zygotes_unusable, s.zygotes_retired, s.zygote_import_seconds, 0};
+    WorkerStats out;
+    out.servers_started = s.servers_started;
+    out.cells_retried = s.cells_retried;
+    out.warm_up_seconds = s.warm_up_seconds;
+    out.zygotes_started = s.zygotes_started;
+    out.zygotes_unusable = s.zygotes_unusable;
+    out.zygotes_retired = s.zygotes_retired;
+    out.zygote_import_seconds = s.zygote_import_seconds;
+    out.batches = s.batches;
+    out.cells_in_batches = s.cells_in_batches;
+    out.cells_left_by_batches = s.cells_left_by_batches;
+    return out;
   }
 
  private:

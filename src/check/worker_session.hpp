@@ -26,6 +26,7 @@ struct WorkerSessionConfig {
   nlohmann::json warm_targets;    // one target per backend, for the fork server's warm-up
   Isolation isolation = Isolation::fork;
   std::uint64_t worker_max_rss_bytes = 4ULL << 30;
+  std::size_t jobs = 1;  // cells at once: the fork server starts zygotes on the cores left idle
   ShareDirs share;
 };
 
@@ -38,6 +39,9 @@ struct WorkerStats {
   int zygotes_unusable = 0;
   int zygotes_retired = 0;
   double zygote_import_seconds = 0;
+  int batches = 0;  // ForkServerRunner::Stats
+  int cells_in_batches = 0;
+  int cells_left_by_batches = 0;
   // Cells and inspections run again in a fresh process (check/fork_hazard.hpp); the pipeline
   // counts them, not the session.
   int cells_rerun_fresh = 0;

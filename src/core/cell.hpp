@@ -115,6 +115,7 @@ struct CellResult {
   double compile_s = 0;
   double wall_s = 0;
   double waited_s = 0;         // of wall_s, waiting for its process (a zygote's import)
+  double started_s = 0;        // when its wall_s began, in seconds from the run's start
   bool rerun_fresh = false;    // its verdict is a fresh process's (check/fork_hazard.hpp)
   double first_attempt_s = 0;  // with rerun_fresh: of wall_s, the forked attempt run again
   nlohmann::json stages = nlohmann::json::object();
@@ -128,6 +129,12 @@ struct CellResult {
   // --reduce: not compiled; the verdict of this row, which differs only in facets the reduction
   // groups away (check/reduce.hpp). Empty for a compiled (or cached) cell.
   std::string represented_by;
+  // Compiled in a batch after another cell of the same kernel and target whose frontend printed
+  // the same TTIR under the same options: the backend ran for that row, and this verdict is its
+  // (proven equal, where represented_by assumes it). Empty otherwise.
+  std::string shared_with;
+  // The frontend's TTIR, target and options, hashed: cells with equal keys compile alike.
+  std::string ttir_key;
   nlohmann::json predicted;  // null, or the static pre-checks' {reason, stage, what, name}
   nlohmann::json launch;     // null, or {needs, limits, problems} for compiled cells
   // null, or what the worker exported: {directory, binary, assembly, params, folded}

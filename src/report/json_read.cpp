@@ -107,6 +107,8 @@ void outcome_from(const JsonAt& c, CellResult& cell) {
   cell.log = c.string_or("log");
   cell.why = c.string_or("why");
   cell.represented_by = c.string_or("represented_by");
+  cell.shared_with = c.string_or("shared_with");
+  cell.ttir_key = c.string_or("ttir_key");
   cell.link = c.string_or("link");
   cell.error_source = location_from(c, "error_source");
 }
@@ -130,6 +132,7 @@ CellResult cell_from(const JsonAt& c) {
   cell.compile_s = c.number_or("compile_s", 0.0);
   cell.wall_s = c.number_or("wall_s", 0.0);
   cell.waited_s = c.number_or("waited_s", 0.0);
+  cell.started_s = c.number_or("started_s", 0.0);
   cell.rerun_fresh = c.boolean_or("rerun_fresh", false);
   cell.first_attempt_s = c.number_or("first_attempt_s", 0.0);
   const std::pair<const char*, nlohmann::json CellResult::*> objects[] = {

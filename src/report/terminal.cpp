@@ -224,7 +224,7 @@ std::string cell_label(const CellResult& cell, const std::map<std::string, std::
 
 std::string summary_line(const Report& report) {
   std::size_t ok = 0, failed = 0, fresh = 0, xfail = 0, xpass = 0, cached = 0, unchecked = 0,
-              represented = 0;
+              represented = 0, shared = 0;
   const CellResult* slowest = nullptr;
   for (const auto& c : report.cells) {
     ok += c.status == Status::ok ? 1 : 0;
@@ -235,6 +235,7 @@ std::string summary_line(const Report& report) {
     fresh += c.is_new ? 1 : 0;
     cached += c.cached ? 1 : 0;
     represented += c.represented_by.empty() ? 0 : 1;
+    shared += c.shared_with.empty() ? 0 : 1;
     if (c.compile_s > 0 && (slowest == nullptr || c.compile_s > slowest->compile_s)) slowest = &c;
   }
   std::string summary = fmt::format("{} cells{}: {} ok, {} failed ({} new)", report.cells.size(),
@@ -248,6 +249,9 @@ std::string summary_line(const Report& report) {
         ", {} not compiled (--reduce: each has the verdict of a row that "
         "differs only in divisibility)",
         represented);
+  if (shared)
+    summary += fmt::format(", {} compiled only to their TTIR (the same as a row's compiled before)",
+                           shared);
   if (slowest != nullptr)
     summary += fmt::format(" · slowest compile {:.1f} s ({} on {})", slowest->compile_s,
                            slowest->kernel, slowest->target);

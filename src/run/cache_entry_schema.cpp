@@ -28,6 +28,10 @@ bool is_count(const nlohmann::json& v) {
 std::string text(const nlohmann::json& v, const std::string& where) {
   return v.is_string() ? "" : where + " is not text";
 }
+// Text, or null where the worker had none (a compile's TTIR key before its frontend finished).
+std::string text_or_null(const nlohmann::json& v, const std::string& where) {
+  return v.is_string() || v.is_null() ? "" : where + " is not text";
+}
 std::string name(const nlohmann::json& v, const std::string& where) {
   return v.is_string() && !v.get_ref<const std::string&>().empty() ? "" : where + " is not a name";
 }
@@ -74,16 +78,25 @@ constexpr Field kEntry[] = {
 // A compile's result as the worker writes it (python/portcheck_worker/compile/stages.py), compiled
 // ...
 constexpr Field kCompiled[] = {
-    {"status", name, true},          {"compile_s", number, false}, {"stages", numbers, false},
-    {"metadata", table, false},      {"sizes", numbers, false},    {"source", location, false},
-    {"resources", table, false},     {"saved_ir", table, false},   {"export", table, false},
+    {"status", name, true},
+    {"compile_s", number, false},
+    {"stages", numbers, false},
+    {"metadata", table, false},
+    {"sizes", numbers, false},
+    {"source", location, false},
+    {"resources", table, false},
+    {"saved_ir", table, false},
+    {"export", table, false},
     {"output_error", output, false},
+    {"ttir_key", text_or_null, false},
+    {"shared_with", text, false},
 };
 // ... or failed.
 constexpr Field kFailed[] = {
-    {"status", name, true},      {"stage", name, true},        {"error", error, true},
-    {"stages", numbers, false},  {"compile_s", number, false}, {"error_source", location, false},
-    {"source", location, false}, {"saved_ir", table, false},
+    {"status", name, true},       {"stage", name, true},        {"error", error, true},
+    {"stages", numbers, false},   {"compile_s", number, false}, {"error_source", location, false},
+    {"source", location, false},  {"saved_ir", table, false},   {"ttir_key", text_or_null, false},
+    {"shared_with", text, false},
 };
 
 std::string problem_in(const nlohmann::json& object, std::span<const Field> fields,

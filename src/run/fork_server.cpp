@@ -65,6 +65,7 @@ void ForkServerRunner::start_server() {
   spec.env.push_back(fmt::format("PORTCHECK_SERVER_GENERATION={}", generation_));
   // Its zygotes keep within a share of it (zygote.py), so that they never get it replaced.
   spec.env.push_back(fmt::format("PORTCHECK_SERVER_MAX_RSS={}", config_.max_server_rss_bytes));
+  spec.env.push_back(fmt::format("PORTCHECK_JOBS={}", config_.jobs));
   spec.cwd = config_.cwd;
   spec.stdout_path = config_.log_dir / fmt::format("server-{}.stdout", generation_);
   spec.stderr_path = config_.log_dir / fmt::format("server-{}.stderr", generation_);
@@ -115,20 +116,41 @@ void ForkServerRunner::send(const nlohmann::json& command) {
   }
 }
 
+namespace {
+
+// A cell's files as a fork command names them.
+nlohmann::json cell_files(const ProcessSpec& spec) {
+  return {{"request", spec.request_path.string()},
+          {"result", spec.result_path.string()},
+          {"progress", spec.progress_path.string()},
+          {"stdout", spec.stdout_path.string()},
+          {"stderr", spec.stderr_path.string()}};
+}
+
+}  // namespace
+
 void ForkServerRunner::send_fork(Id id, const InFlight& cell) {
-  send({{"op", "fork"},
-        {"id", id},
-        {"request", cell.spec.request_path.string()},
-        {"result", cell.spec.result_path.string()},
-        {"progress", cell.spec.progress_path.string()},
-        {"stdout", cell.spec.stdout_path.string()},
-        {"stderr", cell.spec.stderr_path.string()},
-        // A zygote importing the cell's package gives up within a share of these (zygote.py).
-        {"timeout_ms", cell.spec.timeout.count()},
-        {"max_rss_bytes", cell.spec.max_rss_bytes},
-        {"fresh", cell.spec.fresh},
-        // The server warms itself, when it put that off, before the first compile it forks.
-        {"compiles", cell.spec.compiles}});
+  auto command = cell_files(cell.spec);
+  command.update({{"op", "fork"},
+                  {"id", id},
+                  // A zygote importing the cell's package gives up within a share of these.
+                  {"timeout_ms", cell.spec.timeout.count()},
+                  {"max_rss_bytes", cell.spec.max_rss_bytes},
+                  {"fresh", cell.spec.fresh},
+                  // The server warms itself, when it put that off, before the first compile it
+                  // forks.
+                  {"compiles", cell.spec.compiles}});
+  if (cell.log != nullptr) {  // a batch: its cells in order, and the log they begin and end in
+    auto members = nlohmann::json::array();
+    for (const auto& member : cell.batch) {
+      auto files = cell_files(member.spec);
+      files.update({{"id", member.id}, {"max_rss_bytes", member.spec.max_rss_bytes}});
+      members.push_back(std::move(files));
+    }
+    command["batch"] = std::move(members);
+    command["batch_log"] = cell.log->path().string();
+  }
+  send(command);
 }
 
 std::vector<nlohmann::json> ForkServerRunner::pump(
@@ -195,7 +217,10 @@ std::vector<nlohmann::json> ForkServerRunner::pump(
                                     Sweep::at_next_sample);
       outcome.forked_from_threads = cell.threads;
       outcome.waited_seconds = cell.waited;
-      ended.emplace_back(id, std::move(outcome));
+      if (cell.log != nullptr)
+        end_batch(cell, outcome, ended);
+      else
+        ended.emplace_back(id, std::move(outcome));
       in_flight_.erase(id);
     } else if (name == "zygote") {
       count_zygote_event(event);
@@ -239,7 +264,7 @@ void ForkServerRunner::on_server_lost(std::vector<std::pair<Id, ProcessOutcome>>
   server_.commands.reset();
   server_.events.reset();
   const bool ours = std::exchange(replacing_, false);
-  std::vector<Id> again;
+  std::vector<Id> again, batches;
   for (auto& [id, cell] : in_flight_) {
     if (!cell.sent) continue;  // still queued: it never met the dead server
     SessionLimits::Entry entry = cell.entry;
@@ -249,7 +274,12 @@ void ForkServerRunner::on_server_lost(std::vector<std::pair<Id, ProcessOutcome>>
       by_pid_.erase(cell.pid);
     }
     ProcessOutcome lost;
-    if (cell.verdict) {  // we had already killed it: its verdict stands
+    if (cell.log != nullptr) {  // its first cell's verdict if we had one; the rest, alone again
+      lost.how = Termination::unfinished;
+      end_batch(cell, cell.verdict ? finish_session(cell.pid, entry, *cell.verdict, SIGKILL) : lost,
+                ended);
+      batches.push_back(id);
+    } else if (cell.verdict) {  // we had already killed it: its verdict stands
       auto outcome = finish_session(cell.pid > 0 ? cell.pid : 0, entry, *cell.verdict, SIGKILL);
       outcome.forked_from_threads = cell.threads;  // a fork hazard's timeout is still rerun
       outcome.waited_seconds = cell.waited;
@@ -267,6 +297,7 @@ void ForkServerRunner::on_server_lost(std::vector<std::pair<Id, ProcessOutcome>>
     }
   }
   for (const auto& [id, outcome] : ended) in_flight_.erase(id);
+  for (const Id id : batches) in_flight_.erase(id);
   for (const Id id : again) {
     auto& cell = in_flight_.at(id);
     cell.sent = false;
@@ -425,10 +456,14 @@ nlohmann::json ForkServerRunner::probe(const nlohmann::json& request,
 }
 
 void ForkServerRunner::start(Id id, const ProcessSpec& spec) {
-  if (server_.pid <= 0) start_server();
-  if (spec.compiles) ensure_warm();
   InFlight cell;
   cell.spec = spec;
+  enqueue(id, std::move(cell));
+}
+
+void ForkServerRunner::enqueue(Id id, InFlight cell) {
+  if (server_.pid <= 0) start_server();
+  if (cell.spec.compiles) ensure_warm();
   cell.requested = Clock::now();
   cell.entry.started = cell.requested;
   in_flight_.insert_or_assign(id, std::move(cell));
@@ -446,6 +481,7 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::wait
     const auto remaining =
         std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
     pump(std::max(std::chrono::milliseconds(0), std::min(config_.sample_period, remaining)), ended);
+    advance_batches(ended);  // before the limits are enforced: a cell begun has its own
     reap(ended);
     if (server_.dead && !in_flight_.empty()) on_server_lost(ended);
     dispatch();  // a suspect's trial ended, or the server went idle for the next one
@@ -482,8 +518,14 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::canc
       util::kill_session(cell.pid);
       if (limits_.find(cell.pid)) entry = limits_.take(cell.pid);
     }
-    ended.emplace_back(
-        id, finish_session(cell.pid > 0 ? cell.pid : 0, entry, Termination::cancelled, SIGKILL));
+    const auto cancelled =
+        finish_session(cell.pid > 0 ? cell.pid : 0, entry, Termination::cancelled, SIGKILL);
+    if (cell.log == nullptr) {
+      ended.emplace_back(id, cancelled);
+      continue;
+    }
+    for (const auto& member : cell.batch)  // what it finished has been reported
+      if (!member.done) ended.emplace_back(member.id, cancelled);
   }
   in_flight_.clear();
   by_pid_.clear();

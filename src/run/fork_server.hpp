@@ -5,12 +5,14 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "src/run/batch_log.hpp"
 #include "src/run/process_runner.hpp"
 #include "src/run/supervisor.hpp"
 #include "util/unique_fd.hpp"
@@ -25,6 +27,7 @@ struct ForkServerConfig {
   nlohmann::json warm_targets = nlohmann::json::array();  // one per backend the run compiles for
   std::uint64_t max_server_rss_bytes = 4ULL << 30;        // replaced beyond this
   int max_server_starts = 4;
+  std::size_t jobs = 1;  // the run's: the zygotes' imports may take the cores its cells leave idle
   std::chrono::milliseconds sample_period{20};  // the shortest time between two walks of /proc
 };
 
@@ -48,9 +51,17 @@ class ForkServerRunner final : public ProcessRunner {
   nlohmann::json probe(const nlohmann::json& request, std::chrono::seconds timeout);
 
   void start(Id id, const ProcessSpec& spec) override;
+  // The cells in one forked child, one after another (python/portcheck_worker/serve/batch.py):
+  // each begins with its own limits, ends with its result, and the child's batch log says when
+  // (run/batch_log.hpp). The first takes the child's end as its own, as a cell alone would; a
+  // later one the child did not finish ends as Termination::unfinished, as does one that passed
+  // its memory limit (memory the cells before it left could have counted).
+  [[nodiscard]] bool runs_batches() const override { return true; }
+  void start_batch(const std::vector<std::pair<Id, ProcessSpec>>& cells) override;
   std::vector<std::pair<Id, ProcessOutcome>> wait(std::chrono::milliseconds max_wait) override;
   std::vector<std::pair<Id, ProcessOutcome>> cancel_all() override;
-  [[nodiscard]] std::size_t running() const override { return in_flight_.size(); }
+  // A batch whose every cell is done is only exiting: the next process need not wait for that.
+  [[nodiscard]] std::size_t running() const override;
   [[nodiscard]] std::uint64_t peak_tree_rss_bytes() const override { return peak_tree_rss_; }
 
   // The run will compile: the warm-up is asked for right after the first cell handed to the
@@ -72,6 +83,11 @@ class ForkServerRunner final : public ProcessRunner {
     int zygotes_unusable = 0;
     int zygotes_retired = 0;
     double zygote_import_seconds = 0;
+    // Processes that ran a batch of cells, the cells they finished, and those they left to run
+    // again alone (a crash, a limit, a cell that changed the process, memory grown).
+    int batches = 0;
+    int cells_in_batches = 0;
+    int cells_left_by_batches = 0;
   };
   [[nodiscard]] const Stats& stats() const { return stats_; }
 
@@ -88,8 +104,20 @@ class ForkServerRunner final : public ProcessRunner {
     int exit_status = 0;  // as waitpid reports it
     std::string spawn_error;
   };
+  // One cell of a batch, in the order the child runs them.
+  struct Member {
+    Id id = 0;
+    ProcessSpec spec;
+    bool begun = false;
+    bool done = false;
+    Clock::time_point began;  // where its limit and wall time start (but the first's)
+  };
+  // One process the server forks: a cell, or a batch (`batch` holds its cells, the first one's
+  // id and spec are the process's).
   struct InFlight {
     ProcessSpec spec;
+    std::vector<Member> batch;
+    std::unique_ptr<BatchLogReader> log;
     pid_t pid = 0;  // known once the server says "forked"
     int attempts = 1;
     bool sent = false;     // handed to the server (else waiting in queue_)
@@ -110,6 +138,8 @@ class ForkServerRunner final : public ProcessRunner {
                                            std::chrono::seconds timeout);
   void send(const nlohmann::json& command);
   void send_fork(Id id, const InFlight& cell);
+  // Queues a process to fork (a cell or a batch) and hands the server what it can take now.
+  void enqueue(Id id, InFlight cell);
   // Reads what the server has said within `max_wait`; handles "forked"/"exited" itself and
   // returns the other events in order.
   std::vector<nlohmann::json> pump(std::chrono::milliseconds max_wait,
@@ -126,6 +156,16 @@ class ForkServerRunner final : public ProcessRunner {
   void count_zygote_event(const nlohmann::json& event);
   // Replaces the server when its session (it and its zygotes) outgrows max_server_rss_bytes.
   void check_server_size();
+  // What the running batches' logs say now: cells begun (their limits armed), cells done.
+  void advance_batches(std::vector<std::pair<Id, ProcessOutcome>>& ended);
+  void advance(InFlight& batch, std::vector<std::pair<Id, ProcessOutcome>>& ended);
+  // A done cell of a batch, as it ended `at`.
+  [[nodiscard]] ProcessOutcome member_outcome(const InFlight& batch, std::size_t index,
+                                              Clock::time_point at) const;
+  // The batch's process ended with `process`: the first cell, begun and not done, takes that as
+  // its end; every other cell not done is unfinished.
+  void end_batch(InFlight& batch, const ProcessOutcome& process,
+                 std::vector<std::pair<Id, ProcessOutcome>>& ended);
 
   ForkServerConfig config_;
   Server server_;

@@ -40,6 +40,9 @@ enum class Termination {
   worker_lost,        // the fork server holding it died twice
   killed_its_worker,  // its code killed the fork server, again when retried alone
   killed_its_parent,  // its code killed the worker process that ran it (--isolation process)
+  // Never run to its end: the process of its batch (ProcessRunner::start_batch) ended before it,
+  // or while it ran after other cells. Not a verdict: the scheduler runs it again on its own.
+  unfinished,
 };
 
 struct ProcessOutcome {
@@ -68,10 +71,19 @@ class ProcessRunner {
   using Id = std::size_t;
   virtual ~ProcessRunner() = default;
   virtual void start(Id id, const ProcessSpec& spec) = 0;
-  // Waits up to `max_wait` for at least one process to end; returns those that ended.
+  // Whether start_batch runs several cells one after another in one process (a fork server's
+  // child); a runner that cannot starts each on its own.
+  [[nodiscard]] virtual bool runs_batches() const { return false; }
+  // The cells, in order, in one process, each under its own limits and ending in wait() by itself.
+  // A cell the process did not finish ends as Termination::unfinished.
+  virtual void start_batch(const std::vector<std::pair<Id, ProcessSpec>>& cells) {
+    for (const auto& [id, spec] : cells) start(id, spec);
+  }
+  // Waits up to `max_wait` for at least one cell to end; returns those that ended.
   virtual std::vector<std::pair<Id, ProcessOutcome>> wait(std::chrono::milliseconds max_wait) = 0;
   // Kills every running process tree and reports each as cancelled.
   virtual std::vector<std::pair<Id, ProcessOutcome>> cancel_all() = 0;
+  // Processes running or waiting to run: a batch is one.
   [[nodiscard]] virtual std::size_t running() const = 0;
   // The largest summed RSS seen of every process this runner started, for reports.
   [[nodiscard]] virtual std::uint64_t peak_tree_rss_bytes() const { return 0; }

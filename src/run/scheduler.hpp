@@ -13,9 +13,15 @@ struct Task {
   ProcessRunner::Id id = 0;
   ProcessSpec spec;
   double expected_seconds = 0;  // longest first, so a slow cell does not start last
+  // expected_seconds is a compile time measured before (this row's, or its target's), not the
+  // manifest's estimate: batches are sized from it.
+  bool measured = false;
   // Tasks of one group run one after another (see Scheduler::run): a fork server's zygote serves
   // a group's cells while it is warm instead of being retired and imported again.
   std::string group;
+  // Tasks with one non-empty batch key may run several to a process, one after another, where the
+  // runner can (ProcessRunner::start_batch): cells of one kernel module and target.
+  std::string batch;
 };
 
 struct Progress {
@@ -26,6 +32,10 @@ struct Progress {
 };
 
 // Keeps up to `jobs` processes running until every task has ended or `interrupted` becomes true.
+// Where the runner runs batches, consecutive tasks of one batch key share a process, as many as
+// make a batch of about kBatchSeconds (less towards the end of the run, so that every core ends
+// together), sized from measured compile times: a task's own history, else the mean of what ended
+// in this run. A task its batch did not finish runs again alone.
 class Scheduler {
  public:
   using OnEnded = std::function<void(ProcessRunner::Id, const ProcessOutcome&)>;
@@ -37,6 +47,9 @@ class Scheduler {
   Scheduler(ProcessRunner& runner, std::size_t jobs) : runner_(runner), jobs_(jobs ? jobs : 1) {}
 
   void rerun_when(Rerun rerun) { rerun_ = std::move(rerun); }
+  // Batches of exactly up to `cells` tasks, whatever their times (1: none); 0, the default,
+  // sizes them from compile times.
+  void batch_cells(std::size_t cells) { batch_cells_ = cells; }
 
   // Returns false when interrupted; tasks never started are not reported. Groups run in the
   // order of their slowest task, each group's tasks slowest first.
@@ -47,6 +60,7 @@ class Scheduler {
   ProcessRunner& runner_;
   std::size_t jobs_;
   Rerun rerun_;
+  std::size_t batch_cells_ = 0;
 };
 
 }  // namespace portcheck

@@ -10,6 +10,12 @@ CpuWindow::CpuWindow(Clock::time_point born, std::chrono::milliseconds time_limi
     : stretch_(std::clamp(std::chrono::duration<double>(time_limit).count() / 4, 1.0, 10.0)),
       points_{{born, 0.0}} {}
 
+CpuWindow CpuWindow::anew(Clock::time_point at, std::chrono::milliseconds time_limit) const {
+  CpuWindow window(at, time_limit);
+  window.last_ticks_ = last_ticks_;
+  return window;
+}
+
 void CpuWindow::sample(Clock::time_point now, std::uint64_t cpu_ticks) {
   static const double ticks_per_second = static_cast<double>(::sysconf(_SC_CLK_TCK));
   const double worked =

@@ -31,6 +31,10 @@ class CpuWindow {
   // that left the tree takes its time with it; such a drop counts as no work, not as negative.
   void sample(Clock::time_point now, std::uint64_t cpu_ticks);
 
+  // A window for the next piece of work of the same tree, from `at`: the CPU time counted so far
+  // is the baseline its samples measure from.
+  [[nodiscard]] CpuWindow anew(Clock::time_point at, std::chrono::milliseconds time_limit) const;
+
   // Whether it used less than kStalledShareOfCore over the stretch ending at the last sample;
   // false while the samples span less than half of that stretch.
   [[nodiscard]] bool stalled() const;

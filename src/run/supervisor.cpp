@@ -101,6 +101,20 @@ void SessionLimits::watch(pid_t session, ProcessRunner::Id id, const ProcessSpec
   entries_[session] = entry;
 }
 
+void SessionLimits::rearm(pid_t session, ProcessRunner::Id id, const ProcessSpec& spec,
+                          Clock::time_point began) {
+  const auto it = entries_.find(session);
+  if (it == entries_.end()) return;
+  auto& entry = it->second;
+  entry.id = id;
+  entry.started = began;
+  entry.deadline = spec.timeout.count() > 0 ? began + spec.timeout : Clock::time_point::max();
+  entry.max_rss_bytes = spec.max_rss_bytes;
+  entry.peak_rss_bytes = entry.last_rss_bytes;
+  entry.cpu = entry.cpu.anew(began, spec.timeout);
+  entry.stalled = false;
+}
+
 const SessionLimits::Entry* SessionLimits::find(pid_t session) const {
   const auto it = entries_.find(session);
   return it == entries_.end() ? nullptr : &it->second;

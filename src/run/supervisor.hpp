@@ -48,6 +48,9 @@ class SessionLimits {
   // before it is forked: that wait is the tool's, not the cell's (issue 42).
   void watch(pid_t session, ProcessRunner::Id id, const ProcessSpec& spec,
              Clock::time_point started, Clock::time_point born);
+  // The session's next cell (a batch's: ForkServerRunner::start_batch), from `began`: its id and
+  // limits, its peak from the memory the session holds now, its CPU window anew.
+  void rearm(pid_t session, ProcessRunner::Id id, const ProcessSpec& spec, Clock::time_point began);
   [[nodiscard]] const Entry* find(pid_t session) const;
   Entry take(pid_t session);
   [[nodiscard]] const std::map<pid_t, Entry>& entries() const { return entries_; }

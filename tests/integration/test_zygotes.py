@@ -42,13 +42,17 @@ def _manifest(tmp_path, module_text):
     return write_manifest(tmp_path, body)
 
 
-def _run(tmp_path, venv_python, *options, expect=1, **env):
+# One cell to a child, as before batches: every cell imports the module itself, without zygotes.
+ALONE = {"TRITON_PORTCHECK_ZYGOTES": "0", "TRITON_PORTCHECK_BATCH_CELLS": "1"}
+
+
+def _run(tmp_path, venv_python, *options, expect=1, jobs=2, **env):
     """The report of a check of tmp_path's manifest, and how many times the module was imported."""
     log = tmp_path / "imports.log"
     log.unlink(missing_ok=True)
     json_path = tmp_path / "out.json"
     run = run_tool(["check", "--manifest", "portcheck.toml", "--python", venv_python, "--json", json_path,
-                    "--no-cache", "-j", "2", *options], cwd=tmp_path, timeout=300, **env)
+                    "--no-cache", "-j", jobs, *options], cwd=tmp_path, timeout=300, **env)
     assert run.returncode == expect, run.stdout + run.stderr
     assert "internal-error" not in run.stdout + run.stderr
     assert_no_leftovers(run.tag)
@@ -60,15 +64,15 @@ def _verdicts(report):
             for k, c in cells_by_position(report).items()}
 
 
-def _check(tmp_path, venv_python, *options, expect=1, **env):
-    report, imports = _run(tmp_path, venv_python, *options, expect=expect, **env)
+def _check(tmp_path, venv_python, *options, expect=1, jobs=2, **env):
+    report, imports = _run(tmp_path, venv_python, *options, expect=expect, jobs=jobs, **env)
     return _verdicts(report), imports
 
 
 def test_a_package_is_imported_once_per_target_with_the_verdicts_of_one_import_per_cell(venv_python, tmp_path):
     _manifest(tmp_path, COUNTING_PY)
     with_zygotes, imports = _check(tmp_path, venv_python)
-    without, imports_without = _check(tmp_path, venv_python, TRITON_PORTCHECK_ZYGOTES="0")
+    without, imports_without = _check(tmp_path, venv_python, **ALONE)
     assert with_zygotes == without
     # The import saw each cell's target: cuda compiles, hip meets the value it picked for hip.
     for row in range(ROWS):
@@ -85,7 +89,7 @@ def test_a_package_that_never_asks_the_driver_at_import_is_imported_once_for_eve
         "tl.static_assert(VENDOR != 2, 'picked for hip at import')", "tl.static_assert(VENDOR == 1)")
     _manifest(tmp_path, driver_free)
     with_zygotes, imports = _check(tmp_path, venv_python, expect=0)
-    without, imports_without = _check(tmp_path, venv_python, expect=0, TRITON_PORTCHECK_ZYGOTES="0")
+    without, imports_without = _check(tmp_path, venv_python, expect=0, **ALONE)
     assert with_zygotes == without
     assert set(with_zygotes.values()) == {("ok", None, None, None)}
     assert imports == 1, imports
@@ -207,7 +211,7 @@ def test_third_party_imports_are_made_once_for_every_target(venv_python, tmp_pat
     base_imports = len((deps / "imports.log").read_text().splitlines())
     assert base_imports == 1, base_imports
     (deps / "imports.log").unlink()
-    without, _ = _run(lib, venv_python, PYTHONPATH=str(deps), TRITON_PORTCHECK_ZYGOTES="0")
+    without, _ = _run(lib, venv_python, PYTHONPATH=str(deps), **ALONE)
     assert _verdicts(report) == _verdicts(without)
     # Every cell and inspection imported it itself.
     assert len((deps / "imports.log").read_text().splitlines()) == 1 + ROWS * len(TARGETS)
@@ -279,3 +283,33 @@ def pick_block(n):
         else:
             assert cell["status"] == "ok", cell
     assert report["environment"]["resources"]["fork_servers_started"] >= 2
+
+
+# The user's package (after its third-party import, the base's) takes a second to import and logs
+# when each import began and ended.
+TIMED_PY = '''import heavydep, os, time
+_begun = time.monotonic()
+time.sleep(1)
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "timed.log"), "a") as _f:
+    _f.write(f"{_begun} {time.monotonic()}\\n")
+'''
+
+
+def test_target_zygotes_import_beside_the_inspections_once_the_base_is_ready(venv_python, tmp_path):
+    """Issue 43: a package that asks the driver at import needs a zygote per target; they were
+    started only once the inspections' zygote had imported, one import after another. Forked from
+    the base as soon as it is ready, on the cores the inspections leave idle, they import beside
+    it: here the three imports of the user's package overlap in time."""
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    (deps / "heavydep.py").write_text(THIRD_PARTY)
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    _manifest(lib, TIMED_PY + COUNTING_PY)
+    report, _ = _run(lib, venv_python, PYTHONPATH=str(deps), jobs=3)
+    spans = sorted(tuple(map(float, line.split())) for line in (lib / "timed.log").read_text().splitlines())
+    assert len(spans) == 1 + len(TARGETS), spans  # the inspections' zygote, one per target
+    first_end = spans[0][1]
+    assert all(begun < first_end for begun, _ in spans[1:]), spans
+    without, _ = _run(lib, venv_python, PYTHONPATH=str(deps), **ALONE)
+    assert _verdicts(report) == _verdicts(without)

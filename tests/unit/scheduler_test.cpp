@@ -381,3 +381,130 @@ TEST(Eta, NothingLeftIsNoEstimate) {
 }
 
 }  // namespace
+
+// ---- batches (issue 43) ------------------------------------------------------------------------
+
+// Runs every start_batch's cells, in order, one a wait(); a scripted cell ends `unfinished` (its
+// batch ended first) when it runs in a batch, and its end as scripted when it runs alone.
+class BatchingRunner final : public ProcessRunner {
+ public:
+  std::vector<std::vector<Id>> batches;  // as started, singles included
+  std::set<Id> unfinished_in_batch;
+
+  [[nodiscard]] bool runs_batches() const override { return true; }
+  void start(Id id, const portcheck::ProcessSpec& spec) override { start_batch({{id, spec}}); }
+  void start_batch(const std::vector<std::pair<Id, portcheck::ProcessSpec>>& cells) override {
+    std::vector<Id> ids;
+    for (const auto& [id, spec] : cells) ids.push_back(id);
+    batches.push_back(ids);
+    running_.push_back(ids);
+  }
+  std::vector<std::pair<Id, ProcessOutcome>> wait(std::chrono::milliseconds) override {
+    std::vector<std::pair<Id, ProcessOutcome>> ended;
+    for (auto& batch : running_) {
+      if (batch.empty()) continue;
+      ProcessOutcome outcome;
+      outcome.wall_seconds = 0.5;
+      const bool cut = batch.size() > 1 || alone_after_cut_.count(batch.front()) == 0;
+      if (unfinished_in_batch.count(batch.front()) != 0 && cut) {
+        for (const Id id : batch) {  // the process ended in it: it and the rest, unfinished
+          ProcessOutcome left;
+          left.how = Termination::unfinished;
+          ended.emplace_back(id, left);
+          alone_after_cut_.insert(id);
+        }
+        batch.clear();
+        continue;
+      }
+      ended.emplace_back(batch.front(), outcome);
+      batch.erase(batch.begin());
+    }
+    std::erase_if(running_, [](const std::vector<Id>& b) { return b.empty(); });
+    return ended;
+  }
+  std::vector<std::pair<Id, ProcessOutcome>> cancel_all() override { return {}; }
+  [[nodiscard]] std::size_t running() const override { return running_.size(); }
+
+ private:
+  std::vector<std::vector<Id>> running_;
+  std::set<Id> alone_after_cut_;
+};
+
+Task batch_task(Id id, const std::string& batch, double seconds, bool measured = true) {
+  auto task = make_task(id, seconds);
+  task.group = "cuda:90";
+  task.batch = batch;
+  task.measured = measured;
+  return task;
+}
+
+TEST(SchedulerBatches, ConsecutiveTasksOfOneKeyShareAProcessUpToTheirCompileTime) {
+  BatchingRunner runner;
+  std::vector<Task> tasks;
+  for (Id id = 1; id <= 240; ++id) tasks.push_back(batch_task(id, id <= 200 ? "m1" : "m2", 0.5));
+  tasks.push_back(batch_task(241, "", 0.5));  // no key: always alone
+  Recorder rec;
+  Scheduler scheduler(runner, 2);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(scheduler.run(tasks, rec.on_ended(), stop));
+  EXPECT_EQ(rec.ended.size(), 241u);
+  std::size_t largest = 0;
+  for (const auto& batch : runner.batches) {
+    largest = std::max(largest, batch.size());
+    const bool first_key = batch.front() <= 200;
+    for (const Id id : batch) EXPECT_EQ(id <= 200, first_key) << "one key to a batch";
+    if (std::count(batch.begin(), batch.end(), Id{241}) != 0) EXPECT_EQ(batch.size(), 1u);
+  }
+  // About 4 s of 0.5 s cells while much is left; smaller towards the end.
+  EXPECT_EQ(largest, 8u);
+  EXPECT_EQ(runner.batches.back().size(), 1u);
+}
+
+TEST(SchedulerBatches, UnmeasuredTasksAreSizedByWhatEndedBefore) {
+  BatchingRunner runner;
+  std::vector<Task> tasks;
+  for (Id id = 1; id <= 60; ++id) tasks.push_back(batch_task(id, "m", 9.0, false));
+  Recorder rec;
+  Scheduler scheduler(runner, 1);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(scheduler.run(tasks, rec.on_ended(), stop));
+  // Before anything ended a cell counts 0.5 s (8 to a batch), whatever the manifest's estimate;
+  // then what ended says 0.5 s too.
+  EXPECT_EQ(runner.batches.front().size(), 8u);
+}
+
+TEST(SchedulerBatches, ACellItsBatchDidNotFinishRunsAgainAloneAndEndsOnce) {
+  BatchingRunner runner;
+  runner.unfinished_in_batch = {3};
+  std::vector<Task> tasks;
+  for (Id id = 1; id <= 6; ++id) tasks.push_back(batch_task(id, "m", 0.5));
+  Recorder rec;
+  Scheduler scheduler(runner, 1);
+  scheduler.batch_cells(6);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(scheduler.run(tasks, rec.on_ended(), stop));
+  EXPECT_EQ(rec.counts(), (std::map<Id, int>{{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}}));
+  for (const auto& [id, outcome] : rec.ended) EXPECT_NE(outcome.how, Termination::unfinished);
+  ASSERT_GE(runner.batches.size(), 4u);
+  EXPECT_EQ(runner.batches.front(), (std::vector<Id>{1, 2, 3, 4, 5, 6}));
+  for (std::size_t i = 1; i < runner.batches.size(); ++i)
+    EXPECT_EQ(runner.batches[i].size(), 1u) << "run again alone";
+}
+
+TEST(SchedulerBatches, OneCellToAProcessWhenAskedOrWhenTheRunnerCannot) {
+  BatchingRunner runner;
+  std::vector<Task> tasks;
+  for (Id id = 1; id <= 10; ++id) tasks.push_back(batch_task(id, "m", 0.1));
+  Recorder rec;
+  Scheduler scheduler(runner, 1);
+  scheduler.batch_cells(1);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(scheduler.run(tasks, rec.on_ended(), stop));
+  EXPECT_EQ(runner.batches.size(), 10u);
+
+  FakeRunner plain;  // no batches
+  Recorder again;
+  Scheduler alone(plain, 1);
+  ASSERT_TRUE(alone.run(tasks, again.on_ended(), stop));
+  EXPECT_EQ(plain.start_order.size(), 10u);
+}

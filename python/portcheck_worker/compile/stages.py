@@ -11,7 +11,7 @@ import time
 import traceback
 import warnings
 
-from . import cubin, driver, loader, portable, releases
+from . import cubin, driver, loader, portable, releases, shared_backend
 from .outputs import IR_STAGES, OutputError, export_files, save_ir, save_partial_ir
 from ..base import faults
 
@@ -41,6 +41,7 @@ class StageError(Exception):
         self.compile_s = compile_s
         self.kernel_source = None
         self.saved_ir = None  # with save_ir_dir: the stages finished before the failure
+        self.ttir_key = None  # where the frontend finished (shared_backend.key)
 
 
 def make_target(spec):
@@ -143,13 +144,15 @@ def build_source(fn, request, spec=None):
 class StageRecorder:
     """Times each stage, writes progress marks, and remembers which stage raised."""
 
-    def __init__(self, progress, kernel_name, keep_ir=False):
+    def __init__(self, progress, kernel_name, keep_ir=False, may_share=True):
         self.progress = progress
         self.kernel_name = kernel_name
         self.keep_ir = keep_ir
+        self.may_share = may_share  # another cell's backend work may stand for this one's
         self.ir = {}  # stage -> text, with keep_ir: what a failing compile still produced
         self.times = {}
         self.current = "frontend"
+        self.ttir_key = None  # the frontend's output, hashed at the first backend stage
         self._frontend_start = None
 
     def start_frontend(self):
@@ -172,6 +175,11 @@ class StageRecorder:
             self.finish_frontend()
             self.current = name
             self.progress.mark(name)
+            if self.ttir_key is None:  # the first backend stage: `src` is the frontend's module
+                self.ttir_key = shared_backend.key(src, metadata)
+                found = shared_backend.lookup(self.ttir_key) if self.may_share else None
+                if found is not None:
+                    raise shared_backend.Shared(found, metadata.get("hash"))
             faults.maybe_inject(name, self.kernel_name)
             start = time.perf_counter()
             try:
@@ -186,16 +194,24 @@ class StageRecorder:
         return timed
 
 
-def compile_cell(request, progress):
-    """Returns the result dict; raises loader.KernelImportError for the user's import failures."""
-    import triton
-
+def import_for(request, progress=None):
+    """A cell's setup up to its kernel: the release prepared, the stand-in driver of its target
+    installed (module-level target_info guards see it), the kernel's module imported. Returns
+    (target, kernel); raises loader.KernelImportError for the user's import failures."""
     warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
     releases.current().prepare()
     target = make_target(request["target"])
     driver.install(target)
-    progress.mark("import")
-    fn = loader.load_kernel(request["kernel"])
+    if progress is not None:
+        progress.mark("import")
+    return target, loader.load_kernel(request["kernel"])
+
+
+def compile_cell(request, progress):
+    """Returns the result dict; raises loader.KernelImportError for the user's import failures."""
+    import triton
+
+    target, fn = import_for(request, progress)
     kernel_name = request.get("row_name", fn.__name__)
     try:
         spec = specialisation(fn, request)
@@ -205,13 +221,20 @@ def compile_cell(request, progress):
     except Exception as e:  # a row whose values do not fit the kernel: Triton's frontend refuses
         raise StageError("frontend", e, {}, _error_location(fn, e), 0.0) from e
 
-    recorder = StageRecorder(progress, kernel_name, keep_ir=bool(request.get("save_ir_dir")))
+    # A cell that writes its IR or binary needs its own backend run.
+    writes = bool(request.get("save_ir_dir") or request.get("export_dir"))
+    recorder = StageRecorder(progress, kernel_name, keep_ir=bool(request.get("save_ir_dir")),
+                             may_share=not writes)
     releases.current().always_compile()
     started = time.perf_counter()
     recorder.start_frontend()
     try:
         with recorder.timing(target):
             compiled = triton.compile(src, target=target, options=options)
+    except shared_backend.Shared as shared:
+        recorder.finish_frontend()
+        return shared_backend.result_of(shared, recorder.times, time.perf_counter() - started,
+                                        source_location(fn))
     except BaseException as e:  # every failure of the compile, whatever its class, is reported
         # SystemExit (or any BaseException) from the kernel's code or a hook is its cell's
         # failure; left to escape, it ended the worker and read as a bug of ours.
@@ -222,6 +245,9 @@ def compile_cell(request, progress):
         error = StageError(recorder.current, e, recorder.times, _error_location(fn, e),
                            time.perf_counter() - started)
         error.kernel_source = source_location(fn)
+        error.ttir_key = recorder.ttir_key
+        if recorder.ttir_key is not None and recorder.may_share:  # a backend stage's failure
+            shared_backend.remember(recorder.ttir_key, kernel_name, failure_result(error))
         if recorder.ir:
             try:
                 error.saved_ir = save_partial_ir(recorder.ir, fn.__name__, request["save_ir_dir"])
@@ -231,7 +257,11 @@ def compile_cell(request, progress):
     compile_s = time.perf_counter() - started
 
     progress.mark("inspect")
-    return _success(compiled, spec, fn, request, target, recorder.times, compile_s)
+    result = _success(compiled, spec, fn, request, target, recorder.times, compile_s)
+    result["ttir_key"] = recorder.ttir_key
+    if recorder.may_share:
+        shared_backend.remember(recorder.ttir_key, kernel_name, result)
+    return result
 
 
 def _success(compiled, spec, fn, request, target, times, compile_s):
@@ -272,6 +302,7 @@ def failure_result(error):
         "compile_s": error.compile_s,
         "error_source": error.source,
         "source": error.kernel_source,
+        "ttir_key": error.ttir_key,
         **({"saved_ir": error.saved_ir} if error.saved_ir else {}),
     }
 

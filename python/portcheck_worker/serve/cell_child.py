@@ -18,8 +18,9 @@ import signal
 import sys
 import traceback
 
-from . import handlers
+from . import batch, handlers
 from ..base import protocol, signal_guard
+from ..compile import shared_backend, stages
 
 _PR_SET_PDEATHSIG = 1
 
@@ -33,6 +34,34 @@ def die_with_parent(parent):
         raise OSError(error, f"prctl(PR_SET_PDEATHSIG): {os.strerror(error)}")
     if os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def run_batch(command, failure_code, parent):
+    """In the child forked by `parent` for a batch of cells (batch.py): as compile_and_exit, for
+    each cell in turn. Never returns."""
+    code = failure_code
+    try:
+        die_with_parent(parent)
+        signal_guard.install()
+        shared_backend.enable()
+        batch.run(command["batch"], command["batch_log"],
+                  lambda cell: stages.import_for(protocol.read_request(cell["request"]))[1].fn.__globals__,
+                  lambda cell: handlers.run_cell_files(cell["request"], cell["result"], cell["progress"]))
+        code = 0
+    except SystemExit as stop:
+        code = _exit_code(stop)
+    except BaseException:
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        os._exit(code)
 
 
 def _exit_code(stop):

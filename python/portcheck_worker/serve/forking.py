@@ -131,6 +131,8 @@ def run_child(command, server, inherited=(COMMAND_FD, EVENT_FD)):
         except Exception:
             pass
         os._exit(_CHILD_FAILED)
+    if command.get("batch"):
+        cell_child.run_batch(command, failure_code=_CHILD_FAILED, parent=server)
     cell_child.compile_and_exit(command["request"], command["result"], command["progress"],
                                 failure_code=_CHILD_FAILED, parent=server)
 

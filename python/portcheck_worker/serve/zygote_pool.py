@@ -44,6 +44,7 @@ class Zygotes:
         self.scans = {}  # kernel reference -> its third-party imports (import_scan)
         budget = int(os.environ.get("PORTCHECK_SERVER_MAX_RSS", 4 << 30))
         self.rss_budget = int(budget * _SHARE_OF_SERVER_RSS)
+        self.jobs = max(1, int(os.environ.get("PORTCHECK_JOBS") or 1))
 
     # --- which process forks a cell ----------------------------------------------------------
     def fork(self, cell_id, command, request):
@@ -51,13 +52,21 @@ class Zygotes:
         key = key_for(request)
         if key is None:
             return False
-        if "inspect" in request:
-            self._expect(key, request, command)
+        if "inspect" not in request:
+            return self._fork_keyed(cell_id, command, request, key)
+        self._expect(key, request, command)
+        forked = self._fork_keyed(cell_id, command, request, key)
+        self._start_expected_early(key)
+        return forked
+
+    def _fork_keyed(self, cell_id, command, request, key):
         shared = self.by_key.get(key_for(request, any_target=True))
-        if shared is not None and shared.ready and shared.driver_free and self._warm(shared, request):
+        zygote = None if key in self.unusable else self.by_key.get(key)
+        own_ready = zygote is not None and zygote.ready
+        if not own_ready and shared is not None and shared.ready and shared.driver_free and \
+                self._warm(shared, request):
             shared.submit(cell_id, command)
             return True
-        zygote = None if key in self.unusable else self.by_key.get(key)
         if zygote is None and key not in self.unusable:
             zygote = self._start_package(key, request, command)
         if zygote is None:
@@ -93,6 +102,24 @@ class Zygotes:
             compile_key = key_for(cell_request) if isinstance(cell_request, dict) else None
             if compile_key is not None:
                 wanted.setdefault(compile_key, (cell_request, command))
+
+    def _start_expected_early(self, key):
+        """Where the inspections' zygote is forked from a base (the package's third-party imports:
+        torch, transformers), the compile zygotes of its targets are forked from that base beside
+        it, on the cores it leaves idle, once the base is ready (issue 43): a package whose import
+        asks the driver needs them, and they would start only once the inspections' zygote had
+        imported, one import after another. The base's size then says whether they fit; a
+        package that turns out to ask nothing compiles from the first zygote ready."""
+        zygote = self.by_key.get(key)
+        if zygote is None or zygote.parent is None or not zygote.parent.ready:
+            return
+        room = self.jobs - sum(1 for z in self.by_key.values() if z.usable)  # one a core at most
+        for compile_key, (request, command) in list(self.expected.get(key, {}).items())[:max(0, room)]:
+            # Only into memory that is free: never at the cost of a zygote that serves now.
+            if compile_key in self.by_key or compile_key in self.unusable or not self._fits_one_more():
+                continue
+            if self._start_package(compile_key, request, command) is None:
+                return
 
     def _start_expected(self, key):
         """The inspections' zygote of a package that asks the driver at import is ready: each
@@ -243,6 +270,14 @@ class Zygotes:
             self._retire(zygote)
         return fits()
 
+    def _fits_one_more(self):
+        """Whether another zygote of the largest size fits beside those alive, none retired."""
+        live = [z for z in self._all() if z.usable]
+        sizes = [z.pss() for z in live]
+        largest = max(sizes, default=0)
+        total = sum(size if z.ready else max(size, largest) for z, size in zip(live, sizes))
+        return total + largest <= self.rss_budget and len(live) < _MAX_ZYGOTES
+
     def _has_children(self, base):
         return any(z.parent is base and z.state != "ended" for z in self._all())
 
@@ -311,6 +346,9 @@ class Zygotes:
         for child in children:
             if child.state == "waiting":
                 self._launch(child)
+        if zygote.role == "base":
+            for key in list(self.expected):
+                self._start_expected_early(key)
         if zygote.role == "package" and not zygote.driver_free:
             self._start_expected(zygote.key)
         queued, zygote.queued = zygote.queued, []

@@ -1,0 +1,166 @@
+"""Batches (issue 43): several cells of one kernel module and target compiled one after another in
+one forked child. Whatever happens in the middle of a batch, every verdict is the one a cell alone
+in its child gets (TRITON_PORTCHECK_BATCH_CELLS=1 runs one cell to a child, as before batches).
+And cells whose frontend printed the same TTIR share one backend run, exactly."""
+import json
+
+import pytest
+
+from conftest import axpy_manifest, run_tool, write_manifest
+
+pytestmark = pytest.mark.slow
+
+# Six rows of one kernel on one target; the scheduler runs them slowest first (the manifest's
+# estimate grows with BLOCK), so axpy_256 is the fourth of the batch.
+ROWS = tuple((f"axpy_{block}", block) for block in (64, 128, 256, 512, 1024, 2048))
+MIDDLE = "axpy_256"
+
+
+def check(python, work, name, batch_cells, *extra, jobs=1, **env):
+    """One run in a home of its own (no compile times remembered from another run: the batch's
+    order is the manifest's estimate's), its cells' verdicts and the report's resources."""
+    out = work / f"{name}-{batch_cells}.json"
+    run = run_tool(["check", "--python", python, "--no-cache", "-j", jobs, "--json", out, *extra],
+                   cwd=work, TRITON_PORTCHECK_HOME=work / f"home-{name}-{batch_cells}",
+                   TRITON_PORTCHECK_BATCH_CELLS=batch_cells, **env)
+    assert out.exists(), run.stdout + run.stderr
+    report = json.loads(out.read_text())
+    verdicts = {(c["row"], c["target"]): (c["status"], c["kind"], c["stage"], c["fingerprint"])
+                for c in report["cells"]}
+    return verdicts, report["environment"]["resources"], report
+
+
+@pytest.fixture
+def project(tmp_path):
+    work = tmp_path / "work"
+    write_manifest(work, axpy_manifest(["cuda:80"], ROWS).replace("[defaults]\n", "[defaults]\ntimeout = 4\n"
+                                                                   'max_rss = "1GiB"\n', 1))
+    return work
+
+
+# Each kind of fault the worker can be made to commit (base/faults.py), in a backend stage of the
+# fourth cell: a crash, a hang (the time limit), memory without bound (the memory limit), an
+# exit, and an exception (a compiler error: the batch goes on).
+@pytest.mark.parametrize("fault, kind", [("crash", "crash"), ("hang", "timeout"), ("memory", "oom"),
+                                         ("exit", "crash"), ("raise", "mlir-error")])
+def test_a_fault_in_the_middle_of_a_batch_changes_no_verdict(project, venv_python, fault, kind):
+    inject = f"ttgir:{fault}@{MIDDLE}"
+    batched, resources, _ = check(venv_python, project, fault, "6", TRITON_PORTCHECK_INJECT=inject)
+    alone, alone_resources, _ = check(venv_python, project, fault, "1", TRITON_PORTCHECK_INJECT=inject)
+    assert batched == alone
+    assert batched[(MIDDLE, "cuda:80")][1] == kind, batched
+    assert all(v[0] == "ok" for (row, _), v in batched.items() if row != MIDDLE), batched
+    assert resources["batches"] >= 1 and alone_resources["batches"] == 0, resources
+    if fault != "raise":  # the process ended in it: it and the cells after it ran again alone
+        assert resources["cells_left_by_batches"] >= 1, resources
+    else:
+        assert resources["cells_in_batches"] == len(ROWS), resources
+
+
+MODULE_STATE = '''\
+import os
+
+import triton
+import triton.language as tl
+
+_STATE = {}
+
+
+@triton.constexpr_function
+def leave_a_mark(n):
+    _STATE["mark"] = n
+    return n
+
+
+@triton.constexpr_function
+def refuse_a_mark(n):
+    if "mark" in _STATE:
+        raise ValueError("a cell before this one changed the module")
+    return n
+
+
+@triton.constexpr_function
+def set_the_environment(n):
+    os.environ["PORTCHECK_TEST_MARK"] = "left"
+    return n
+
+
+@triton.jit
+def marks(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, leave_a_mark(BLOCK)), 1.0)
+
+
+@triton.jit
+def exports(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, set_the_environment(BLOCK)), 1.0)
+
+
+@triton.jit
+def checks(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, refuse_a_mark(BLOCK)), 2.0)
+'''
+
+
+@pytest.mark.parametrize("first", ["marks", "exports"])
+def test_a_cell_that_changes_the_process_ends_its_batch(tmp_path, venv_python, first):
+    """The first row's compile changes the kernel's module (a memo a constexpr_function fills) or
+    the environment; a cell after it in the same process would see that, and one alone never does:
+    the batch stops there and the rest run alone."""
+    work = tmp_path / "work"
+    rows = (f'[[kernel]]\nname = "a_{first}"\ntarget = "kernels.py:{first}"\nsignature = {{ x_ptr = "*fp32:16" }}\n'
+            'constants = { BLOCK = 1024 }\n\n'
+            '[[kernel]]\nname = "b_checks"\ntarget = "kernels.py:checks"\nsignature = { x_ptr = "*fp32:16" }\n'
+            'constants = { BLOCK = 64 }\n')
+    write_manifest(work, '[defaults]\ntargets = ["cuda:80"]\n\n' + rows, kernels_py=MODULE_STATE)
+    batched, resources, _ = check(venv_python, work, first, "2")
+    alone, _, _ = check(venv_python, work, first, "1")
+    assert batched == alone and all(v[0] == "ok" for v in batched.values()), batched
+    assert resources == {**resources, "batches": 1, "cells_in_batches": 1, "cells_left_by_batches": 1}
+
+
+SAME_TTIR = '''\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def fill(x_ptr, n, BLOCK: tl.constexpr, MODE: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, 1.0, mask=offs < n)
+'''
+
+
+def test_rows_whose_ttir_is_the_same_share_one_backend_run(tmp_path, venv_python):
+    """MODE is never read: rows that differ only there print the same TTIR, and the backend runs
+    once for them. `n`'s divisibility is in the TTIR (its argument's attribute, and the mask reads
+    it): that row compiles apart. The verdicts are the ones compiled alone."""
+    work = tmp_path / "work"
+    rows = ""
+    for name, mode, n in (("a", 2, "i32:16"), ("b", 3, "i32:16"), ("c", 2, "i32")):
+        rows += (f'[[kernel]]\nname = "{name}"\ntarget = "kernels.py:fill"\n'
+                 f'signature = {{ x_ptr = "*fp32:16", n = "{n}" }}\nconstants = {{ BLOCK = 256, MODE = {mode} }}\n\n')
+    write_manifest(work, '[defaults]\ntargets = ["cuda:80", "hip:gfx942"]\n\n' + rows, kernels_py=SAME_TTIR)
+    batched, _, report = check(venv_python, work, "ttir", "3")
+    alone, _, alone_report = check(venv_python, work, "ttir", "1")
+    assert batched == alone
+    cells = {(c["row"], c["target"]): c for c in report["cells"]}
+    for target in ("cuda:80", "hip:gfx942"):
+        a, b, c = (cells[(row, target)] for row in "abc")
+        assert a["ttir_key"] == b["ttir_key"] != c["ttir_key"], (a["ttir_key"], b["ttir_key"], c["ttir_key"])
+        first, shared = (a, b) if b["shared_with"] else (b, a)
+        assert shared["shared_with"] == first["row"] and first["shared_with"] is None and c["shared_with"] is None
+        assert shared["sizes"] == first["sizes"] and shared["resources"] == first["resources"]
+        assert set(shared["stages"]) == {"frontend"} and len(first["stages"]) > 3, (shared["stages"], first["stages"])
+    # Alone, nothing is shared, and the keys are the same.
+    assert all(c["shared_with"] is None for c in alone_report["cells"])
+    assert {(c["row"], c["target"]): c["ttir_key"] for c in alone_report["cells"]} == \
+        {key: c["ttir_key"] for key, c in cells.items()}
+
+
+def test_the_demo_in_batches_as_one_cell_to_a_child(tmp_path, venv_python):
+    work = tmp_path / "work"
+    work.mkdir()
+    batched, resources, _ = check(venv_python, work, "demo", "", "--demo", jobs=2)
+    alone, _, _ = check(venv_python, work, "demo", "1", "--demo", jobs=2)
+    assert batched == alone
+    assert resources["batches"] > 0 and resources["cells_left_by_batches"] == 0, resources
