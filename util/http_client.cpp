@@ -85,11 +85,14 @@ struct Transfer {
     c.easy_setopt(easy.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(content.size()));
   }
 
+  // 0 when no whole answer came (a reset mid-answer can leave curl a status of its own).
   [[nodiscard]] long status() const {
+    if (unanswered) return 0;
     long status = 0;
     api().easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &status);
     return status;
   }
+  bool unanswered = false;
 };
 
 // Transfers attached to the client's multi handle for one batch; detached however it ends. The
@@ -108,22 +111,33 @@ class Batch {
     transfers_.push_back(std::move(transfer));
     return *transfers_.back();
   }
-  // Runs until every transfer is done; throws for the first that failed without an answer.
-  void run() {
+  // Runs until every transfer is done. A transfer that failed without an answer throws at once
+  // when `stop_at_failure`; otherwise it keeps status 0 and the first such reason is returned.
+  std::string run(bool stop_at_failure) {
     const auto& c = api();
+    std::string first_failure;
     int running = 1;
     while (running > 0) {
       if (c.multi_perform(multi_, &running) != CURLM_OK) throw TransportError("curl_multi failed");
       int left = 0;
-      while (const auto* message = c.multi_info_read(multi_, &left))
-        if (message->msg == CURLMSG_DONE && message->data.result != CURLE_OK)
-          throw TransportError(c.easy_strerror(message->data.result));
+      while (const auto* message = c.multi_info_read(multi_, &left)) {
+        if (message->msg != CURLMSG_DONE || message->data.result == CURLE_OK) continue;
+        const std::string why = c.easy_strerror(message->data.result);
+        if (stop_at_failure) throw TransportError(why);
+        mark_unanswered(message->easy_handle);
+        if (first_failure.empty()) first_failure = why;
+      }
       if (running > 0) c.multi_wait(multi_, nullptr, 0, 1000, nullptr);
     }
+    return first_failure;
   }
   [[nodiscard]] Transfer& at(std::size_t i) const { return *transfers_[i]; }
 
  private:
+  void mark_unanswered(CURL* easy) {
+    for (auto& t : transfers_)
+      if (t->easy.get() == easy) t->unanswered = true;
+  }
   CURLM* multi_;
   std::vector<std::unique_ptr<Transfer>> transfers_;  // stable addresses: curl holds pointers
 };
@@ -150,7 +164,7 @@ std::vector<HttpResponse> HttpClient::get_many(const std::vector<std::string>& u
     Batch batch(connections_->multi.get());
     for (std::size_t i = first; i < last; ++i)
       batch.add(std::make_unique<Transfer>(urls[i], settings_));
-    batch.run();
+    batch.run(/*stop_at_failure=*/true);
     for (std::size_t i = first; i < last; ++i) {
       auto& transfer = batch.at(i - first);
       out[i] = {transfer.status(), std::move(transfer.body)};
@@ -160,7 +174,7 @@ std::vector<HttpResponse> HttpClient::get_many(const std::vector<std::string>& u
 }
 
 std::vector<long> HttpClient::put_many(
-    const std::vector<std::pair<std::string, std::string>>& objects) {
+    const std::vector<std::pair<std::string, std::string>>& objects, std::string& unanswered) {
   std::vector<long> out(objects.size());
   for (std::size_t first = 0; first < objects.size(); first += kPerBatch) {
     const auto last = std::min(objects.size(), first + kPerBatch);
@@ -168,7 +182,8 @@ std::vector<long> HttpClient::put_many(
     for (std::size_t i = first; i < last; ++i)
       batch.add(std::make_unique<Transfer>(objects[i].first, settings_))
           .make_put(objects[i].second);
-    batch.run();
+    auto why = batch.run(/*stop_at_failure=*/false);
+    if (unanswered.empty()) unanswered = std::move(why);
     for (std::size_t i = first; i < last; ++i) out[i] = batch.at(i - first).status();
   }
   return out;
@@ -184,7 +199,8 @@ HttpClient::HttpClient(HttpSettings settings) : settings_(std::move(settings)) {
 }
 HttpClient::~HttpClient() = default;
 std::vector<HttpResponse> HttpClient::get_many(const std::vector<std::string>&) { return {}; }
-std::vector<long> HttpClient::put_many(const std::vector<std::pair<std::string, std::string>>&) {
+std::vector<long> HttpClient::put_many(const std::vector<std::pair<std::string, std::string>>&,
+                                       std::string&) {
   return {};
 }
 

@@ -35,8 +35,11 @@ class HttpClient {
   // One response per URL, in order. Throws TransportError for the first transfer that got no
   // HTTP answer (refused, timed out, reset, too long); the others still running are abandoned.
   std::vector<HttpResponse> get_many(const std::vector<std::string>& urls);
-  // PUT of each (url, body); the statuses in order. Throws TransportError as above.
-  std::vector<long> put_many(const std::vector<std::pair<std::string, std::string>>& objects);
+  // PUT of each (url, body); the statuses in order, every transfer run to its end. One that got
+  // no answer has status 0, and the first such reason goes to `unanswered`: the caller can count
+  // what the server confirmed before it went away.
+  std::vector<long> put_many(const std::vector<std::pair<std::string, std::string>>& objects,
+                             std::string& unanswered);
 
  private:
   struct Connections;  // the multi handle: connections kept alive across batches

@@ -24,11 +24,14 @@ class RedisStore : public RemoteStore {
     for (const auto& key : keys) names.push_back(name_of(key));
     return client_.get_many(names);
   }
-  void put_many(const std::vector<std::pair<std::string, std::string>>& items) override {
+  // A pipeline's replies are all or nothing here: a connection lost mid-way confirms none.
+  void put_many(const std::vector<std::pair<std::string, std::string>>& items,
+                std::size_t& acknowledged) override {
     std::vector<std::pair<std::string, std::string>> named;
     named.reserve(items.size());
     for (const auto& [key, value] : items) named.emplace_back(name_of(key), value);
     client_.set_many(named);
+    acknowledged = items.size();
   }
   void ping() override { client_.ping(); }
 
@@ -59,13 +62,22 @@ class HttpStore : public RemoteStore {
     return out;
   }
 
-  void put_many(const std::vector<std::pair<std::string, std::string>>& items) override {
+  void put_many(const std::vector<std::pair<std::string, std::string>>& items,
+                std::size_t& acknowledged) override {
     std::vector<std::pair<std::string, std::string>> objects;
     objects.reserve(items.size());
     for (const auto& [key, value] : items) objects.emplace_back(url_of(key), value);
-    for (const auto status : client().put_many(objects))
-      if (status < 200 || status > 299)
-        throw util::RejectedError(fmt::format("PUT answered HTTP {}", status));
+    std::string unanswered;
+    const auto statuses = client().put_many(objects, unanswered);
+    long refused = 0;
+    for (const auto status : statuses) {
+      if (status >= 200 && status <= 299)
+        ++acknowledged;
+      else if (status != 0 && refused == 0)
+        refused = status;
+    }
+    if (!unanswered.empty()) throw util::TransportError(unanswered);
+    if (refused != 0) throw util::RejectedError(fmt::format("PUT answered HTTP {}", refused));
   }
 
   // A key that is surely absent: 404 (or 200) means the store is there and lets us read;

@@ -22,9 +22,10 @@ class RemoteStore {
   // One value per key, in order; nullopt: the store has none.
   virtual std::vector<std::optional<std::string>> get_many(
       const std::vector<std::string>& keys) = 0;
-  // Stores every (key, value) in as few round trips as the protocol allows. A RejectedError may
-  // leave some of them stored.
-  virtual void put_many(const std::vector<std::pair<std::string, std::string>>& items) = 0;
+  // Stores every (key, value) in as few round trips as the protocol allows; `acknowledged` counts
+  // those the store confirmed, also when it throws (the others may or may not be stored).
+  virtual void put_many(const std::vector<std::pair<std::string, std::string>>& items,
+                        std::size_t& acknowledged) = 0;
   // A request that succeeds on a working store whatever it holds.
   virtual void ping() = 0;
 };

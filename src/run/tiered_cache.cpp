@@ -124,16 +124,18 @@ void TieredCache::flush() {
     counters_.remote_skipped += batch.size();
     return;
   }
+  std::size_t acknowledged = 0;
   try {
     const Stopwatch watch(counters_.remote_write_seconds);
-    remote_->put_many(batch);
-    counters_.remote_stored += batch.size();
+    remote_->put_many(batch, acknowledged);
     for (const auto& item : batch) counters_.bytes_stored += item.second.size();
   } catch (const util::RejectedError& error) {
     remote_failed("writing", error, /*reads_too=*/false);
   } catch (const std::exception& error) {
     remote_failed("writing", error, /*reads_too=*/true);
   }
+  // However the write ended: what the store confirmed before it failed is stored.
+  counters_.remote_stored += acknowledged;
 }
 
 void TieredCache::remote_failed(const std::string& what, const std::exception& error,

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 
 #include "util/fs.hpp"
@@ -33,6 +34,8 @@ struct FakeServer {
   enum class Fault { none, transport, rejected } fault = Fault::none;
   int gets = 0;
   int puts = 0;
+  // A write fails (connection reset) after confirming this many of its items.
+  std::size_t fail_after = std::numeric_limits<std::size_t>::max();
 };
 
 class FakeStore : public RemoteStore {
@@ -48,10 +51,15 @@ class FakeStore : public RemoteStore {
     }
     return out;
   }
-  void put_many(const std::vector<std::pair<std::string, std::string>>& items) override {
+  void put_many(const std::vector<std::pair<std::string, std::string>>& items,
+                std::size_t& acknowledged) override {
     ++server_.puts;
     fail_if_told();
-    for (const auto& [key, value] : items) server_.values[key] = value;
+    for (const auto& [key, value] : items) {
+      if (acknowledged == server_.fail_after) throw util::TransportError("connection reset");
+      server_.values[key] = value;
+      ++acknowledged;
+    }
   }
   void ping() override { fail_if_told(); }
 
@@ -205,6 +213,23 @@ TEST(TieredCache, WritesGoInBatchesNotOneRequestPerCell) {
   EXPECT_EQ(server.puts, 2);
   EXPECT_EQ(server.values.size(), cells);
   EXPECT_EQ(m.cache.counters().remote_stored, cells);
+}
+
+// A server that goes away in the middle of a write kept what it confirmed: the run says so
+// rather than that nothing was stored.
+TEST(TieredCache, AWriteCutShortCountsWhatTheStoreConfirmed) {
+  FakeServer server;
+  server.fail_after = 5;
+  Machine m(server);
+  for (int i = 0; i < 9; ++i) {
+    const auto key = std::string(60, 'g') + std::to_string(1000 + i);
+    m.cache.store(key, entry(key));
+  }
+  m.cache.flush();
+  const auto& c = m.cache.counters();
+  EXPECT_EQ(c.remote_errors, 1U);
+  EXPECT_EQ(c.remote_stored, 5U);
+  EXPECT_EQ(server.values.size(), 5U);
 }
 
 TEST(TieredCache, WithoutARemoteItIsTheLocalCache) {
