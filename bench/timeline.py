@@ -42,8 +42,12 @@ def timeline(report, jobs, bucket):
     cells = [c for c in report["cells"] if not c.get("cached") and c.get("compile_s", 0) > 0
              and c.get("wall_s", 0) > 0]
     wall = report["wall_s"]
-    buckets = busy_per_bucket(cells, wall, bucket)
     compile_sum = sum(c["compile_s"] for c in cells)
+    if not all("started_s" in c for c in cells):  # a report of a tool before started_s: totals only
+        return {"wall_s": wall, "jobs": jobs, "compiled": len(cells), "compile_sum_s": compile_sum,
+                "inside_compile": compile_sum / (wall * jobs) if wall > 0 else None, "first_compile_at_s": None,
+                "inside_compile_first_minute": None, "inside_compile_last_tenth": None, "per_bucket": []}
+    buckets = busy_per_bucket(cells, wall, bucket)
     first = min((c["started_s"] + c["wall_s"] - c["compile_s"] for c in cells), default=None)
     return {
         "wall_s": wall,

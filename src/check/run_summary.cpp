@@ -50,6 +50,7 @@ nlohmann::json resources_block(const ExecutedCells& executed) {
           {"batches", executed.worker_stats.batches},
           {"cells_in_batches", executed.worker_stats.cells_in_batches},
           {"cells_left_by_batches", executed.worker_stats.cells_left_by_batches},
+          {"cells_returned_by_batches", executed.worker_stats.cells_returned_by_batches},
           {"cells_rerun_fresh", executed.worker_stats.cells_rerun_fresh}};
 }
 

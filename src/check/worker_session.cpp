@@ -43,6 +43,7 @@ class ForkServerSession final : public WorkerSession {
     out.batches = s.batches;
     out.cells_in_batches = s.cells_in_batches;
     out.cells_left_by_batches = s.cells_left_by_batches;
+    out.cells_returned_by_batches = s.cells_returned_by_batches;
     return out;
   }
 

@@ -42,6 +42,7 @@ struct WorkerStats {
   int batches = 0;  // ForkServerRunner::Stats
   int cells_in_batches = 0;
   int cells_left_by_batches = 0;
+  int cells_returned_by_batches = 0;
   // Cells and inspections run again in a fresh process (check/fork_hazard.hpp); the pipeline
   // counts them, not the session.
   int cells_rerun_fresh = 0;

@@ -54,10 +54,13 @@ class ForkServerRunner final : public ProcessRunner {
   // The cells in one forked child, one after another (python/portcheck_worker/serve/batch.py):
   // each begins with its own limits, ends with its result, and the child's batch log says when
   // (run/batch_log.hpp). The first takes the child's end as its own, as a cell alone would; a
-  // later one the child did not finish ends as Termination::unfinished, as does one that passed
-  // its memory limit (memory the cells before it left could have counted).
+  // later one the child began and did not finish ends as Termination::unfinished, as does one
+  // that passed its memory limit (memory the cells before it left could have counted); one it
+  // never began, as Termination::returned.
   [[nodiscard]] bool runs_batches() const override { return true; }
   void start_batch(const std::vector<std::pair<Id, ProcessSpec>>& cells) override;
+  // The batch's stop file (its log's path + ".stop"), which the child looks for before each cell.
+  void stop_batch(Id first) override;
   std::vector<std::pair<Id, ProcessOutcome>> wait(std::chrono::milliseconds max_wait) override;
   std::vector<std::pair<Id, ProcessOutcome>> cancel_all() override;
   // A batch whose every cell is done is only exiting: the next process need not wait for that.
@@ -88,6 +91,7 @@ class ForkServerRunner final : public ProcessRunner {
     int batches = 0;
     int cells_in_batches = 0;
     int cells_left_by_batches = 0;
+    int cells_returned_by_batches = 0;  // never begun: started again like any other
   };
   [[nodiscard]] const Stats& stats() const { return stats_; }
 
@@ -120,10 +124,11 @@ class ForkServerRunner final : public ProcessRunner {
     std::unique_ptr<BatchLogReader> log;
     pid_t pid = 0;  // known once the server says "forked"
     int attempts = 1;
-    bool sent = false;     // handed to the server (else waiting in queue_)
-    bool suspect = false;  // was running when the server died on its own: retried alone
-    int threads = 0;       // of the process that forked it (the "forked" event)
-    double waited = 0;     // from hand-over to the server until it was forked
+    bool sent = false;        // handed to the server (else waiting in queue_)
+    bool suspect = false;     // was running when the server died on its own: retried alone
+    int threads = 0;          // of the process that forked it (the "forked" event)
+    bool stop_asked = false;  // stop_batch(): the cells it never begins are returned
+    double waited = 0;        // from hand-over to the server until it was forked
     // A suspect handed to the server runs as its only cell: its trial.
     [[nodiscard]] bool on_trial() const { return sent && suspect; }
     Clock::time_point requested;
@@ -163,7 +168,7 @@ class ForkServerRunner final : public ProcessRunner {
   [[nodiscard]] ProcessOutcome member_outcome(const InFlight& batch, std::size_t index,
                                               Clock::time_point at) const;
   // The batch's process ended with `process`: the first cell, begun and not done, takes that as
-  // its end; every other cell not done is unfinished.
+  // its end; another begun and not done is unfinished; one never begun is returned.
   void end_batch(InFlight& batch, const ProcessOutcome& process,
                  std::vector<std::pair<Id, ProcessOutcome>>& ended);
 

@@ -2,10 +2,13 @@
 // (issue 43). The fork of a zygote that holds a gigabyte of torch, the child's set-up and its exit
 // cost tens of milliseconds of CPU a cell; a batch pays them once. fork_server.cpp forks and
 // reaps batches as it does cells; this file follows what runs inside one.
+#include <fcntl.h>
+
 #include <algorithm>
 #include <filesystem>
 
 #include "src/run/fork_server.hpp"
+#include "util/unique_fd.hpp"
 
 namespace portcheck {
 
@@ -22,6 +25,17 @@ void ForkServerRunner::start_batch(const std::vector<std::pair<Id, ProcessSpec>>
   batch.log = std::make_unique<BatchLogReader>(spec.result_path.parent_path() / "batch.log");
   ++stats_.batches;
   enqueue(first, std::move(batch));
+}
+
+void ForkServerRunner::stop_batch(Id first) {
+  const auto it = in_flight_.find(first);
+  if (it == in_flight_.end() || it->second.log == nullptr || it->second.stop_asked) return;
+  it->second.stop_asked = true;
+  auto stop = it->second.log->path();
+  stop += ".stop";
+  // Its existence is the message (python/portcheck_worker/serve/batch.py); a failure to create it
+  // only leaves the batch to run to its end.
+  const util::UniqueFd fd(::open(stop.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
 }
 
 std::size_t ForkServerRunner::running() const {
@@ -97,6 +111,15 @@ void ForkServerRunner::end_batch(InFlight& batch, const ProcessOutcome& process,
     if (member.done) continue;
     // The first cell ran in a fresh fork, as alone: how the process ended is its verdict.
     const bool first = k == 0 && member.begun;
+    // Never begun (the batch stopped after a cell before it, or was asked to): untouched by
+    // anything the batch ran, it starts anew like a cell never started.
+    if (k > 0 && !member.begun) {
+      ProcessOutcome returned;
+      returned.how = Termination::returned;
+      ++stats_.cells_returned_by_batches;
+      ended.emplace_back(member.id, returned);
+      continue;
+    }
     ++(first ? stats_.cells_in_batches : stats_.cells_left_by_batches);
     ended.emplace_back(member.id, first ? process : unfinished);
   }

@@ -43,6 +43,10 @@ enum class Termination {
   // Never run to its end: the process of its batch (ProcessRunner::start_batch) ended before it,
   // or while it ran after other cells. Not a verdict: the scheduler runs it again on its own.
   unfinished,
+  // Never begun: its batch stopped before it (after a cell that failed or changed the process, or
+  // asked to by ProcessRunner::stop_batch). Not a verdict, and nothing touched it: the scheduler
+  // starts it again as any cell not yet started.
+  returned,
 };
 
 struct ProcessOutcome {
@@ -79,6 +83,9 @@ class ProcessRunner {
   virtual void start_batch(const std::vector<std::pair<Id, ProcessSpec>>& cells) {
     for (const auto& [id, spec] : cells) start(id, spec);
   }
+  // Asks the batch whose first cell is `first` to begin no cell after the one it runs now: each
+  // it never began ends as Termination::returned, for another process to take.
+  virtual void stop_batch(Id /*first*/) {}
   // Waits up to `max_wait` for at least one cell to end; returns those that ended.
   virtual std::vector<std::pair<Id, ProcessOutcome>> wait(std::chrono::milliseconds max_wait) = 0;
   // Kills every running process tree and reports each as cancelled.

@@ -11,6 +11,8 @@
 namespace portcheck {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 // A batch holds about this much compile time: the fork, set-up and exit it saves (tens of
 // milliseconds a cell with a large zygote) are then a few percent of it, and a batch that ends
 // early costs at most that much of its cells' work run again.
@@ -21,6 +23,10 @@ constexpr double kUnmeasuredSeconds = 0.5;
 // Towards the end of the run batches shrink to this share of what is left per core, so that the
 // cores end together rather than one batch last.
 constexpr double kShareOfWhatIsLeft = 0.25;
+// A batch whose cells after the first run past twice their expected time, and this much more,
+// gives back those it has not begun (estimates of cells never measured can be off by a hundred
+// times: a kernel whose every cell takes a minute, packed as if each took half a second).
+constexpr double kOverrunSlackSeconds = 2.0;
 
 // Locality first, then slowest first: a group's tasks together (one zygote stays warm for them
 // and memory holds fewer zygotes at once), groups in the order of their slowest task so that the
@@ -41,94 +47,220 @@ void order(std::vector<Task>& tasks) {
   });
 }
 
-// How long tasks take: a task's measured history, else the mean of what ended in this run.
+// How long tasks take: a task's measured history, else the mean of what ended in this run of its
+// batch key (its module and target: a kernel whose cells take a minute each does not hide behind
+// a run's mean), else of the whole run. Also what the tasks not yet started add up to.
 class CompileTimes {
  public:
-  explicit CompileTimes(const std::vector<Task>& tasks)
-      : measured_after_(tasks.size() + 1, 0.0), unmeasured_after_(tasks.size() + 1, 0) {
-    for (std::size_t i = tasks.size(); i-- > 0;) {
-      measured_after_[i] =
-          measured_after_[i + 1] + (tasks[i].measured ? tasks[i].expected_seconds : 0);
-      unmeasured_after_[i] = unmeasured_after_[i + 1] + (tasks[i].measured ? 0 : 1);
-    }
+  void queued(const Task& task, int sign = 1) {
+    (task.measured ? measured_waiting_ : unmeasured_waiting_) +=
+        sign * (task.measured ? task.expected_seconds : 1.0);
   }
+  void taken(const Task& task) { queued(task, -1); }
 
-  void ended(double wall_seconds) {
-    sum_ += wall_seconds;
+  void ended(const Task& task, double seconds) {
+    sum_ += seconds;
     ++count_;
+    if (task.batch.empty()) return;
+    auto& [sum, count] = by_batch_[task.batch];
+    sum += seconds;
+    ++count;
   }
   [[nodiscard]] double estimate(const Task& task) const {
-    return task.measured ? task.expected_seconds : mean();
+    if (task.measured) return task.expected_seconds;
+    const auto it = task.batch.empty() ? by_batch_.end() : by_batch_.find(task.batch);
+    return it != by_batch_.end() ? it->second.first / static_cast<double>(it->second.second)
+                                 : mean();
   }
-  // Of the tasks from `next` on.
-  [[nodiscard]] double left_from(std::size_t next) const {
-    return measured_after_[next] + static_cast<double>(unmeasured_after_[next]) * mean();
+  // Of the tasks not yet started.
+  [[nodiscard]] double waiting() const {
+    return std::max(0.0, measured_waiting_) + std::max(0.0, unmeasured_waiting_) * mean();
   }
 
  private:
-  [[nodiscard]] double mean() const { return count_ > 0 ? sum_ / count_ : kUnmeasuredSeconds; }
+  [[nodiscard]] double mean() const {
+    return count_ > 0 ? sum_ / static_cast<double>(count_) : kUnmeasuredSeconds;
+  }
 
-  std::vector<double> measured_after_;
-  std::vector<std::size_t> unmeasured_after_;
+  double measured_waiting_ = 0;
+  double unmeasured_waiting_ = 0;  // a count
   double sum_ = 0;
   std::size_t count_ = 0;
+  std::map<std::string, std::pair<double, std::size_t>> by_batch_;  // sum, count
 };
 
-// The end of the batch that starts at `next`: the following tasks of its batch key, as many as
-// fit `budget` seconds (the first always), or exactly up to `cells` of them when that is not 0.
-std::size_t batch_end(const std::vector<Task>& tasks, std::size_t next, double budget,
-                      std::size_t cells, const CompileTimes& times) {
-  std::size_t end = next + 1;
-  if (tasks[next].batch.empty()) return end;
-  double total = times.estimate(tasks[next]);
-  const std::size_t most = cells > 0 ? cells : kBatchCells;
-  while (end < tasks.size() && end - next < most && tasks[end].batch == tasks[next].batch) {
-    const double more = times.estimate(tasks[end]);
-    if (cells == 0 && total + more > budget) break;
-    total += more;
-    ++end;
-  }
-  return end;
-}
+// A batch that runs: its cells, how many ended, and from when (its first cell's end: the wait for
+// a zygote and the first cell's own fork are not the batch's doing) the rest should take `rest_s`.
+struct RunningBatch {
+  std::vector<ProcessRunner::Id> ids;
+  std::size_t ended = 0;
+  double rest_s = 0;
+  std::optional<Clock::time_point> rest_from;
+  bool stop_asked = false;
+};
 
-// Starts the task at `next`, with the tasks after it that make its batch; returns where the next
-// start begins.
-std::size_t start_next(ProcessRunner& runner, std::size_t jobs, std::size_t cells,
-                       const std::vector<Task>& tasks, std::size_t next,
-                       const CompileTimes& times) {
-  const double budget = std::min(
-      kBatchSeconds, kShareOfWhatIsLeft * times.left_from(next) / static_cast<double>(jobs));
-  const std::size_t end =
-      runner.runs_batches() ? batch_end(tasks, next, budget, cells, times) : next + 1;
-  if (end == next + 1) {
-    runner.start(tasks[next].id, tasks[next].spec);
-    return end;
+// One Scheduler::run: the tasks not yet started (in order; those a batch gave back go first, as
+// the ones known to be slow), the batches running, and when to ask one to stop.
+class Run {
+ public:
+  Run(ProcessRunner& runner, std::size_t jobs, std::size_t cells, std::vector<Task> tasks)
+      : runner_(runner), jobs_(jobs), cells_(cells), eta_(jobs) {
+    order(tasks);
+    for (auto& task : tasks) {
+      eta_.queued(task.expected_seconds);
+      times_.queued(task);
+      index_of_[task.id] = all_.size();
+      all_.push_back(task);
+      waiting_.push_back(std::move(task));
+    }
   }
-  std::vector<std::pair<ProcessRunner::Id, ProcessSpec>> batch;
-  for (std::size_t i = next; i < end; ++i) batch.emplace_back(tasks[i].id, tasks[i].spec);
-  runner.start_batch(batch);
-  return end;
-}
+
+  [[nodiscard]] bool anything_to_start() const { return !again_.empty() || !waiting_.empty(); }
+  [[nodiscard]] const Task& task(ProcessRunner::Id id) const { return all_[index_of_.at(id)]; }
+  [[nodiscard]] std::size_t size() const { return all_.size(); }
+  EtaEstimator& eta() { return eta_; }
+
+  // Starts what the free cores can take: tasks to run again alone first, then the next batch.
+  void start_what_fits() {
+    while (anything_to_start() && runner_.running() < jobs_) {
+      if (!again_.empty()) {
+        runner_.start(again_.front().id, again_.front().spec);
+        eta_.started(again_.front().id, again_.front().expected_seconds, Clock::now());
+        again_.pop_front();
+        continue;
+      }
+      start_next_batch();
+    }
+  }
+
+  // A batch that overran its estimate, or holds cells while cores are idle, gives back those it
+  // has not begun: every core ends busy until the run ends, whatever the estimates said.
+  void stop_batches_that_hold_work() {
+    const bool idle = runner_.running() < jobs_ && !anything_to_start();
+    const auto now = Clock::now();
+    for (auto& [first, batch] : batches_) {
+      if (batch.stop_asked || batch.ids.size() - batch.ended < 2) continue;
+      const bool overran =
+          batch.rest_from && std::chrono::duration<double>(now - *batch.rest_from).count() >
+                                 std::max(2 * batch.rest_s, batch.rest_s + kOverrunSlackSeconds);
+      if (!idle && !overran) continue;
+      runner_.stop_batch(first);
+      batch.stop_asked = true;
+    }
+  }
+
+  // Whether the outcome is the task's end (else it is started again: `rerun_spec`, a return, or
+  // a batch that did not finish it).
+  bool ended(ProcessRunner::Id id, const ProcessOutcome& outcome,
+             const std::optional<ProcessSpec>& rerun_spec) {
+    note_batch_progress(id, outcome);
+    if (outcome.how == Termination::returned) {  // untouched: as if never started
+      returned_.push_back(task(id));
+      return false;
+    }
+    if (outcome.how == Termination::unfinished) {  // its batch ended first: alone, again
+      again_.push_back(task(id));
+      return false;
+    }
+    eta_.ended(id, outcome.wall_seconds);
+    if (outcome.how != Termination::cancelled)
+      times_.ended(task(id), std::max(0.0, outcome.wall_seconds - outcome.waited_seconds));
+    if (!rerun_spec) return true;
+    Task again = task(id);
+    again.spec = *rerun_spec;
+    again_.push_back(std::move(again));
+    return false;
+  }
+
+  // Returned tasks go to the front of what waits, in their order, once the outcomes at hand are
+  // all seen (a stopped batch returns several at once).
+  void requeue_returned() {
+    while (!returned_.empty()) {
+      times_.queued(returned_.back());
+      waiting_.push_front(std::move(returned_.back()));
+      returned_.pop_back();
+    }
+  }
+
+ private:
+  // The next task and those after it that make its batch: the following tasks of its batch key,
+  // as many as fit the budget (the first always), or exactly up to `cells_` when that is not 0.
+  void start_next_batch() {
+    const double budget =
+        std::min(kBatchSeconds, kShareOfWhatIsLeft * times_.waiting() / static_cast<double>(jobs_));
+    std::vector<std::pair<ProcessRunner::Id, ProcessSpec>> batch;
+    double total = 0;
+    // What is left spread over the free cores: at the end of a run each takes its share.
+    const std::size_t free = jobs_ - std::min(jobs_, runner_.running());
+    const std::size_t share = (waiting_.size() + free - 1) / std::max<std::size_t>(free, 1);
+    const std::size_t most =
+        !runner_.runs_batches() ? 1 : std::min(share, cells_ > 0 ? cells_ : kBatchCells);
+    const std::string key = waiting_.front().batch;
+    do {
+      const Task& next = waiting_.front();
+      const double more = times_.estimate(next);
+      if (!batch.empty() && cells_ == 0 && total + more > budget) break;
+      total += more;
+      batch.emplace_back(next.id, next.spec);
+      eta_.started(next.id, next.expected_seconds, Clock::now());
+      times_.taken(next);
+      waiting_.pop_front();
+    } while (!key.empty() && batch.size() < most && !waiting_.empty() &&
+             waiting_.front().batch == key);
+    if (batch.size() == 1) {
+      runner_.start(batch.front().first, batch.front().second);
+      return;
+    }
+    RunningBatch running;
+    for (const auto& [id, spec] : batch) {
+      running.ids.push_back(id);
+      batch_of_[id] = batch.front().first;
+    }
+    running.rest_s = total - times_.estimate(task(batch.front().first));
+    batches_[batch.front().first] = std::move(running);
+    runner_.start_batch(batch);
+  }
+
+  void note_batch_progress(ProcessRunner::Id id, const ProcessOutcome& outcome) {
+    const auto of = batch_of_.find(id);
+    if (of == batch_of_.end()) return;
+    const auto it = batches_.find(of->second);
+    batch_of_.erase(of);
+    if (it == batches_.end()) return;
+    auto& batch = it->second;
+    if (++batch.ended == batch.ids.size()) {
+      batches_.erase(it);
+      return;
+    }
+    if (!batch.rest_from && outcome.how != Termination::returned) batch.rest_from = Clock::now();
+  }
+
+  ProcessRunner& runner_;
+  std::size_t jobs_;
+  std::size_t cells_;
+  EtaEstimator eta_;
+  CompileTimes times_;
+  std::vector<Task> all_;
+  std::map<ProcessRunner::Id, std::size_t> index_of_;
+  std::deque<Task> waiting_;    // not yet started
+  std::deque<Task> again_;      // to run again, alone, before any other
+  std::vector<Task> returned_;  // given back by a batch since the last requeue_returned()
+  std::map<ProcessRunner::Id, RunningBatch> batches_;        // by first cell
+  std::map<ProcessRunner::Id, ProcessRunner::Id> batch_of_;  // cell -> its batch's first cell
+};
 
 }  // namespace
 
 bool Scheduler::run(std::vector<Task> tasks, const OnEnded& on_ended,
                     const std::atomic<bool>& interrupted, const OnProgress& on_progress) {
-  order(tasks);
-  Progress progress{0, 0, tasks.size(), std::nullopt};
-  EtaEstimator eta(jobs_);
-  CompileTimes times(tasks);
-  for (const auto& task : tasks) eta.queued(task.expected_seconds);
-  std::map<ProcessRunner::Id, std::size_t> index_of;
-  for (std::size_t i = 0; i < tasks.size(); ++i) index_of[tasks[i].id] = i;
-  std::deque<Task> again;  // tasks to run again, alone, before the next new one
-  std::size_t next = 0;
+  Run run(runner_, jobs_, batch_cells_, std::move(tasks));
+  Progress progress{0, 0, run.size(), std::nullopt};
   const auto report = [&] {
     progress.running = runner_.running();
-    progress.eta_s = eta.remaining_s(EtaEstimator::Clock::now());
+    progress.eta_s = run.eta().remaining_s(Clock::now());
     if (on_progress) on_progress(progress);
   };
-  while (progress.done < tasks.size()) {
+  while (progress.done < run.size()) {
     if (interrupted.load()) {
       for (const auto& [id, outcome] : runner_.cancel_all()) {
         on_ended(id, outcome);
@@ -136,36 +268,19 @@ bool Scheduler::run(std::vector<Task> tasks, const OnEnded& on_ended,
       }
       return false;
     }
-    while ((!again.empty() || next < tasks.size()) && runner_.running() < jobs_) {
-      if (!again.empty()) {
-        runner_.start(again.front().id, again.front().spec);
-        eta.started(again.front().id, again.front().expected_seconds, EtaEstimator::Clock::now());
-        again.pop_front();
-        continue;
-      }
-      const std::size_t end = start_next(runner_, jobs_, batch_cells_, tasks, next, times);
-      for (; next < end; ++next)
-        eta.started(tasks[next].id, tasks[next].expected_seconds, EtaEstimator::Clock::now());
-    }
+    run.start_what_fits();
+    run.stop_batches_that_hold_work();
     report();
     for (const auto& [id, outcome] : runner_.wait(std::chrono::milliseconds(100))) {
-      if (outcome.how == Termination::unfinished) {  // its batch ended first: alone, again
-        again.push_back(tasks[index_of.at(id)]);
-        continue;
-      }
-      eta.ended(id, outcome.wall_seconds);
-      if (outcome.how != Termination::cancelled) times.ended(outcome.wall_seconds);
-      if (rerun_ && outcome.how != Termination::cancelled) {
-        if (auto spec = rerun_(id, outcome)) {
-          Task task = tasks[index_of.at(id)];
-          task.spec = std::move(*spec);
-          again.push_back(std::move(task));
-          continue;
-        }
-      }
+      const bool counts = outcome.how != Termination::cancelled &&
+                          outcome.how != Termination::unfinished &&
+                          outcome.how != Termination::returned;
+      const auto spec = rerun_ && counts ? rerun_(id, outcome) : std::nullopt;
+      if (!run.ended(id, outcome, spec)) continue;
       on_ended(id, outcome);
       ++progress.done;
     }
+    run.requeue_returned();
   }
   report();
   return true;

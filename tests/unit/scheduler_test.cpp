@@ -384,27 +384,42 @@ TEST(Eta, NothingLeftIsNoEstimate) {
 
 // ---- batches (issue 43) ------------------------------------------------------------------------
 
-// Runs every start_batch's cells, in order, one a wait(); a scripted cell ends `unfinished` (its
-// batch ended first) when it runs in a batch, and its end as scripted when it runs alone.
+// Runs every start_batch's cells, in order, each for its `ticks` wait()s (1 by default); a
+// scripted cell ends `unfinished` (its batch ended first) when it runs in a batch, and its end as
+// scripted when it runs alone. A batch asked to stop returns the cells after the one it runs.
 class BatchingRunner final : public ProcessRunner {
  public:
   std::vector<std::vector<Id>> batches;  // as started, singles included
   std::set<Id> unfinished_in_batch;
+  std::map<Id, int> ticks;
+  std::size_t waits = 0;
+  std::size_t most_idle_while_held = 0;  // free cores seen beside a batch with cells waiting
+  std::set<Id> stop_asked;
+
+  void stop_batch(Id first) override { stop_asked.insert(first); }
 
   [[nodiscard]] bool runs_batches() const override { return true; }
   void start(Id id, const portcheck::ProcessSpec& spec) override { start_batch({{id, spec}}); }
   void start_batch(const std::vector<std::pair<Id, portcheck::ProcessSpec>>& cells) override {
     std::vector<Id> ids;
-    for (const auto& [id, spec] : cells) ids.push_back(id);
+    for (const auto& [id, spec] : cells) {
+      ids.push_back(id);
+      first_of_[id] = cells.front().first;
+      spent_[id] = 0;
+    }
     batches.push_back(ids);
     running_.push_back(ids);
   }
   std::vector<std::pair<Id, ProcessOutcome>> wait(std::chrono::milliseconds) override {
+    ++waits;
+    if (waits > 100000) throw std::runtime_error("runaway scheduler");
     std::vector<std::pair<Id, ProcessOutcome>> ended;
     for (auto& batch : running_) {
-      if (batch.empty()) continue;
+      if (batch.size() > 1 && running_.size() < jobs)
+        most_idle_while_held = std::max(most_idle_while_held, jobs - running_.size());
+      if (batch.empty() || ++spent_[batch.front()] < ticks_of(batch.front())) continue;
       ProcessOutcome outcome;
-      outcome.wall_seconds = 0.5;
+      outcome.wall_seconds = 0.5 * ticks_of(batch.front());
       const bool cut = batch.size() > 1 || alone_after_cut_.count(batch.front()) == 0;
       if (unfinished_in_batch.count(batch.front()) != 0 && cut) {
         for (const Id id : batch) {  // the process ended in it: it and the rest, unfinished
@@ -418,16 +433,31 @@ class BatchingRunner final : public ProcessRunner {
       }
       ended.emplace_back(batch.front(), outcome);
       batch.erase(batch.begin());
+      if (!batch.empty() && stop_asked.count(first_of_.at(batch.front())) != 0) {
+        for (const Id id : batch) {
+          ProcessOutcome back;
+          back.how = Termination::returned;
+          ended.emplace_back(id, back);
+        }
+        batch.clear();
+      }
     }
     std::erase_if(running_, [](const std::vector<Id>& b) { return b.empty(); });
     return ended;
   }
   std::vector<std::pair<Id, ProcessOutcome>> cancel_all() override { return {}; }
   [[nodiscard]] std::size_t running() const override { return running_.size(); }
+  std::size_t jobs = 1;  // for most_idle_while_held
 
  private:
+  [[nodiscard]] int ticks_of(Id id) const {
+    const auto it = ticks.find(id);
+    return it == ticks.end() ? 1 : it->second;
+  }
   std::vector<std::vector<Id>> running_;
   std::set<Id> alone_after_cut_;
+  std::map<Id, int> spent_;
+  std::map<Id, Id> first_of_;
 };
 
 Task batch_task(Id id, const std::string& batch, double seconds, bool measured = true) {
@@ -453,7 +483,9 @@ TEST(SchedulerBatches, ConsecutiveTasksOfOneKeyShareAProcessUpToTheirCompileTime
     largest = std::max(largest, batch.size());
     const bool first_key = batch.front() <= 200;
     for (const Id id : batch) EXPECT_EQ(id <= 200, first_key) << "one key to a batch";
-    if (std::count(batch.begin(), batch.end(), Id{241}) != 0) EXPECT_EQ(batch.size(), 1u);
+    if (std::count(batch.begin(), batch.end(), Id{241}) != 0) {
+      EXPECT_EQ(batch.size(), 1u);
+    }
   }
   // About 4 s of 0.5 s cells while much is left; smaller towards the end.
   EXPECT_EQ(largest, 8u);
@@ -508,3 +540,61 @@ TEST(SchedulerBatches, OneCellToAProcessWhenAskedOrWhenTheRunnerCannot) {
   ASSERT_TRUE(alone.run(tasks, again.on_ended(), stop));
   EXPECT_EQ(plain.start_order.size(), 10u);
 }
+
+namespace {
+
+// The run on H200 that found it (issue 43): cells with no history are taken for half a second
+// each, so eight of a kernel whose cells take a minute each went to one process, which then ran
+// them one after another while the other cores had nothing left to do.
+TEST(SchedulerBatches, ABatchOfSlowCellsGivesBackWhatItHasNotBegunWhenCoresWouldIdle) {
+  BatchingRunner runner;
+  runner.jobs = 4;
+  std::vector<Task> tasks;
+  for (Id id = 1; id <= 8; ++id) {
+    tasks.push_back(batch_task(id, "rope", 1.0, /*measured=*/false));  // the manifest's guess
+    runner.ticks[id] = 100;  // a minute each, where the others take half a second
+  }
+  for (Id id = 9; id <= 208; ++id) tasks.push_back(batch_task(id, "add", 0, /*measured=*/false));
+  Recorder rec;
+  Scheduler scheduler(runner, 4);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(scheduler.run(tasks, rec.on_ended(), stop));
+  std::map<Id, int> once;
+  for (Id id = 1; id <= 208; ++id) once[id] = 1;
+  EXPECT_EQ(rec.counts(), once);
+  for (const auto& [id, outcome] : rec.ended) EXPECT_NE(outcome.how, Termination::returned);
+  EXPECT_EQ(runner.batches.front().size(), 8u);  // packed as estimated, then given back
+  EXPECT_FALSE(runner.stop_asked.empty());
+  // 800 waits of slow cells in one process would make the run 800 waits long; on four cores the
+  // floor is (800 + 200) / 4 = 250, and the longest cell, 100.
+  EXPECT_LT(runner.waits, 400u);
+}
+
+// A kernel's cells that ended in this run say how long its other cells take, not the run's mean:
+// once a cell of `rope` took 10 s, its other cells go one to a process.
+TEST(SchedulerBatches, UnmeasuredCellsOfAKeyThatEndedSlowRunAlone) {
+  BatchingRunner runner;
+  runner.jobs = 1;
+  std::vector<Task> tasks;
+  for (Id id = 1; id <= 100; ++id) tasks.push_back(batch_task(id, "add", 0, false));
+  for (Id id = 101; id <= 120; ++id) {
+    tasks.push_back(batch_task(id, "rope", 0, /*measured=*/false));
+    runner.ticks[id] = 20;  // 10 s each
+  }
+  Recorder rec;
+  Scheduler scheduler(runner, 1);
+  std::atomic<bool> stop{false};
+  ASSERT_TRUE(scheduler.run(tasks, rec.on_ended(), stop));
+  EXPECT_EQ(rec.ended.size(), 120u);
+  std::size_t rope_batches = 0;
+  for (const auto& batch : runner.batches) {
+    if (batch.front() <= 100) continue;
+    // The first is packed blind (by the run's mean, 0.5 s); the next know better.
+    if (rope_batches++ > 0) {
+      EXPECT_EQ(batch.size(), 1u) << "rope batch " << rope_batches;
+    }
+  }
+  EXPECT_GT(rope_batches, 1u);
+}
+
+}  // namespace

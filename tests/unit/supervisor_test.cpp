@@ -55,6 +55,10 @@ const char* name_of(Termination how) {
       return "killed_its_parent";
     case Termination::spawn_failed:
       return "spawn_failed";
+    case Termination::unfinished:
+      return "unfinished";
+    case Termination::returned:
+      return "returned";
   }
   return "?";
 }

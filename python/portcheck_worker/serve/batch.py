@@ -9,11 +9,12 @@ clock: the tool gives each cell its own time limit from its beginning and its ow
 
 A batch never changes a verdict: it imports the cells' module first (where the zygote has not), as
 each cell would, and every cell it runs starts from that state; the batch stops after a cell that
-left the process otherwise: another working folder, environment, import path, signal handler, limit, thread,
+failed, or that left the process otherwise: another working folder, environment, import path, signal handler, limit, thread,
 user module or Triton setting, a global of the kernel's module (or what a container there holds:
 a memo a constexpr_function fills), a standard stream replaced, or memory that the next cells'
 limits could count against them. A cell it did not finish (the process ended in it: a crash, exit(), a
-limit) is left to the tool, which runs that cell and the rest one to a child.
+limit) is left to the tool, which runs it again alone. The cells a batch never began (it stopped
+after a cell, or the tool asked it to stop) were never touched: the tool starts them anew elsewhere.
 """
 import os
 import resource
@@ -26,6 +27,9 @@ from ..base import protocol
 
 BEGUN = "begun"
 DONE = "done"
+# The tool creates the log's path + this when it wants the cells not yet begun back (a batch that
+# runs past its expected time, or cores idle while it holds cells); looked for before each cell.
+STOP_SUFFIX = ".stop"
 
 # The limits a cell's code could change for the cells after it.
 _LIMITS = tuple(getattr(resource, name) for name in ("RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_STACK",
@@ -151,15 +155,25 @@ def run(cells, log_path, prepare, run_cell):
         born, before = resident_bytes(), state(module_globals)
         for index, cell in enumerate(cells):
             if index > 0:
+                if os.path.exists(log_path + STOP_SUFFIX):
+                    return  # the tool gives the rest to other processes
                 point_streams_at(cell)
             log.mark(BEGUN, cell["id"])
-            run_cell(cell)
+            result = run_cell(cell)
             _flush()
             log.mark(DONE, cell["id"])
-            if state(module_globals) != before or not memory_allows(resident_bytes() - born, cells[index + 1:]):
+            if not _ok(result) or state(module_globals) != before or \
+                    not memory_allows(resident_bytes() - born, cells[index + 1:]):
                 return
     finally:
         log.close()
+
+
+def _ok(result):
+    """A cell that failed may leave Triton's objects half-changed where no state() looks: a
+    JITFunction whose cache_key raised keeps a placeholder hash, so the same kernel compiles in
+    the next cell of the process where it fails alone (Triton 3.9's jit.py). The batch stops."""
+    return isinstance(result, dict) and result.get("status") == "ok"
 
 
 def _flush():

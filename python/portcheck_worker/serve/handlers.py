@@ -94,6 +94,7 @@ def cell(request, progress):
 
 
 def run_cell_files(request_path, result_path, progress_path):
+    """Runs the cell the files name; returns its result, as written."""
     request = protocol.read_request(request_path)
     progress = protocol.ProgressLog(progress_path)
     try:
@@ -101,3 +102,4 @@ def run_cell_files(request_path, result_path, progress_path):
     finally:
         progress.close()
     protocol.write_result(result_path, result)
+    return result

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# On the H200 machine (16 cores, its Triton 3.6.0, torch 2.11, transformers): issue 43's
+# throughput figures, this tree's wheel (.device/triton_portcheck-*.whl) against the one before it
+# (.device/old/triton_portcheck-*.whl), each in a venv that sees the machine's packages, 16 jobs,
+# no cache, the nine default targets.
+#
+#   PHASE=liger   Liger-Kernel 0.8.5 (its sdist in .device/, tests included): the rows captured
+#                 live from four of its test files (bench/h200/results/liger/liger.toml), checked
+#                 by both, by this one with --reduce, and a sample (--shard 1/16) with
+#                 --isolation process.
+#   PHASE=heavy   bench/heavy_case.py's generated library (25 modules x 40 rows, its import torch +
+#                 transformers + CPU to 3 s), and flag_gems 5.0.2 (.device/wheels) with the rows
+#                 captured live from its tests (bench/h200/results/flag_gems/fg-live.toml), by
+#                 both; the flag_gems sample with --isolation process.
+#
+# Writes to $OUT the JSON reports (gzipped), summary.json (bench/h200/throughput_summary.py) and
+# runs.txt (each run's time and the end of its terminal output).
+set -uo pipefail
+repo=$(pwd)
+source bench/h200/venv.sh
+python3 -m venv --system-site-packages /tmp/oldvenv >> $OUT/pip.log 2>&1
+cp $(/tmp/pcvenv/bin/python -c "import site; print(site.getsitepackages()[0])")/machine-packages.pth \
+  $(/tmp/oldvenv/bin/python -c "import site; print(site.getsitepackages()[0])")/
+/tmp/oldvenv/bin/pip install --no-index --no-deps $repo/.device/old/triton_portcheck-*.whl >> $OUT/pip.log 2>&1 || exit 1
+old=/tmp/oldvenv/bin/triton-portcheck
+work=$(mktemp -d)
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+
+check() {  # check NAME BINARY MANIFEST [flags...]: a cold run, its report in $work/NAME.json
+  local name=$1 binary=$2 manifest=$3; shift 3
+  rm -rf /tmp/pchome-$name
+  local start=$(date +%s%N)
+  TRITON_PORTCHECK_HOME=/tmp/pchome-$name timeout -s INT ${LIMIT:-280} $binary check -m $manifest --python $py \
+    -j 16 --no-cache --json $work/$name.json "$@" > $work/$name.txt 2>&1
+  echo "$name: exit $?, $(( ($(date +%s%N) - start) / 1000000 )) ms" >> $OUT/runs.txt
+}
+
+if [ "${PHASE:-liger}" = liger ]; then
+  tar xzf $repo/.device/liger_kernel-*.tar.gz -C /tmp
+  m=$repo/bench/h200/results/liger/liger.toml
+  check liger-new $bin $m
+  # The wheel before issue 43 is the same from one session to the next: its report from an
+  # earlier session on this machine (.device/old/liger-old.json.gz) stands in, unless OLD=1.
+  if [ "${OLD:-0}" = 1 ] || [ ! -f $repo/.device/old/liger-old.json.gz ]; then check liger-old $old $m
+  else gunzip -c $repo/.device/old/liger-old.json.gz > $work/liger-old.json; echo "liger-old: earlier report" >> $OUT/runs.txt; fi
+  check liger-reduce $bin $m --reduce
+  check liger-process $bin $m --shard 1/16 --isolation process
+  names="new=$work/liger-new.json old=$work/liger-old.json reduce=$work/liger-reduce.json process=$work/liger-process.json"
+  pairs="--same new,old --same new,process --reduced new,reduce"
+else
+  python3 -m pip install --quiet --no-deps --no-index --target /tmp/fgpkgs $repo/.device/wheels/*.whl >> $OUT/pip.log 2>&1
+  export PYTHONPATH=/tmp/fgpkgs
+  m=$repo/bench/h200/results/flag_gems/fg-live.toml
+  check fg-new $bin $m
+  check fg-old $old $m
+  check fg-process $bin $m --shard 1/16 --isolation process
+  unset PYTHONPATH
+  python3 bench/heavy_library.py $work/heavy --modules 25 --rows 40 > /dev/null
+  export PYTHONPATH=$work/heavy/deps
+  check heavy-new $bin $work/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
+  check heavy-old $old $work/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
+  unset PYTHONPATH
+  names="fg-new=$work/fg-new.json fg-old=$work/fg-old.json fg-process=$work/fg-process.json heavy-new=$work/heavy-new.json heavy-old=$work/heavy-old.json"
+  pairs="--same fg-new,fg-old --same fg-new,fg-process --same heavy-new,heavy-old"
+fi
+$py bench/h200/throughput_summary.py --jobs 16 $names $pairs > $OUT/summary.json 2>> $OUT/runs.txt
+for f in $work/*.json; do gzip -c $f > $OUT/$(basename $f).gz; done
+tail -n 3 $work/*.txt >> $OUT/runs.txt 2>&1
+cat $OUT/runs.txt
+$py - $OUT/summary.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for name, f in d.items():
+    if isinstance(f, dict) and "wall_s" in f:
+        print(name, {k: f[k] for k in ("cells", "compiled", "wall_s", "floor_s", "wall_over_floor", "inside_compile",
+                                       "inside_compile_first_minute", "first_compile_at_s", "outside_compile_median_ms",
+                                       "batches", "cells_left_by_batches", "cells_returned_by_batches")}, "ttir", f["ttir"]["cells_sharing_their_ttir"],
+              "shared", f["ttir"]["shared_in_this_run"])
+    else:
+        print(name, json.dumps(f)[:400])
+PY
