@@ -23,7 +23,9 @@ cp $(/tmp/pcvenv/bin/python -c "import site; print(site.getsitepackages()[0])")/
   $(/tmp/oldvenv/bin/python -c "import site; print(site.getsitepackages()[0])")/
 /tmp/oldvenv/bin/pip install --no-index --no-deps $repo/.device/old/triton_portcheck-*.whl >> $OUT/pip.log 2>&1 || exit 1
 old=/tmp/oldvenv/bin/triton-portcheck
-work=$(mktemp -d)
+# Reports go straight to $OUT: what a run interrupted by the machine's loss had written comes back.
+work=$OUT/reports
+mkdir -p $work
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
 check() {  # check NAME BINARY MANIFEST [flags...]: a cold run, its report in $work/NAME.json
@@ -43,8 +45,8 @@ if [ "${PHASE:-liger}" = liger ]; then
   # earlier session on this machine (.device/old/liger-old.json.gz) stands in, unless OLD=1.
   if [ "${OLD:-0}" = 1 ] || [ ! -f $repo/.device/old/liger-old.json.gz ]; then check liger-old $old $m
   else gunzip -c $repo/.device/old/liger-old.json.gz > $work/liger-old.json; echo "liger-old: earlier report" >> $OUT/runs.txt; fi
-  check liger-reduce $bin $m --reduce
   check liger-process $bin $m --shard 1/16 --isolation process
+  [ "${REDUCE:-1}" = 1 ] && check liger-reduce $bin $m --reduce
   names="new=$work/liger-new.json old=$work/liger-old.json reduce=$work/liger-reduce.json process=$work/liger-process.json"
   pairs="--same new,old --same new,process --reduced new,reduce"
 else
@@ -55,16 +57,16 @@ else
   check fg-old $old $m
   check fg-process $bin $m --shard 1/16 --isolation process
   unset PYTHONPATH
-  python3 bench/heavy_library.py $work/heavy --modules 25 --rows 40 > /dev/null
-  export PYTHONPATH=$work/heavy/deps
-  check heavy-new $bin $work/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
-  check heavy-old $old $work/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
+  python3 bench/heavy_library.py /tmp/heavy --modules 25 --rows 40 > /dev/null
+  export PYTHONPATH=/tmp/heavy/deps
+  check heavy-new $bin /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
+  check heavy-old $old /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
   unset PYTHONPATH
-  names="fg-new=$work/fg-new.json fg-old=$work/fg-old.json fg-process=$work/fg-process.json heavy-new=$work/heavy-new.json heavy-old=$work/heavy-old.json"
+  names="fg-new=$work/fg-new.json fg-old=$work/fg-old.json fg-process=$work/fg-process.json heavy-new=/tmp/heavy-new.json heavy-old=/tmp/heavy-old.json"
   pairs="--same fg-new,fg-old --same fg-new,fg-process --same heavy-new,heavy-old"
 fi
 $py bench/h200/throughput_summary.py --jobs 16 $names $pairs > $OUT/summary.json 2>> $OUT/runs.txt
-for f in $work/*.json; do gzip -c $f > $OUT/$(basename $f).gz; done
+gzip $work/*.json
 tail -n 3 $work/*.txt >> $OUT/runs.txt 2>&1
 cat $OUT/runs.txt
 $py - $OUT/summary.json <<'PY'
