@@ -18,7 +18,7 @@ using Clock = std::chrono::steady_clock;
 // early costs at most that much of its cells' work run again.
 constexpr double kBatchSeconds = 4.0;
 constexpr std::size_t kBatchCells = 32;
-// Before anything has ended, a cell with no history is taken for this long.
+// Before anything has ended, a cell with no history is taken for this long in what is left.
 constexpr double kUnmeasuredSeconds = 0.5;
 // Towards the end of the run batches shrink to this share of what is left per core, so that the
 // cores end together rather than one batch last.
@@ -48,8 +48,9 @@ void order(std::vector<Task>& tasks) {
 }
 
 // How long tasks take: a task's measured history, else the mean of what ended in this run of its
-// batch key (its module and target: a kernel whose cells take a minute each does not hide behind
-// a run's mean), else of the whole run. Also what the tasks not yet started add up to.
+// batch key (its module and target), else unknown: such a cell runs alone until one of its key has
+// ended (on the H200 a run's mean put eight of Liger's minute-long rope cells in one batch). Also
+// what the tasks not yet started add up to, the unknown ones at the run's mean.
 class CompileTimes {
  public:
   void queued(const Task& task, int sign = 1) {
@@ -66,11 +67,11 @@ class CompileTimes {
     sum += seconds;
     ++count;
   }
-  [[nodiscard]] double estimate(const Task& task) const {
+  [[nodiscard]] std::optional<double> estimate(const Task& task) const {
     if (task.measured) return task.expected_seconds;
     const auto it = task.batch.empty() ? by_batch_.end() : by_batch_.find(task.batch);
-    return it != by_batch_.end() ? it->second.first / static_cast<double>(it->second.second)
-                                 : mean();
+    if (it == by_batch_.end()) return std::nullopt;
+    return it->second.first / static_cast<double>(it->second.second);
   }
   // Of the tasks not yet started.
   [[nodiscard]] double waiting() const {
@@ -198,9 +199,9 @@ class Run {
     const std::string key = waiting_.front().batch;
     do {
       const Task& next = waiting_.front();
-      const double more = times_.estimate(next);
-      if (!batch.empty() && cells_ == 0 && total + more > budget) break;
-      total += more;
+      const auto more = times_.estimate(next);
+      if (!batch.empty() && cells_ == 0 && (!more || total + *more > budget)) break;
+      total += more.value_or(0);
       batch.emplace_back(next.id, next.spec);
       eta_.started(next.id, next.expected_seconds, Clock::now());
       times_.taken(next);
@@ -216,7 +217,7 @@ class Run {
       running.ids.push_back(id);
       batch_of_[id] = batch.front().first;
     }
-    running.rest_s = total - times_.estimate(task(batch.front().first));
+    running.rest_s = total - times_.estimate(task(batch.front().first)).value_or(0);
     batches_[batch.front().first] = std::move(running);
     runner_.start_batch(batch);
   }

@@ -35,7 +35,8 @@ struct Progress {
 // Where the runner runs batches, consecutive tasks of one batch key share a process, as many as
 // make a batch of about kBatchSeconds (less towards the end of the run, so that every core ends
 // together), sized from measured compile times: a task's own history, else the mean of what ended
-// in this run. A task its batch did not finish runs again alone. A batch that runs well past
+// in this run of its batch key; with neither, it runs alone. A task its batch did not finish runs
+// again alone. A batch that runs well past
 // its estimate, or holds cells not yet begun while cores are idle, is asked to stop
 // (ProcessRunner::stop_batch): the cells it gives back are started again like any others.
 class Scheduler {
