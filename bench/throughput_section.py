@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Issue 43's section of BENCHMARKS.md, from the figures the scripts wrote: the H200 runs'
+summaries (bench/h200/throughput.sh -> bench/h200/results/throughput/<library>-<commit>.json) and
+the 2-core demo's walls (bench/demo_wall.py -> bench/results/demo-wall.txt). Replaces the section
+between its markers, or appends it.
+
+    bench/throughput_section.py [--benchmarks BENCHMARKS.md]
+"""
+import argparse
+import json
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "h200" / "results" / "throughput"
+DEMO_WALL = ROOT / "bench" / "results" / "demo-wall.txt"
+BEGIN, END = "<!-- BEGIN throughput -->", "<!-- END throughput -->"
+COLUMNS = (("cells", "cells"), ("wall_s", "wall (s)"), ("floor_s", "floor (s)"), ("wall_over_floor", "wall / floor"),
+           ("inside_compile", "cores inside compile"), ("inside_compile_first_minute", "first minute"),
+           ("inside_compile_last_tenth", "last tenth"), ("first_compile_at_s", "first compile at (s)"),
+           ("outside_compile_median_ms", "median outside compile (ms)"), ("batches", "batches"),
+           ("cells_returned_by_batches", "cells given back"))
+
+
+def cell(value):
+    if value is None:
+        return "-"
+    return f"{value:.3g}" if isinstance(value, float) and value < 10 else str(value)
+
+
+def run_rows(path):
+    summary = json.loads(path.read_text())
+    library, commit = path.stem.rsplit("-", 1)
+    rows, notes = [], []
+    for name, figures in summary.items():
+        if "wall_s" in figures:
+            ttir = figures["ttir"]
+            rows.append(f"| {library} | {commit} | {name}{' (interrupted)' if figures.get('interrupted') else ''} | "
+                        + " | ".join(cell(figures.get(key)) for key, _ in COLUMNS)
+                        + f" | {ttir['cells_sharing_their_ttir']} | {ttir['shared_in_this_run']} |")
+        elif name.startswith("same:"):
+            notes.append(f"{library} {commit}, {name[5:]}: {figures['cells_in_both']} cells in both, "
+                         f"{figures['differ']} verdicts differ")
+        elif name.startswith("reduce:"):
+            notes.append(f"{library} {commit}, --reduce against the full run: {figures['represented']} cells "
+                         f"represented, {figures['verdict_wrong']} with a wrong verdict")
+    return rows, notes
+
+
+def section():
+    header = ("| library | commit | run | " + " | ".join(title for _, title in COLUMNS)
+              + " | cells sharing their TTIR | shared in the run |\n|" + "---|" * (len(COLUMNS) + 5))
+    rows, notes = [], []
+    for path in sorted(RESULTS.glob("*.json")):
+        more_rows, more_notes = run_rows(path)
+        rows += more_rows
+        notes += more_notes
+    demo = DEMO_WALL.read_text().strip() if DEMO_WALL.exists() else "(bench/results/demo-wall.txt not made yet)"
+    return "\n".join([
+        BEGIN, "## Throughput: batches, shared backend work (issue 43)", "",
+        "Produced by `bench/throughput_section.py` from the figures bench/h200/throughput.sh and bench/demo_wall.py "
+        "wrote. Do not edit by hand.", "",
+        "The H200 (16 cores, Triton 3.6.0), 16 jobs, no cache, nine targets. `old` is the wheel before issue 43 "
+        "(46bb001); `new` the commit named; `process` a sixteenth of the rows (`--shard 1/16`) under "
+        "`--isolation process`. floor = max(sum of compile times / jobs, longest cell); cores inside compile = "
+        "sum of compile times / (wall x jobs) (bench/timeline.py).", "",
+        header, *rows, "", *[f"- {note}" for note in notes], "",
+        "The demo on this machine's 2 cores (`bench/demo_wall.py --runs 5`, binaries interleaved):", "", demo, END])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--benchmarks", default=str(ROOT / "BENCHMARKS.md"))
+    args = parser.parse_args()
+    path = pathlib.Path(args.benchmarks)
+    current = path.read_text()
+    text = section()
+    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
+    merged = pattern.sub(lambda _: text, current) if pattern.search(current) else current.rstrip() + "\n\n" + text + "\n"
+    path.write_text(merged)
+
+
+if __name__ == "__main__":
+    main()
