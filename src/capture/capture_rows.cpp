@@ -274,6 +274,7 @@ void name_variants(std::vector<CapturedRow>& rows, const std::vector<std::string
     if (distinct(tokens) == rows.size()) break;
   }
   std::vector<std::string> wanted;
+  wanted.reserve(tokens.size());
   for (const auto& t : tokens)
     wanted.push_back(sanitize_name(t.empty() ? "default" : util::join(t, "-")));
   assign_unique_names(rows, wanted);
