@@ -39,18 +39,27 @@ def die_with_parent(parent):
 def run_batch(command, failure_code, parent):
     """In the child forked by `parent` for a batch of cells (batch.py): as compile_and_exit, for
     each cell in turn. Never returns."""
-    code = failure_code
-    try:
+    def run():
         die_with_parent(parent)
         signal_guard.install()
         shared_backend.enable()
         batch.run(command["batch"], command["batch_log"],
                   lambda cell: stages.import_for(protocol.read_request(cell["request"]))[1].fn.__globals__,
                   lambda cell: handlers.run_cell_files(cell["request"], cell["result"], cell["progress"]))
+
+    _run_and_exit(run, failure_code)
+
+
+def _run_and_exit(run, failure_code):
+    """Runs `run()` and ends this process: 0 when it returned; an escaping exception's traceback
+    on stderr and `failure_code`; a SystemExit's own status. Never returns."""
+    code = failure_code
+    try:
+        run()
         code = 0
     except SystemExit as stop:
         code = _exit_code(stop)
-    except BaseException:
+    except BaseException:  # the supervisor sees the status; the traceback goes to the cell's stderr
         try:
             traceback.print_exc()
         except BaseException:
@@ -85,8 +94,7 @@ def compile_and_exit(request_path, result_path, progress_path, failure_code, par
     (`run_forked`): a group leader cannot setsid(), so the user's code cannot take this process
     out of the session that the supervisor's time and memory limits watch, just as it could not
     when it ran in the session's leader."""
-    code = failure_code
-    try:
+    def run():
         die_with_parent(parent)
         if lead_group:
             os.setpgid(0, 0)
@@ -94,21 +102,8 @@ def compile_and_exit(request_path, result_path, progress_path, failure_code, par
         # the guard cannot be installed the probe has already warned; the cell runs regardless.
         signal_guard.install()
         handlers.run_cell_files(request_path, result_path, progress_path)
-        code = 0
-    except SystemExit as stop:
-        code = _exit_code(stop)
-    except BaseException:  # the supervisor sees the status; the traceback goes to the cell's stderr
-        try:
-            traceback.print_exc()
-        except BaseException:
-            pass
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except BaseException:
-                pass
-        os._exit(code)
+
+    _run_and_exit(run, failure_code)
 
 
 def _die_like(sig):
