@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -51,6 +52,11 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: multi-second real compiles (the demo matrix and friends)")
     config.addinivalue_line("markers", "compile: needs Triton (the .venv's python); -m 'not compile' runs "
                             "the rest in seconds")
+    # bench/ci_time.sh's record of where the step's time and CPU go (bench/ci_timeline.py).
+    if os.environ.get("PORTCHECK_CI_TIMELINE") or "ci_timeline" in getattr(config, "workerinput", {}):
+        sys.path.insert(0, str(REPO / "bench"))
+        import ci_timeline
+        config.pluginmanager.register(ci_timeline.recorder(config), "ci_timeline")
 
 
 # What reaches Triton: the .venv's python, directly or through the fixtures built on it, or the
