@@ -123,7 +123,7 @@ unit: build
 
 integration: tool venv test-venv
 	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck PORTCHECK_PYTHON=$(abspath $(VENV_PY)) \
-	  $(VENV_PY) -m pytest tests/integration -q -n $(JOBS) --dist loadgroup
+	  $(VENV_PY) -m pytest tests/integration -q -n $(JOBS) --dist loadgroup --no-loadscope-reorder
 
 # The sanitizer build: clang, ASan + UBSan (findings fatal), libFuzzer coverage, one folder for
 # the unit tests and the fuzz harnesses (fuzz/README.md). -O1 and a unity build keep it cheap.

@@ -71,9 +71,12 @@ def _needs_triton(item):
     return any(name in item.module.__dict__ for name in _TRITON_NAMES)
 
 
-# The groups that take longest (each builds the tool with pip, or installs Triton releases),
-# handed out first so that they run side by side rather than last on one worker.
-LONGEST_GROUPS = ("test_install", "test_pre_commit", "triton-releases")
+# The groups that take longest, longest first (wall seconds of bench/ci_time.sh's record): handed
+# out first, so that they run side by side and the short ones fill in at the end, rather than one
+# of them running last on one worker while the other idles. `make integration` passes
+# --no-loadscope-reorder: pytest-xdist otherwise hands groups out by their number of tests.
+LONGEST_GROUPS = ("triton-releases", "test_repro", "test_capture", "test_zygotes", "test_capture_inductor",
+                  "test_install", "test_remote_cache", "test_fork_equivalence", "test_batches")
 
 
 def _group(item):
