@@ -65,9 +65,21 @@ demo: deps venv tool
 
 # Every test, within CI's budget on two cores: the tool as users build it (as the wheel's, `tool`
 # below), the unit tests once, under ASan and UBSan (unit-asan: the same ctest as `make unit`,
-# layer guards included, in one build instead of two), the fuzzers, then the integration tests on
-# every core (pytest-xdist; the files that share Triton release environments are one group).
-test: deps venv test-venv tool unit-asan fuzz-smoke integration
+# layer guards included, in one build instead of two), the fuzzers, and the integration tests on
+# every core (pytest-xdist; the files that share Triton release environments are one group). After
+# `deps`, three jobs share the cores: pip filling the venv (one core at most), the tool's build
+# then the integration tests, and the sanitizer build at the lowest priority (scripts/run-when-idle),
+# which takes what the other two leave idle (pip's downloads, the tests' waits on their children
+# and timeouts) and the cores they leave at the end. Its unit tests and the fuzzers run after the
+# three, on cores of their own: a fuzzer's budget is wall-clock seconds, and unit tests time
+# children.
+test: deps
+	$(MAKE) --no-print-directory -j 3 --output-sync=line integration asan-build-when-idle
+	$(MAKE) --no-print-directory unit-asan fuzz-smoke
+
+.PHONY: asan-build-when-idle
+asan-build-when-idle:
+	scripts/run-when-idle $(MAKE) --no-print-directory fuzz-build
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -130,7 +142,8 @@ integration: tool venv test-venv
 ASAN_BUILD     ?= build-asan
 FUZZ_SECONDS   ?= 60
 FUZZ_HARNESSES := manifest signature report classify toml_writer remote_url cache_entry
-# One process on one core (libFuzzer's default; -jobs=N would fork N workers logging to ./fuzz-N.log).
+# One process per harness, on one core (libFuzzer's default; -jobs=N would fork N workers logging
+# to ./fuzz-N.log).
 # A single input running 20 s is a finding (a hang), as is 2 GiB of memory.
 FUZZ_FLAGS     ?= -timeout=20 -rss_limit_mb=2048
 export ASAN_OPTIONS ?= detect_leaks=0:abort_on_error=1
@@ -144,17 +157,17 @@ fuzz-build: deps
 unit-asan: fuzz-build
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
-# $(call run_fuzzers,SECONDS,SCRATCH): each harness for SECONDS from its committed corpus (whose
-# regression inputs thus run every time) and SCRATCH/<harness>, where its new inputs go: fuzz/corpus
-# is the committed seed and regression set, never written (copy a finding there by hand, minimised).
+# $(call run_fuzzers,SECONDS,SCRATCH): each harness for SECONDS, $(JOBS) at a time, from its
+# committed corpus (whose regression inputs thus run every time) and SCRATCH/<harness>, where its
+# new inputs go: fuzz/corpus is the committed seed and regression set, never written (copy a
+# finding there by hand, minimised).
 define run_fuzzers
-	@for h in $(FUZZ_HARNESSES); do \
-	  mkdir -p $(2)/$$h; echo "fuzzing $$h for $(1) s"; \
+	@printf '%s\n' $(FUZZ_HARNESSES) | xargs -P $(JOBS) -I HARNESS sh -c 'h=HARNESS; \
+	  mkdir -p $(2)/$$h; \
 	  $(ASAN_BUILD)/fuzz/fuzz_$$h $(FUZZ_FLAGS) -max_total_time=$(1) \
 	    -artifact_prefix=$(ASAN_BUILD)/fuzz-$$h- $(2)/$$h fuzz/corpus/$$h \
 	    >$(ASAN_BUILD)/fuzz-$$h.log 2>&1 || { tail -60 $(ASAN_BUILD)/fuzz-$$h.log; exit 1; }; \
-	  grep -h "Done [0-9]* runs" $(ASAN_BUILD)/fuzz-$$h.log; \
-	done
+	  echo "fuzz_$$h, $(1) s: $$(grep -h "Done [0-9]* runs" $(ASAN_BUILD)/fuzz-$$h.log)"'
 endef
 
 # A few seconds each, from a fresh scratch folder: the same inputs every time.
