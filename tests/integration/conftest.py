@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -51,6 +52,11 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: multi-second real compiles (the demo matrix and friends)")
     config.addinivalue_line("markers", "compile: needs Triton (the .venv's python); -m 'not compile' runs "
                             "the rest in seconds")
+    # bench/ci_time.sh's record of where the step's time and CPU go (bench/ci_timeline.py).
+    if os.environ.get("PORTCHECK_CI_TIMELINE") or "ci_timeline" in getattr(config, "workerinput", {}):
+        sys.path.insert(0, str(REPO / "bench"))
+        import ci_timeline
+        config.pluginmanager.register(ci_timeline.recorder(config), "ci_timeline")
 
 
 # What reaches Triton: the .venv's python, directly or through the fixtures built on it, or the
@@ -65,9 +71,12 @@ def _needs_triton(item):
     return any(name in item.module.__dict__ for name in _TRITON_NAMES)
 
 
-# The groups that take longest (each builds the tool with pip, or installs Triton releases),
-# handed out first so that they run side by side rather than last on one worker.
-LONGEST_GROUPS = ("test_install", "test_pre_commit", "triton-releases")
+# The groups that take longest, longest first (wall seconds of bench/ci_time.sh's record): handed
+# out first, so that they run side by side and the short ones fill in at the end, rather than one
+# of them running last on one worker while the other idles. `make integration` passes
+# --no-loadscope-reorder: pytest-xdist otherwise hands groups out by their number of tests.
+LONGEST_GROUPS = ("triton-releases", "test_repro", "test_capture", "test_zygotes", "test_capture_inductor",
+                  "test_install", "test_remote_cache", "test_fork_equivalence", "test_batches")
 
 
 def _group(item):
