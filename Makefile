@@ -138,7 +138,8 @@ integration: tool venv test-venv
 	  $(VENV_PY) -m pytest tests/integration -q -n $(JOBS) --dist loadgroup --no-loadscope-reorder
 
 # The sanitizer build: clang, ASan + UBSan (findings fatal), libFuzzer coverage, one folder for
-# the unit tests and the fuzz harnesses (fuzz/README.md). -O1 and a unity build keep it cheap.
+# the unit tests and the fuzz harnesses (fuzz/README.md). -O1 and a unity build keep it cheap;
+# Ninja, as `tool`.
 ASAN_BUILD     ?= build-asan
 FUZZ_SECONDS   ?= 60
 FUZZ_HARNESSES := manifest signature report classify toml_writer remote_url cache_entry
@@ -150,7 +151,8 @@ export ASAN_OPTIONS ?= detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
 fuzz-build: deps
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O1 \
+	cmake -S . -B $(ASAN_BUILD) $(if $(wildcard $(ASAN_BUILD)/CMakeCache.txt),,-G Ninja) \
+	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O1 \
 	  -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_UNITY_BUILD=ON -DPORTCHECK_FUZZ=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target unit_tests $(addprefix fuzz_,$(FUZZ_HARNESSES))
 

@@ -16,9 +16,10 @@ import re
 import sys
 from collections import OrderedDict
 
-# First match wins; the order is `make test`'s.
+# First match wins; the order is `make test`'s. Lines of a make that a line started (ours, or one
+# CMake generated for a build folder made with its Makefile generator) count in that line.
 STEP_PATTERNS = (
-    ("make (nested)", r"^(scripts/run-when-idle )?make "),
+    ("make (nested)", r"^(scripts/run-when-idle )?make |/gmake |CMakeFiles/"),
     ("deps", r"dpkg -s|apt-get"),
     ("venv + test-venv", r"-m venv|pip install|touch \.venv"),
     ("tool", r"cmake (-S \. -B build |--build build )"),
