@@ -38,6 +38,7 @@ def main():
     args = parser.parse_args()
     walls = {b: [] for b in args.binaries}
     floors = {b: [] for b in args.binaries}
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="demo-wall-") as workdir:
         for _ in range(args.runs):
             for binary in args.binaries:
@@ -46,6 +47,8 @@ def main():
                 floors[binary].append(floor)
     # The floor (max(sum of compile times / jobs, longest cell)) is Triton's own time; the goal
     # of issues 14 and 43 is a wall within 1.2 x floor + 1 s.
+    print(f"`--isolation {args.isolation}`, {os.cpu_count()} cores, load average {load_before:.1f} before the runs "
+          f"and {os.getloadavg()[0]:.1f} after (other work shares this machine).\n")
     print("| binary | cells | runs | median wall s | median floor s | wall / floor | 1.2 x floor + 1 s | all walls |\n"
           "| --- | --- | --- | --- | --- | --- | --- | --- |")
     for binary, values in walls.items():

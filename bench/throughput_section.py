@@ -65,7 +65,7 @@ def section():
         "`--isolation process`. floor = max(sum of compile times / jobs, longest cell); cores inside compile = "
         "sum of compile times / (wall x jobs) (bench/timeline.py).", "",
         header, *rows, "", *[f"- {note}" for note in notes], "",
-        "The demo on this machine's 2 cores (`bench/demo_wall.py --runs 5`, binaries interleaved):", "", demo, END])
+        "The demo on this machine's 2 cores (`bench/demo_wall.py`, the binaries' runs interleaved; the old one is 46bb001):", "", demo, END])
 
 
 def main():
