@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <iterator>
 #include <map>
+#include <set>
+#include <tuple>
 #include <utility>
 
 #include "src/run/eta.hpp"
@@ -27,6 +30,11 @@ constexpr double kShareOfWhatIsLeft = 0.25;
 // gives back those it has not begun (estimates of cells never measured can be off by a hundred
 // times: a kernel whose every cell takes a minute, packed as if each took half a second).
 constexpr double kOverrunSlackSeconds = 2.0;
+// A cell expected to take this long or more starts before the others, the slowest first: such a
+// cell started late is the run's tail (on the H200 Liger's rope cells, 20-45 s each on
+// hip:gfx1100, started last and left 12 of 16 cores idle for 25 s), and the warm zygote and the
+// batch that locality order saves it are a few percent of its time.
+constexpr double kSlowCellSeconds = kBatchSeconds;
 
 // Locality first, then slowest first: a group's tasks together (one zygote stays warm for them
 // and memory holds fewer zygotes at once), groups in the order of their slowest task so that the
@@ -59,13 +67,16 @@ class CompileTimes {
   }
   void taken(const Task& task) { queued(task, -1); }
 
-  void ended(const Task& task, double seconds) {
+  // Whether the task's batch key is now known to be slow where it was not before.
+  bool ended(const Task& task, double seconds) {
     sum_ += seconds;
     ++count_;
-    if (task.batch.empty()) return;
+    if (task.batch.empty()) return false;
     auto& [sum, count] = by_batch_[task.batch];
+    const bool slow_before = count > 0 && sum / static_cast<double>(count) >= kSlowCellSeconds;
     sum += seconds;
     ++count;
+    return !slow_before && sum / static_cast<double>(count) >= kSlowCellSeconds;
   }
   [[nodiscard]] std::optional<double> estimate(const Task& task) const {
     if (task.measured) return task.expected_seconds;
@@ -106,14 +117,26 @@ class Run {
  public:
   Run(ProcessRunner& runner, std::size_t jobs, std::size_t cells, std::vector<Task> tasks)
       : runner_(runner), jobs_(jobs), cells_(cells), eta_(jobs) {
+    add(std::move(tasks));
+  }
+
+  // Queues tasks behind those that wait, in their order (order()), each batch key's first a
+  // probe where nothing measured the key (see Rank).
+  void add(std::vector<Task> tasks) {
     order(tasks);
     for (auto& task : tasks) {
       eta_.queued(task.expected_seconds);
       times_.queued(task);
+      // Batches of a fixed size (cells_) are not sized by what a probe would measure.
+      if (cells_ == 0 && !task.batch.empty() && !times_.estimate(task) &&
+          probed_keys_.insert(task.batch).second)
+        probes_.insert(task.id);
+      sequence_[task.id] = next_sequence_++;
       index_of_[task.id] = all_.size();
       all_.push_back(task);
       waiting_.push_back(std::move(task));
     }
+    reorder_ = true;
   }
 
   [[nodiscard]] bool anything_to_start() const { return !again_.empty() || !waiting_.empty(); }
@@ -164,8 +187,10 @@ class Run {
       return false;
     }
     eta_.ended(id, outcome.wall_seconds);
-    if (outcome.how != Termination::cancelled)
-      times_.ended(task(id), std::max(0.0, outcome.wall_seconds - outcome.waited_seconds));
+    // A prerequisite's time (an import) says nothing of how long compiles take.
+    if (outcome.how != Termination::cancelled && !task(id).prerequisite &&
+        times_.ended(task(id), std::max(0.0, outcome.wall_seconds - outcome.waited_seconds)))
+      reorder_ = true;
     if (!rerun_spec) return true;
     Task again = task(id);
     again.spec = *rerun_spec;
@@ -175,15 +200,57 @@ class Run {
 
   // Returned tasks go to the front of what waits, in their order, once the outcomes at hand are
   // all seen (a stopped batch returns several at once).
-  void requeue_returned() {
-    while (!returned_.empty()) {
-      times_.queued(returned_.back());
-      waiting_.push_front(std::move(returned_.back()));
-      returned_.pop_back();
+  // Returned tasks go before the others of their rank, in their order, and what waits is put in
+  // order again where something changed it.
+  void requeue() {
+    for (auto it = returned_.rbegin(); it != returned_.rend(); ++it) {
+      times_.queued(*it);
+      sequence_[it->id] = --first_sequence_;
+      waiting_.push_back(std::move(*it));
+      reorder_ = true;
     }
+    returned_.clear();
+    if (reorder_) put_in_order();
+    reorder_ = false;
   }
 
  private:
+  // Where a waiting task starts: those expected to be slow (kSlowCellSeconds) first, slowest
+  // first; then prerequisites (inspections, whose ends add work); then each batch key's probe
+  // while nothing has measured the key (the first cores measure every kernel on every target, so
+  // that a slow one is known while most of the run is still ahead); then the rest, in the order
+  // they came (order() within what came together).
+  struct Rank {
+    int tier = 0;
+    double slowest_first = 0;
+    long sequence = 0;
+    std::size_t at = 0;
+    bool operator<(const Rank& other) const {
+      return std::tie(tier, slowest_first, sequence) <
+             std::tie(other.tier, other.slowest_first, other.sequence);
+    }
+  };
+
+  [[nodiscard]] Rank rank(const Task& task, std::size_t at) const {
+    const auto estimate = times_.estimate(task);
+    const bool slow = estimate && *estimate >= kSlowCellSeconds;
+    const int tier = slow                                      ? 0
+                     : task.prerequisite                       ? 1
+                     : !estimate && probes_.count(task.id) > 0 ? 2
+                                                               : 3;
+    return {tier, slow ? -*estimate : 0.0, sequence_.at(task.id), at};
+  }
+
+  void put_in_order() {
+    std::vector<Rank> ranks;
+    ranks.reserve(waiting_.size());
+    for (std::size_t at = 0; at < waiting_.size(); ++at) ranks.push_back(rank(waiting_[at], at));
+    std::sort(ranks.begin(), ranks.end());
+    std::deque<Task> ordered;
+    for (const auto& r : ranks) ordered.push_back(std::move(waiting_[r.at]));
+    waiting_ = std::move(ordered);
+  }
+
   // The next task and those after it that make its batch: the following tasks of its batch key,
   // as many as fit the budget (the first always), or exactly up to `cells_` when that is not 0.
   void start_next_batch() {
@@ -245,7 +312,13 @@ class Run {
   std::map<ProcessRunner::Id, std::size_t> index_of_;
   std::deque<Task> waiting_;    // not yet started
   std::deque<Task> again_;      // to run again, alone, before any other
-  std::vector<Task> returned_;  // given back by a batch since the last requeue_returned()
+  std::vector<Task> returned_;  // given back by a batch since the last requeue()
+  bool reorder_ = false;        // tasks came or came back, a key turned out slow: put_in_order()
+  std::map<ProcessRunner::Id, long> sequence_;  // the order tasks came in (given back: before)
+  long next_sequence_ = 0;
+  long first_sequence_ = 0;
+  std::set<std::string> probed_keys_;   // batch keys with a probe
+  std::set<ProcessRunner::Id> probes_;  // each key's first task, while nothing measured the key
   std::map<ProcessRunner::Id, RunningBatch> batches_;        // by first cell
   std::map<ProcessRunner::Id, ProcessRunner::Id> batch_of_;  // cell -> its batch's first cell
 };
@@ -254,9 +327,12 @@ class Run {
 
 bool Scheduler::run(std::vector<Task> tasks, const OnEnded& on_ended,
                     const std::atomic<bool>& interrupted, const OnProgress& on_progress) {
+  added_.clear();
   Run run(runner_, jobs_, batch_cells_, std::move(tasks));
+  run.requeue();
   Progress progress{0, 0, run.size(), std::nullopt};
   const auto report = [&] {
+    progress.total = run.size();
     progress.running = runner_.running();
     progress.eta_s = run.eta().remaining_s(Clock::now());
     if (on_progress) on_progress(progress);
@@ -281,10 +357,16 @@ bool Scheduler::run(std::vector<Task> tasks, const OnEnded& on_ended,
       on_ended(id, outcome);
       ++progress.done;
     }
-    run.requeue_returned();
+    if (!added_.empty()) run.add(std::exchange(added_, {}));
+    run.requeue();
   }
   report();
   return true;
+}
+
+void Scheduler::add(std::vector<Task> tasks) {
+  added_.insert(added_.end(), std::make_move_iterator(tasks.begin()),
+                std::make_move_iterator(tasks.end()));
 }
 
 }  // namespace portcheck

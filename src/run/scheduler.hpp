@@ -22,6 +22,9 @@ struct Task {
   // Tasks with one non-empty batch key may run several to a process, one after another, where the
   // runner can (ProcessRunner::start_batch): cells of one kernel module and target.
   std::string batch;
+  // Its end adds tasks (a module's inspection, whose cells are compiled once it has answered):
+  // started before any task not known to be slow.
+  bool prerequisite = false;
 };
 
 struct Progress {
@@ -39,6 +42,9 @@ struct Progress {
 // again alone. A batch that runs well past
 // its estimate, or holds cells not yet begun while cores are idle, is asked to stop
 // (ProcessRunner::stop_batch): the cells it gives back are started again like any others.
+// Two exceptions to the order: the first task of each batch key nothing measured goes first (the
+// first wave measures every kernel on every target), and tasks expected to take seconds go before
+// the others, slowest first, as soon as that is known (a slow cell started last is the run's tail).
 class Scheduler {
  public:
   using OnEnded = std::function<void(ProcessRunner::Id, const ProcessOutcome&)>;
@@ -59,11 +65,16 @@ class Scheduler {
   bool run(std::vector<Task> tasks, const OnEnded& on_ended, const std::atomic<bool>& interrupted,
            const OnProgress& on_progress = {});
 
+  // During run(), from its OnEnded: more tasks, queued behind those that wait (ordered among
+  // themselves as run()'s are), which run() then also runs to their end.
+  void add(std::vector<Task> tasks);
+
  private:
   ProcessRunner& runner_;
   std::size_t jobs_;
   Rerun rerun_;
   std::size_t batch_cells_ = 0;
+  std::vector<Task> added_;  // by add(), not yet handed to the run
 };
 
 }  // namespace portcheck
