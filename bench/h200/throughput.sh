@@ -18,11 +18,16 @@
 set -uo pipefail
 repo=$(pwd)
 source bench/h200/venv.sh
-python3 -m venv --system-site-packages /tmp/oldvenv >> $OUT/pip.log 2>&1
-cp $(/tmp/pcvenv/bin/python -c "import site; print(site.getsitepackages()[0])")/machine-packages.pth \
-  $(/tmp/oldvenv/bin/python -c "import site; print(site.getsitepackages()[0])")/
-/tmp/oldvenv/bin/pip install --no-index --no-deps $repo/.device/old/triton_portcheck-*.whl >> $OUT/pip.log 2>&1 || exit 1
-old=/tmp/oldvenv/bin/triton-portcheck
+# Without the wheel before (.device/old/), the runs of this one only: its verdicts are compared
+# with --isolation process's on the sample, and the old figures are an earlier session's.
+old=
+if ls $repo/.device/old/triton_portcheck-*.whl > /dev/null 2>&1; then
+  python3 -m venv --system-site-packages /tmp/oldvenv >> $OUT/pip.log 2>&1
+  cp $(/tmp/pcvenv/bin/python -c "import site; print(site.getsitepackages()[0])")/machine-packages.pth \
+    $(/tmp/oldvenv/bin/python -c "import site; print(site.getsitepackages()[0])")/
+  /tmp/oldvenv/bin/pip install --no-index --no-deps $repo/.device/old/triton_portcheck-*.whl >> $OUT/pip.log 2>&1 || exit 1
+  old=/tmp/oldvenv/bin/triton-portcheck
+fi
 # Reports go straight to $OUT: what a run interrupted by the machine's loss had written comes back.
 work=$OUT/reports
 mkdir -p $work
@@ -41,29 +46,39 @@ if [ "${PHASE:-liger}" = liger ]; then
   tar xzf $repo/.device/liger_kernel-*.tar.gz -C /tmp
   m=$repo/bench/h200/results/liger/liger.toml
   check liger-new $bin $m
+  names="new=$work/liger-new.json process=$work/liger-process.json"
+  pairs="--same new,process"
   # The wheel before issue 43 is the same from one session to the next: its report from an
   # earlier session on this machine (.device/old/liger-old.json.gz) stands in, unless OLD=1.
-  if [ "${OLD:-0}" = 1 ] || [ ! -f $repo/.device/old/liger-old.json.gz ]; then check liger-old $old $m
-  else gunzip -c $repo/.device/old/liger-old.json.gz > $work/liger-old.json; echo "liger-old: earlier report" >> $OUT/runs.txt; fi
+  if [ -f $repo/.device/old/liger-old.json.gz ] && [ "${OLD:-0}" != 1 ]; then
+    gunzip -c $repo/.device/old/liger-old.json.gz > $work/liger-old.json; echo "liger-old: earlier report" >> $OUT/runs.txt
+  elif [ -n "$old" ]; then check liger-old $old $m; fi
+  [ -f $work/liger-old.json ] && { names="$names old=$work/liger-old.json"; pairs="$pairs --same new,old"; }
   check liger-process $bin $m --shard 1/16 --isolation process
-  [ "${REDUCE:-1}" = 1 ] && check liger-reduce $bin $m --reduce
-  names="new=$work/liger-new.json old=$work/liger-old.json reduce=$work/liger-reduce.json process=$work/liger-process.json"
-  pairs="--same new,old --same new,process --reduced new,reduce"
+  if [ "${REDUCE:-1}" = 1 ]; then
+    check liger-reduce $bin $m --reduce
+    names="$names reduce=$work/liger-reduce.json"; pairs="$pairs --reduced new,reduce"
+  fi
 else
   python3 -m pip install --quiet --no-deps --no-index --target /tmp/fgpkgs $repo/.device/wheels/*.whl >> $OUT/pip.log 2>&1
   export PYTHONPATH=/tmp/fgpkgs
   m=$repo/bench/h200/results/flag_gems/fg-live.toml
   check fg-new $bin $m
-  check fg-old $old $m
+  [ -n "$old" ] && check fg-old $old $m
   check fg-process $bin $m --shard 1/16 --isolation process
   unset PYTHONPATH
   python3 bench/heavy_library.py /tmp/heavy --modules 25 --rows 40 > /dev/null
   export PYTHONPATH=/tmp/heavy/deps
   check heavy-new $bin /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
-  check heavy-old $old /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
+  [ -n "$old" ] && check heavy-old $old /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
+  check heavy-process $bin /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942 --shard 1/16 --isolation process
   unset PYTHONPATH
-  names="fg-new=$work/fg-new.json fg-old=$work/fg-old.json fg-process=$work/fg-process.json heavy-new=/tmp/heavy-new.json heavy-old=/tmp/heavy-old.json"
-  pairs="--same fg-new,fg-old --same fg-new,fg-process --same heavy-new,heavy-old"
+  names="fg-new=$work/fg-new.json fg-process=$work/fg-process.json heavy-new=$work/heavy-new.json heavy-process=$work/heavy-process.json"
+  pairs="--same fg-new,fg-process --same heavy-new,heavy-process"
+  if [ -n "$old" ]; then
+    names="$names fg-old=$work/fg-old.json heavy-old=$work/heavy-old.json"
+    pairs="$pairs --same fg-new,fg-old --same heavy-new,heavy-old"
+  fi
 fi
 $py bench/h200/throughput_summary.py --jobs 16 $names $pairs > $OUT/summary.json 2>> $OUT/runs.txt
 gzip $work/*.json

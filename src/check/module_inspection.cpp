@@ -51,14 +51,15 @@ Limit most_generous(Limit a, Limit b) {
   return a == Limit{} || b == Limit{} ? Limit{} : std::max(a, b);
 }
 
-Task inspection_task(std::size_t index, const ModuleToInspect& module,
+Task inspection_task(ProcessRunner::Id id, const ModuleToInspect& module,
                      const InspectionSettings& settings, const std::filesystem::path& dir) {
   nlohmann::json request = settings.common;
   request["kernels"] = module.kernels;
   request["cells"] = module.cells;
   util::atomic_write_file(dir / "request.json", nlohmann::json{{"inspect", request}}.dump());
   Task task;
-  task.id = index;
+  task.id = id;
+  task.prerequisite = true;
   task.expected_seconds = static_cast<double>(module.cells.size());
   task.spec = worker_cell_spec(settings.python_argv, settings.env, dir, module.cwd);
   task.spec.compiles = false;  // imports the module: no warm backend needed
@@ -156,48 +157,56 @@ std::optional<CellEvidence> import_failure(const nlohmann::json& kernel) {
   return evidence;
 }
 
-InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,
-                                  const InspectionSettings& settings, ProcessRunner& runner,
-                                  const std::atomic<bool>& interrupted) {
-  InspectionResults out;
-  std::vector<std::filesystem::path> dirs;
+ModuleInspections::ModuleInspections(std::vector<ModuleToInspect> modules,
+                                     InspectionSettings settings, ProcessRunner::Id first_id)
+    : modules_(std::move(modules)),
+      settings_(std::move(settings)),
+      first_id_(first_id),
+      pending_(modules_.size()) {}
+
+std::filesystem::path ModuleInspections::dir_of(std::size_t module) const {
+  return settings_.scratch / fmt::format("inspect-{}", module);
+}
+
+std::vector<Task> ModuleInspections::tasks() const {
   std::vector<Task> tasks;
-  for (std::size_t i = 0; i < modules.size(); ++i) {
-    dirs.push_back(settings.scratch / fmt::format("inspect-{}", i));
-    std::filesystem::create_directories(dirs.back());
-    tasks.push_back(inspection_task(i, modules[i], settings, dirs.back()));
+  for (std::size_t i = 0; i < modules_.size(); ++i) {
+    std::filesystem::create_directories(dir_of(i));
+    tasks.push_back(inspection_task(first_id_ + i, modules_[i], settings_, dir_of(i)));
   }
-  const auto on_ended = [&](ProcessRunner::Id id, const ProcessOutcome& outcome) {
-    if (outcome.how == Termination::cancelled) return;  // interrupted: nothing to say
-    auto evidence = evidence_from_files(dirs[id], outcome);
-    if (answered(evidence)) {
-      merge_answer(*evidence.result, out);
-      return;
-    }
-    for (const auto& cell : modules[id].cells)
-      out.failed.emplace(cell.at("id").get<std::size_t>(), evidence);
-  };
-  // An inspection that failed in a process with threads (a zygote's) is run again fresh: every
-  // cell of its module would otherwise carry what may be a fork hazard.
-  std::set<std::size_t> rerun;
-  std::vector<ProcessSpec> specs;
-  specs.reserve(tasks.size());
-  for (const auto& task : tasks) specs.push_back(task.spec);
-  Scheduler scheduler(runner, settings.jobs);
-  scheduler.rerun_when(
-      [&](ProcessRunner::Id id, const ProcessOutcome& outcome) -> std::optional<ProcessSpec> {
-        if (outcome.forked_from_threads <= 1 || rerun.count(id) != 0) return std::nullopt;
-        // A timeout computing until the limit is the import's own (check/fork_hazard.hpp).
-        if (outcome.how == Termination::timed_out && !outcome.stalled) return std::nullopt;
-        if (answered_for_every_kernel(evidence_from_files(dirs[id], outcome))) return std::nullopt;
-        rerun.insert(id);
-        forget_run(dirs[id]);
-        auto spec = specs[id];
-        spec.fresh = true;
-        return spec;
-      });
-  out.completed = scheduler.run(std::move(tasks), on_ended, interrupted);
-  out.rerun_fresh = static_cast<int>(rerun.size());
+  return tasks;
+}
+
+std::optional<ProcessSpec> ModuleInspections::rerun(ProcessRunner::Id id,
+                                                    const ProcessOutcome& outcome) {
+  const auto module = id - first_id_;
+  if (outcome.forked_from_threads <= 1 || rerun_.count(module) != 0) return std::nullopt;
+  // A timeout computing until the limit is the import's own (check/fork_hazard.hpp).
+  if (outcome.how == Termination::timed_out && !outcome.stalled) return std::nullopt;
+  if (answered_for_every_kernel(evidence_from_files(dir_of(module), outcome))) return std::nullopt;
+  rerun_.insert(module);
+  results_.rerun_fresh = static_cast<int>(rerun_.size());
+  forget_run(dir_of(module));
+  auto spec = inspection_task(id, modules_[module], settings_, dir_of(module)).spec;
+  spec.fresh = true;
+  return spec;
+}
+
+std::optional<ModuleInspections::Inspected> ModuleInspections::ended(
+    ProcessRunner::Id id, const ProcessOutcome& outcome) {
+  --pending_;
+  if (outcome.how == Termination::cancelled) return std::nullopt;  // interrupted: nothing to say
+  const auto module = id - first_id_;
+  Inspected out;
+  for (const auto& cell : modules_[module].cells)
+    out.cells.push_back(cell.at("id").get<std::size_t>());
+  for (const auto& row : modules_[module].kernels) out.rows.insert(row.at("id").get<std::string>());
+  auto evidence = evidence_from_files(dir_of(module), outcome);
+  if (answered(evidence)) {
+    merge_answer(*evidence.result, results_);
+  } else {
+    for (const auto cell : out.cells) results_.failed.emplace(cell, evidence);
+  }
   return out;
 }
 

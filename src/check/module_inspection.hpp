@@ -21,6 +21,7 @@
 #include "src/check/plan.hpp"
 #include "src/core/manifest.hpp"
 #include "src/run/process_runner.hpp"
+#include "src/run/scheduler.hpp"
 
 namespace portcheck {
 
@@ -72,7 +73,6 @@ struct InspectionResults {
   nlohmann::json keys = nlohmann::json::object();     // cell id -> cache key or null
   nlohmann::json static_result;                       // {"cells": {...}, "seconds": s} or null
   std::map<std::size_t, CellEvidence> failed;         // cell id -> its module's fault
-  bool completed = true;                              // false: interrupted before the end
   int rerun_fresh = 0;  // inspections run again in a fresh process (check/fork_hazard.hpp)
 };
 
@@ -81,8 +81,45 @@ struct InspectionResults {
 // when the row's function was found.
 std::optional<CellEvidence> import_failure(const nlohmann::json& kernel);
 
-InspectionResults inspect_modules(const std::vector<ModuleToInspect>& modules,
-                                  const InspectionSettings& settings, ProcessRunner& runner,
-                                  const std::atomic<bool>& interrupted);
+// The modules' inspections as tasks of the run that compiles their cells (a module's cells can
+// start as soon as its own inspection has answered, while the others import): their tasks, with
+// ids from `first_id` on, and what each end means.
+class ModuleInspections {
+ public:
+  ModuleInspections(std::vector<ModuleToInspect> modules, InspectionSettings settings,
+                    ProcessRunner::Id first_id);
+
+  // One task per module (its folder and request written).
+  [[nodiscard]] std::vector<Task> tasks() const;
+  [[nodiscard]] bool owns(ProcessRunner::Id id) const {
+    return id >= first_id_ && id - first_id_ < modules_.size();
+  }
+  [[nodiscard]] std::size_t pending() const { return pending_; }
+
+  // An inspection that failed in a process with threads (a zygote's) runs again fresh: every
+  // cell of its module would otherwise carry what may be a fork hazard. nullopt: it ended.
+  std::optional<ProcessSpec> rerun(ProcessRunner::Id id, const ProcessOutcome& outcome);
+
+  // One module whose inspection has ended: its cells' ids and its rows' names.
+  struct Inspected {
+    std::vector<std::size_t> cells;
+    std::set<std::string> rows;
+  };
+  // Takes in what the inspection answered (or its fault, for each of its module's cells); returns
+  // the module's cells and rows, or nothing when the run was interrupted before it ended.
+  std::optional<Inspected> ended(ProcessRunner::Id id, const ProcessOutcome& outcome);
+
+  [[nodiscard]] const InspectionResults& results() const { return results_; }
+
+ private:
+  [[nodiscard]] std::filesystem::path dir_of(std::size_t module) const;
+
+  std::vector<ModuleToInspect> modules_;
+  InspectionSettings settings_;
+  ProcessRunner::Id first_id_;
+  std::size_t pending_;
+  std::set<std::size_t> rerun_;  // modules run again fresh
+  InspectionResults results_;
+};
 
 }  // namespace portcheck

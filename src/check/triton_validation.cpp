@@ -171,8 +171,10 @@ void validate_targets_across(const Manifest& manifest, const Matrix& matrix,
 
 void validate_against_triton(const Manifest& manifest, const nlohmann::json& option_fields,
                              const nlohmann::json& kernels,
-                             const std::map<std::string, std::vector<std::string>>& row_targets) {
+                             const std::map<std::string, std::vector<std::string>>& row_targets,
+                             const std::set<std::string>* only_rows) {
   for (const auto& row : manifest.rows) {
+    if (only_rows != nullptr && only_rows->count(row.display_name()) == 0) continue;
     validate_options(row, option_fields, row_targets.at(row.display_name()));
     if (row.specialization) continue;
     // A module whose import failed (or was never reached) is reported through its cells.

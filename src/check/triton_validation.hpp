@@ -2,6 +2,7 @@
 // What the manifest loader cannot check without Python: option names against the installed
 // Triton's backends, and signature and constants against each kernel's real arguments.
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,10 +14,12 @@
 namespace portcheck {
 
 // `option_fields`: the probe's backend -> option names; `kernels`: the module inspection's row
-// name -> {ok, args, constexprs}. Throws UsageError naming the file, line and key.
+// name -> {ok, args, constexprs}. Throws UsageError naming the file, line and key. `only_rows`:
+// the names of the rows to check, when not all.
 void validate_against_triton(const Manifest& manifest, const nlohmann::json& option_fields,
                              const nlohmann::json& kernels,
-                             const std::map<std::string, std::vector<std::string>>& row_targets);
+                             const std::map<std::string, std::vector<std::string>>& row_targets,
+                             const std::set<std::string>* only_rows = nullptr);
 
 // One target the probe marked "unsupported": what is wrong and which targets are valid.
 std::string target_problem(const nlohmann::json& described, const std::string& triton_version);

@@ -160,6 +160,8 @@ class CheckPipeline : public ::testing::Test {
   std::map<std::string, Compile> compiles;  // "row|target" -> its compile (default: passes)
   std::map<std::string, Json> predictions;  // "row|target" -> the static pre-checks' verdict
   std::set<std::string> crashing_modules;   // modules whose import kills the process
+  std::map<std::string, int> import_ticks;  // module -> wait()s its inspection takes (1)
+  std::map<std::string, std::size_t> compile_started_at;  // "row|target" -> runner.wait_calls
   std::function<void(FakeRunner&, Id)> on_compile;
 
   // What it saw, per run.
@@ -192,6 +194,12 @@ class CheckPipeline : public ::testing::Test {
   // The fake worker: answers the process `spec` describes by writing its files.
   void work(FakeRunner& r, Id id, const ProcessSpec& spec) {
     const auto request = Json::parse(util::read_file(spec.request_path));
+    if (request.contains("inspect")) {
+      const auto module =
+          request.at("inspect").at("kernels").at(0).at("kernel").at("module").get<std::string>();
+      if (const auto ticks = import_ticks.find(module); ticks != import_ticks.end())
+        r.ticks[id] = ticks->second;
+    }
     Compile answer =
         request.contains("inspect") ? inspect(request.at("inspect")) : compile(r, id, request);
     if (answer.result) util::atomic_write_file(spec.result_path, answer.result->dump());
@@ -228,6 +236,7 @@ class CheckPipeline : public ::testing::Test {
         request.at("row_name").get<std::string>() + "|" + target_name(request.at("target"));
     compiled.push_back(name);
     compile_request[name] = request;
+    compile_started_at[name] = r.wait_calls;
     if (on_compile) on_compile(r, id);
     const auto it = compiles.find(name);
     return it == compiles.end() ? passes() : it->second;
@@ -716,6 +725,39 @@ TEST_F(CheckPipeline, UnknownOptionIsRefusedBeforeAnyCompile) {
     EXPECT_NE(std::string(e.what()).find("unknown compile option 'num_warpz'"), std::string::npos)
         << e.what();
     EXPECT_NE(std::string(e.what()).find("did you mean 'num_warps'?"), std::string::npos);
+  }
+  EXPECT_TRUE(compiled.empty());
+  EXPECT_EQ(sessions_alive, 0u);
+}
+
+// Issue 43, item 3: a module's cells compile as soon as its own inspection has answered, while
+// a slower module still imports (a library's modules import torch and more, seconds each).
+TEST_F(CheckPipeline, AModulesCellsCompileWhileAnotherModuleStillImports) {
+  import_ticks["other"] = 40;
+  const auto out = run();
+  ASSERT_EQ(out.cells.size(), 6u);
+  for (const auto* row : {"add", "mul"})
+    for (const auto* target : {"cuda:90", "hip:gfx942"}) {
+      const auto name = std::string(row) + "|" + target;
+      ASSERT_TRUE(was_compiled(row, target)) << name;
+      EXPECT_LT(compile_started_at.at(name), 40u) << name << " waited for the other module";
+    }
+  EXPECT_GE(compile_started_at.at("scan|cuda:90"), 40u);
+  for (const auto& c : out.cells) EXPECT_EQ(c.status, Status::ok) << c.kernel;
+}
+
+// What the inspection shows wrong (an argument the kernel lacks) in a module that answers late is
+// the same error, naming the manifest's first wrong row, as when compiles waited for every
+// inspection; no compile starts once it is known, and no worker outlives it.
+TEST_F(CheckPipeline, AWrongRowFoundByALateInspectionIsTheManifestsFirstError) {
+  import_ticks["kernels"] = 20;
+  manifest.rows[0].signature = {{"x", "*fp32"}, {"m", "i32"}};  // add (kernels): no `m`
+  manifest.rows[2].signature = {{"x", "*fp32"}, {"k", "i32"}};  // scan (other): no `k`
+  try {
+    run();
+    FAIL() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("'m'"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(compiled.empty());
   EXPECT_EQ(sessions_alive, 0u);
