@@ -2,7 +2,7 @@
 """Figures of the H200 throughput runs (bench/h200/throughput.sh): for each JSON report given as
 NAME=PATH, the wall, the floor (max(sum of compile times / jobs, longest cell)), wall / floor, the
 share of the cores inside Triton's compile over the run and its first minute (bench/timeline.py),
-the median time a cell spent outside the compile, batches, and what was shared by TTIR
+the same two from the first compile on, the median time a cell spent outside the compile, batches, and what was shared by TTIR
 (bench/ttir_sharing.py); then, for each pair given as --same A,B, whether the cells both hold got
 the same verdicts.
 
@@ -38,6 +38,10 @@ def figures(report, jobs):
         "inside_compile_first_minute": _rounded(when["inside_compile_first_minute"], 3),
         "inside_compile_last_tenth": _rounded(when["inside_compile_last_tenth"], 3),
         "first_compile_at_s": _rounded(when["first_compile_at_s"], 1),
+        # From the first compile on (what comes before is the probe and the library's import,
+        # which every cell of a library needs): the share of the cores inside compile, and the
+        # wall against the floor plus that start.
+        **after_first_compile(report["wall_s"], compile_sum, floor, when["first_compile_at_s"], jobs),
         "outside_compile_median_ms": round(statistics.median(outside) * 1000, 1) if outside else None,
         "represented": sum(1 for c in report["cells"] if c.get("represented_by")),
         **{k: resources.get(k) for k in ("batches", "cells_in_batches", "cells_left_by_batches",
@@ -45,6 +49,13 @@ def figures(report, jobs):
                                          "zygotes_unusable", "zygotes_retired", "zygote_import_s", "cells_rerun_fresh")},
         "ttir": ttir_sharing.sharing(report),
     }
+
+
+def after_first_compile(wall, compile_sum, floor, first, jobs):
+    if first is None or wall <= first:
+        return {"inside_compile_after_first_compile": None, "wall_over_floor_plus_start": None}
+    return {"inside_compile_after_first_compile": round(compile_sum / (jobs * (wall - first)), 3),
+            "wall_over_floor_plus_start": round(wall / (floor + first), 3)}
 
 
 def same(a, b):
