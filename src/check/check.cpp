@@ -166,6 +166,7 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
                          options.use_cache ? std::optional(cache.local().root()) : std::nullopt,
                          started_wall};
   report.environment = environment_block(options, manifest, matrix, executed, pass);
+  report.warnings = executed.warnings;
   return report;
 }
 
@@ -180,6 +181,10 @@ void append(Report& combined, Report part) {
   for (auto& c : part.cells) combined.cells.push_back(std::move(c));
   combined.wall_s += part.wall_s;
   combined.interrupted = combined.interrupted || part.interrupted;
+  for (auto& warning : part.warnings)  // each environment's worker may say the same
+    if (std::find(combined.warnings.begin(), combined.warnings.end(), warning) ==
+        combined.warnings.end())
+      combined.warnings.push_back(std::move(warning));
 }
 
 // What the run did with a shared cache: one line on stderr, and a block in the report.
@@ -206,8 +211,6 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   const auto share = ShareDirs::locate();
   const auto manifest_path = options.demo ? share.demo / "portcheck.toml" : options.manifest;
   Manifest manifest = load_manifest(manifest_path);
-  for (const auto& note : manifest.notes)
-    std::fprintf(stderr, "triton-portcheck: warning: %s\n", note.c_str());
   keep_only_rows(manifest, options.only_rows);
   for (const auto& t : options.targets.empty() ? manifest.targets : options.targets) {
     std::string error;
@@ -252,6 +255,7 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     report_remote_cache(cache, combined);
   }
   if (several && !combined.interrupted) validate_targets_across(manifest, matrix, releases);
+  combined.warnings.insert(combined.warnings.begin(), manifest.notes.begin(), manifest.notes.end());
   return combined;
 }
 

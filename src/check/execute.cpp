@@ -132,10 +132,10 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix, Plan plan,
   out.probe = session->probe(plan.probe_request);
   out.triton_version = out.probe.at("triton").at("version").get<std::string>();
   if (const auto why_not = util::string_member(out.probe, "signal_guard_off", ""); !why_not.empty())
-    std::fprintf(stderr,
-                 "triton-portcheck: warning: the cells' code can signal triton-portcheck here (no "
-                 "seccomp guard: %s); a kernel that kills its parent may end the run\n",
-                 why_not.c_str());
+    out.warnings.push_back(
+        fmt::format("the cells' code can signal triton-portcheck here (no seccomp guard: {}); a "
+                    "kernel that kills its parent may end the run",
+                    why_not));
   // With no result cache every cell that is not predicted away compiles: the warm-up can start
   // now, beside the modules' imports. With one, it waits for the first cell the cache lacks.
   if (settings.cache == nullptr && settings.static_mode != StaticMode::only && !cells.empty())

@@ -53,10 +53,12 @@ struct ExecutedCells {
   // (under unsupported_targets_are_cells, or a target the tool ships to; for any other execute()
   // has thrown).
   std::map<std::string, nlohmann::json> unsupported_targets;
+  std::vector<std::string> warnings;  // Report::warnings
 };
 
 // Throws UsageError when the manifest does not fit the installed Triton (unknown option, wrong
-// argument names), EnvironmentError when the environment is unusable: both before any cell runs.
+// argument names), EnvironmentError when the environment is unusable: both before any cell's
+// verdict (a compile that started before the modules' inspections all answered is ended).
 ExecutedCells execute(const Manifest& manifest, const Matrix& matrix, Plan plan,
                       const ExecuteSettings& settings, const WorkerSessionFactory& start_session,
                       const std::atomic<bool>& interrupted);

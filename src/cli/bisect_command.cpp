@@ -159,6 +159,7 @@ class ReleaseRunner {
     std::map<std::string, ReleaseVerdict> out;
     try {
       const auto report = run_check(options, interrupted());
+      say_warnings(report, &said_);  // a release after another says what the first said
       if (report.interrupted) throw Interrupted();
       for (const auto& cell : report.cells) out[cell.kernel] = ReleaseVerdict{label, "", cell};
       if (first) row_names_ = report.rows;
@@ -175,6 +176,7 @@ class ReleaseRunner {
   std::string current_;
   std::map<std::string, ReleaseVerdict> first_;  // the first run's, handed out once
   std::vector<std::string> row_names_;
+  std::set<std::string> said_;  // warnings
 };
 
 // --repro: each release runs the reproducer as its user would (check/reproducer.hpp), in that

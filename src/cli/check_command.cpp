@@ -148,7 +148,9 @@ int run_check_command(const CheckFlags& f, const CLI::App& check) {
   options.progress = !f.quiet && util::is_terminal(stderr);
   check_destinations(f.outputs.outputs);
   const auto baseline = baseline_entries(f.outputs);
-  return finish(run_check(options, interrupted()), f.outputs, baseline);
+  auto report = run_check(options, interrupted());
+  say_warnings(report);
+  return finish(std::move(report), f.outputs, baseline);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "src/core/manifest.hpp"
 #include "src/run/result_cache.hpp"
 #include "util/strings.hpp"
+#include "util/text_escape.hpp"
 
 namespace portcheck::cli {
 namespace {
@@ -66,6 +67,14 @@ std::uint64_t cache_bound() {
 }
 
 const std::atomic<bool>& interrupted() { return g_interrupted; }
+
+void say_warnings(const Report& report, std::set<std::string>* said) {
+  std::set<std::string> this_time;
+  auto& seen = said != nullptr ? *said : this_time;
+  for (const auto& warning : report.warnings)
+    if (seen.insert(warning).second)
+      fmt::print(stderr, "triton-portcheck: warning: {}\n", util::printable(warning));
+}
 
 void install_interrupt_handler() {
   struct sigaction sa {};

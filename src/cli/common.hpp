@@ -3,8 +3,11 @@
 // time limits.
 #include <atomic>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
+
+#include "src/core/report.hpp"
 
 namespace portcheck::cli {
 
@@ -29,6 +32,10 @@ std::uint64_t cache_bound();
 // Set by SIGINT and SIGTERM once install_interrupt_handler() ran: a check then stops starting
 // cells and reports the finished ones (exit 130).
 const std::atomic<bool>& interrupted();
+
+// The run's warnings on stderr, "triton-portcheck: warning: ...", each once: those in `said`
+// (a command that runs several checks, as bisect does) are not said again, and are added to it.
+void say_warnings(const Report& report, std::set<std::string>* said = nullptr);
 void install_interrupt_handler();
 
 }  // namespace portcheck::cli

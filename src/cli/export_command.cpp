@@ -91,6 +91,7 @@ int run_export_command(const ExportFlags& f) {
   options.use_cache = false;  // the binaries themselves are wanted, not a verdict
   options.progress = util::is_terminal(stderr);
   const auto report = run_check(options, interrupted());
+  say_warnings(report);
   std::fputs(render_terminal(report, TerminalStyle{util::use_colour(stdout)}).c_str(), stdout);
   return write_exports(report);
 }

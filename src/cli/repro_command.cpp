@@ -229,6 +229,7 @@ int write_repro(const ReproFlags& f) {
   if (!f.triton.empty()) options.triton = {f.triton};
   if (!f.output.empty()) check_output_path(f.output, "-o");
   const auto report = run_check(options, interrupted());
+  say_warnings(report);  // the second pass (written_reproducer) has the same: said once, here
   if (report.interrupted) return exit_code::interrupted;
   const auto& cell = the_cell(report, f.row);
   refuse_without_compile(cell);

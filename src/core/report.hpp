@@ -50,6 +50,9 @@ struct Report {
   // holds are unchecked, not "not planned", and the exit code says so.
   std::vector<std::string> missing_shards;
   BaselineSummary baseline;
+  // What the run has to warn of (a manifest's deprecated key, no seccomp guard): said once by
+  // the command that ran it (cli/common.hpp's say_warnings), however many runs a command makes.
+  std::vector<std::string> warnings;
 
   // Some cells of the matrix were never checked: the run was interrupted or shards are missing.
   [[nodiscard]] bool incomplete() const { return interrupted || !missing_shards.empty(); }

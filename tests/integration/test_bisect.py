@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from conftest import run_tool
+from conftest import run_tool, write_manifest
+from test_manifest_rows import ATTENTION_PY, KERNEL_LEFT_INCOMPLETE
 
 # With test_releases.py and test_versions.py: one xdist worker installs each release once.
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("triton-releases")]
@@ -118,3 +119,15 @@ def test_environments_it_installed_are_removed_unless_kept(venv_python, tmp_path
     assert "bisect: removed the environments it installed: 3.5.0, 3.5.1" in run.stderr
     listed = run_tool(["env", "list"], cwd=tmp_path, TRITON_PORTCHECK_HOME=home)
     assert "3.5.0" not in listed.stdout and "3.5.1" not in listed.stdout, listed.stdout
+
+
+def test_a_warning_of_the_manifest_is_said_once_however_many_releases_run(venv_python, tmp_path):
+    """Issue 44, item 7: the check layer returns its warnings with the report; bisect runs a check
+    per release and says each warning once (it said the manifest's note once per release)."""
+    manifest = write_manifest(tmp_path, KERNEL_LEFT_INCOMPLETE, kernels_py=ATTENTION_PY)
+    run = bisect(["attention-fp16[bf16]", "-m", manifest, "-t", "cuda:90", "--from", "3.8.0", "--keep-envs"],
+                 tmp_path, venv_python)
+    assert run.returncode in (0, 1), run.stdout + run.stderr
+    assert "3.8.0" in run.stdout and "3.9.0" in run.stdout, run.stdout
+    warnings = [line for line in run.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "is compiled in no row" in warnings[0], run.stderr
