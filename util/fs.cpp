@@ -169,9 +169,33 @@ std::filesystem::path relative_if_inside(const std::filesystem::path& file,
   return relative;
 }
 
-TempDir::TempDir(std::string_view prefix) {
+std::uint64_t folder_bytes(const std::filesystem::path& dir) {
+  std::uint64_t total = 0;
+  std::error_code ec;
+  std::filesystem::recursive_directory_iterator it(
+      dir, std::filesystem::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_symlink(e2)) continue;
+    if (it->is_regular_file(e2)) total += it->file_size(e2);
+  }
+  return total;
+}
+
+namespace {
+
+std::filesystem::path temporary_folder() {
   const char* base = std::getenv("TMPDIR");
-  std::string tmpl = fmt::format("{}/{}-XXXXXX", base && *base ? base : "/tmp", prefix);
+  return base && *base ? base : "/tmp";
+}
+
+}  // namespace
+
+TempDir::TempDir(std::string_view prefix)
+    : TempDir(temporary_folder(), fmt::format("{}-", prefix)) {}
+
+TempDir::TempDir(const std::filesystem::path& parent, std::string_view prefix) {
+  const std::string tmpl = (parent / fmt::format("{}XXXXXX", prefix)).string();
   std::vector<char> name(tmpl.begin(), tmpl.end());
   name.push_back('\0');
   if (::mkdtemp(name.data()) == nullptr) throw WriteError(tmpl, errno);

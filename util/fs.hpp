@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -59,16 +60,26 @@ class WriteError : public std::runtime_error {
   int error;
 };
 
-// A fresh private directory that is removed with everything in it on destruction.
+// Apparent size of every regular file below `dir`; symlinks are not followed (a venv's
+// bin/python points at the base interpreter).
+std::uint64_t folder_bytes(const std::filesystem::path& dir);
+
+// A fresh private directory that is removed with everything in it on destruction, unless
+// released. Throws WriteError when it cannot be made.
 class TempDir {
  public:
+  // $TMPDIR/<prefix>-XXXXXX
   explicit TempDir(std::string_view prefix);
+  // <parent>/<prefix>XXXXXX: where it must be on the same file system as its destination.
+  TempDir(const std::filesystem::path& parent, std::string_view prefix);
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   TempDir(TempDir&&) noexcept;
   TempDir& operator=(TempDir&&) noexcept;
   ~TempDir();
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  // Kept: the caller moved it into place, or owns it now.
+  void release() { path_.clear(); }
 
  private:
   std::filesystem::path path_;

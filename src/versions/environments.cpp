@@ -1,7 +1,5 @@
 #include "src/versions/environments.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <set>
+#include <system_error>
 #include <tuple>
 #include <utility>
 
@@ -21,6 +20,8 @@
 #include "src/run/python_worker.hpp"
 #include "src/run/result_cache.hpp"
 #include "src/versions/pip_steps.hpp"
+#include "src/versions/venv_relocation.hpp"
+#include "util/file_lock.hpp"
 #include "util/fs.hpp"
 #include "util/iso_time.hpp"
 #include "util/proc.hpp"
@@ -33,38 +34,7 @@ namespace portcheck {
 namespace fs = std::filesystem;
 namespace {
 
-// Canonical PEP 440 public versions only: one spelling per release, so one folder per release,
-// and no character that could make a path ('/', '.', '..' alone are rejected by the leading digit):
-// [N!]N(.N)*[{a|b|rc}N][.postN][.devN]
-// Scanned by hand like pip's lines below (util/text_cursor.hpp).
-bool is_version(const std::string& s) {
-  if (s.empty() || s.size() > 64) return false;
-  util::TextCursor c(s);
-  if (!c.take_digits()) return false;
-  if (c.take("!") && !c.take_digits()) return false;  // that was the epoch
-  while (c.take_number_after('.')) {
-  }
-  if ((c.take("a") || c.take("b") || c.take("rc")) && !c.take_digits()) return false;
-  if (c.take(".post") && !c.take_digits()) return false;
-  if (c.take(".dev") && !c.take_digits()) return false;
-  return c.done();
-}
-
 std::string now_iso8601() { return util::iso_time_utc(std::chrono::system_clock::now()); }
-
-// Apparent size of every regular file below `dir`; symlinks are not followed (a venv's
-// bin/python points at the base interpreter).
-std::uint64_t folder_bytes(const fs::path& dir) {
-  std::uint64_t total = 0;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    std::error_code e2;
-    if (it->is_symlink(e2)) continue;
-    if (it->is_regular_file(e2)) total += it->file_size(e2);
-  }
-  return total;
-}
 
 bool is_complete(const fs::path& dir) {
   return ::access((dir / "bin" / "python").c_str(), X_OK) == 0 &&
@@ -79,84 +49,28 @@ std::optional<nlohmann::json> read_marker(const fs::path& dir) {
   }
 }
 
-// An exclusive flock on <root>/<version>.lock. Its holder removes the file before unlocking, so no
-// lock file outlives its use (a killed holder's is swept by sweep_abandoned_environments). A
-// waiter that then gets the lock of a removed file sees that the path no longer names that file
-// and locks the path's new file instead, so two processes never hold "the" lock at once.
-class VersionLock {
- public:
-  enum class Wait { yes, no };
-
-  explicit VersionLock(fs::path file, Wait wait = Wait::yes) : file_(std::move(file)) {
-    while (!held()) {
-      fd_.reset(::open(file_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-      if (!fd_.valid())
-        throw EnvironmentError(
-            fmt::format("cannot open the lock file {}: {}", file_.string(), std::strerror(errno)));
-      if (::flock(fd_.get(), LOCK_EX | (wait == Wait::no ? LOCK_NB : 0)) != 0) {
-        if (errno == EWOULDBLOCK && wait == Wait::no) {
-          fd_.reset();
-          return;  // someone alive holds it
-        }
-        if (errno != EINTR)
-          throw EnvironmentError(
-              fmt::format("cannot lock {}: {}", file_.string(), std::strerror(errno)));
-        continue;
-      }
-      if (!still_named())
-        fd_.reset();  // removed by the holder before us: lock the new one
-      else
-        held_ = true;
-    }
+// The lock of one version's add and remove (util/file_lock.hpp), as an EnvironmentError.
+util::FileLock version_lock(const fs::path& root, const std::string& version,
+                            util::FileLock::Wait wait = util::FileLock::Wait::yes) {
+  try {
+    return util::FileLock(root / (version + ".lock"), wait);
+  } catch (const std::system_error& e) {
+    throw EnvironmentError(e.what());
   }
-  VersionLock(const VersionLock&) = delete;
-  VersionLock& operator=(const VersionLock&) = delete;
-  ~VersionLock() {
-    if (held_) ::unlink(file_.c_str());  // then closing fd_ releases the lock
+}
+
+// A folder <root>/<prefix>XXXXXX, removed unless released: on the environments' file system, so
+// that the finished venv is renamed into place. Readable by everyone, as an environment is.
+util::TempDir staging_dir(const fs::path& root, const std::string& prefix) {
+  try {
+    util::TempDir dir(root, prefix);
+    ::chmod(dir.path().c_str(), 0755);  // mkdtemp makes it 0700
+    return dir;
+  } catch (const util::WriteError& e) {
+    throw EnvironmentError(
+        fmt::format("cannot create a folder in {}: {}", root.string(), std::strerror(e.error)));
   }
-
-  [[nodiscard]] bool held() const { return held_; }
-
- private:
-  // Whether the path still names the file we locked.
-  [[nodiscard]] bool still_named() const {
-    struct stat locked {};
-    struct stat named {};
-    return ::fstat(fd_.get(), &locked) == 0 && ::stat(file_.c_str(), &named) == 0 &&
-           locked.st_ino == named.st_ino && locked.st_dev == named.st_dev;
-  }
-
-  fs::path file_;
-  util::UniqueFd fd_;
-  bool held_ = false;
-};
-
-// mkdtemp'd folder under `root` named <prefix>XXXXXX, removed on destruction unless released.
-class StagingDir {
- public:
-  StagingDir(const fs::path& root, const std::string& prefix) {
-    std::string tmpl = (root / (prefix + "XXXXXX")).string();
-    std::vector<char> name(tmpl.begin(), tmpl.end());
-    name.push_back('\0');
-    if (::mkdtemp(name.data()) == nullptr)
-      throw EnvironmentError(
-          fmt::format("cannot create a folder in {}: {}", root.string(), std::strerror(errno)));
-    path_ = name.data();
-    ::chmod(path_.c_str(), 0755);  // mkdtemp makes it 0700; an environment is for everyone
-  }
-  StagingDir(const StagingDir&) = delete;
-  StagingDir& operator=(const StagingDir&) = delete;
-  ~StagingDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
-  void release() { path_.clear(); }
-
- private:
-  fs::path path_;
-};
+}
 
 std::string temp_prefix(const std::string& version) { return ".tmp-" + version + "-"; }
 
@@ -182,98 +96,10 @@ std::string leftover_version(const std::string& name) {
   std::string version;
   if (name.ends_with(".lock")) version = name.substr(0, name.size() - 5);
   if (name.starts_with(".tmp-")) version = name.substr(5, name.find('-', 5) - 5);
-  return is_version(version) ? version : std::string();
-}
-
-// A venv's scripts carry the absolute path they were made at in their shebangs (and activate
-// scripts in a variable); point them at the final folder before the rename.
-void relocate_scripts(const fs::path& bin, const fs::path& from, const fs::path& to) {
-  const std::string old_path = from.string();
-  const std::string new_path = to.string();
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(bin, ec)) {
-    std::error_code e2;
-    if (entry.is_symlink(e2) || !entry.is_regular_file(e2)) continue;
-    if (entry.file_size(e2) > (1U << 20)) continue;
-    std::string text;
-    try {
-      text = util::read_file(entry.path());
-    } catch (const std::exception&) {
-      continue;
-    }
-    if (text.find(old_path) == std::string::npos) continue;
-    std::string out;
-    std::size_t start = 0;
-    for (auto hit = text.find(old_path); hit != std::string::npos;
-         hit = text.find(old_path, start)) {
-      out.append(text, start, hit - start);
-      out += new_path;
-      start = hit + old_path.size();
-    }
-    out.append(text, start);
-    const auto perms = fs::status(entry.path(), e2).permissions();
-    util::atomic_write_file(entry.path(), out);
-    fs::permissions(entry.path(), perms, e2);
-  }
-}
-
-// Release numbers, then pre-release kind (dev < a < b < rc < final), then its number, then post.
-auto version_key(const std::string& v) {
-  std::vector<long> release;
-  int kind = 4;  // final
-  long pre = 0;
-  long post = -1;
-  std::size_t i = v.find('!') == std::string::npos ? 0 : v.find('!') + 1;
-  auto number = [&](long& out) {
-    out = 0;
-    while (i < v.size() && v[i] >= '0' && v[i] <= '9') out = out * 10 + (v[i++] - '0');
-  };
-  while (i < v.size()) {
-    long n = 0;
-    number(n);
-    release.push_back(n);
-    if (i < v.size() && v[i] == '.' && i + 1 < v.size() && v[i + 1] >= '0' && v[i + 1] <= '9') {
-      ++i;
-      continue;
-    }
-    break;
-  }
-  while (!release.empty() && release.back() == 0) release.pop_back();
-  const auto rest = v.substr(i);
-  if (rest.starts_with("rc")) kind = 3;
-  if (rest.starts_with("b")) kind = 2;
-  if (rest.starts_with("a")) kind = 1;
-  if (rest.starts_with(".dev")) kind = 0;
-  if (kind >= 1 && kind <= 3) {
-    i += kind == 3 ? 2 : 1;
-    number(pre);
-  }
-  if (const auto p = v.find(".post", i); p != std::string::npos) {
-    i = p + 5;
-    number(post);
-  }
-  return std::make_tuple(release, kind, pre, post, v);
+  return is_release_version(version) ? version : std::string();
 }
 
 }  // namespace
-
-void validate_version(const std::string& version) {
-  if (!is_version(version))
-    throw UsageError(fmt::format(
-        "'{}' is not a Triton release version: expected a PEP 440 release such as 3.8.0 or "
-        "3.9.0rc1",
-        version));
-}
-
-void validate_compilable_release(const std::string& version, const std::string& what) {
-  validate_version(version);
-  if (release_less(version, kOldestRelease))
-    throw UsageError(fmt::format(
-        "{}: Triton {} is older than {}, the oldest release triton-portcheck compiles with (2.x "
-        "has no backend plug-ins, so it cannot compile for a GPU it does not run on); use {} or "
-        "later",
-        what, version, kOldestRelease, kOldestRelease));
-}
 
 fs::path environments_root() { return portcheck_home() / "envs"; }
 
@@ -300,7 +126,7 @@ EnvAddReport already_present(const std::string& version, const fs::path& dir) {
     report.wheel_bytes = marker->value("wheel_bytes", std::uint64_t{0});
     report.expected_bytes = marker->value("expected_bytes", std::uint64_t{0});
   }
-  report.actual_bytes = folder_bytes(dir);
+  report.actual_bytes = util::folder_bytes(dir);
   touch_environment(version);
   return report;
 }
@@ -325,8 +151,8 @@ class EnvironmentBuild {
       : version_(version),
         with_packages_(with_packages),
         python_(python),
-        work_(root, temp_prefix(version) + "work-"),
-        staging_(root, temp_prefix(version)),
+        work_(staging_dir(root, temp_prefix(version) + "work-")),
+        staging_(staging_dir(root, temp_prefix(version))),
         venv_(staging_.path()),
         venv_python_((venv_ / "bin" / "python").string()),
         death_watch_(step_marker(), {work_.path(), staging_.path()}) {}
@@ -336,7 +162,7 @@ class EnvironmentBuild {
     report.version = version_;
     report.path = final_dir;
     make_venv();
-    const std::uint64_t fresh_venv_bytes = folder_bytes(venv_);
+    const std::uint64_t fresh_venv_bytes = util::folder_bytes(venv_);
     const auto wheel = download_wheel();
     std::error_code ec;
     report.wheel_bytes = fs::file_size(wheel, ec);
@@ -346,7 +172,7 @@ class EnvironmentBuild {
         fresh_venv_bytes + util::zip_uncompressed_bytes(wheel).value_or(report.wheel_bytes);
     install(wheel);
     finish(final_dir, wheel.filename().string(), report);
-    report.actual_bytes = folder_bytes(final_dir);
+    report.actual_bytes = util::folder_bytes(final_dir);
     return report;
   }
 
@@ -452,8 +278,8 @@ class EnvironmentBuild {
   std::string version_;
   std::vector<std::string> with_packages_;
   std::string python_;
-  StagingDir work_;     // downloads and logs
-  StagingDir staging_;  // the venv itself
+  util::TempDir work_;     // downloads and logs
+  util::TempDir staging_;  // the venv itself
   fs::path venv_;
   std::string venv_python_;
   // A killed add (SIGKILL, the OOM killer) takes its pip with it and leaves no 1 GB staging
@@ -465,7 +291,7 @@ class EnvironmentBuild {
 // decides what is already there) and added to the marker's "with" list.
 void install_into(const fs::path& root, const std::string& version, const fs::path& dir,
                   const std::vector<std::string>& packages) {
-  const StagingDir logs(root, temp_prefix(version) + "work-");
+  const auto logs = staging_dir(root, temp_prefix(version) + "work-");
   const util::DeathWatch death_watch(step_marker(), {logs.path()});
   std::vector<std::string> install = {(dir / "bin" / "python").string(), "-m", "pip", "install",
                                       "--quiet"};
@@ -506,7 +332,7 @@ EnvAddReport add_environment(const std::string& version,
   const auto final_dir = root / version;
 
   sweep_abandoned_environments();
-  VersionLock lock(root / (version + ".lock"));
+  const auto lock = version_lock(root, version);
   if (is_complete(final_dir)) {
     if (!with_packages.empty()) install_into(root, version, final_dir, with_packages);
     auto report = already_present(version, final_dir);
@@ -526,7 +352,8 @@ std::vector<EnvInfo> list_environments() {
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     const auto name = entry.path().filename().string();
     std::error_code e2;
-    if (!is_version(name) || !entry.is_directory(e2) || !is_complete(entry.path())) continue;
+    if (!is_release_version(name) || !entry.is_directory(e2) || !is_complete(entry.path()))
+      continue;
     EnvInfo info;
     info.version = name;
     info.path = entry.path();
@@ -534,12 +361,11 @@ std::vector<EnvInfo> list_environments() {
       info.python_version = marker->value("python", "");
       info.last_used = marker->value("last_used", "");
     }
-    info.bytes = folder_bytes(entry.path());
+    info.bytes = util::folder_bytes(entry.path());
     out.push_back(std::move(info));
   }
-  std::sort(out.begin(), out.end(), [](const EnvInfo& a, const EnvInfo& b) {
-    return version_key(a.version) < version_key(b.version);
-  });
+  std::sort(out.begin(), out.end(),
+            [](const EnvInfo& a, const EnvInfo& b) { return release_less(a.version, b.version); });
   return out;
 }
 
@@ -561,7 +387,7 @@ bool remove_environment(const std::string& version) {
   const auto root = environments_root();
   std::error_code ec;
   if (!fs::exists(root, ec)) return false;
-  VersionLock lock(root / (version + ".lock"));
+  const auto lock = version_lock(root, version);
   sweep_stale(root, version);
   if (!fs::exists(fs::symlink_status(dir, ec))) return false;
   // Renamed aside first, so no reader ever sees a half-removed environment as complete.
@@ -588,28 +414,13 @@ std::size_t sweep_abandoned_environments() {
   std::size_t removed = 0;
   for (const auto& version : versions) {
     try {
-      const VersionLock lock(root / (version + ".lock"), VersionLock::Wait::no);
+      const auto lock = version_lock(root, version, util::FileLock::Wait::no);
       if (lock.held()) removed += sweep_stale(root, version);
     } catch (const EnvironmentError&) {
       // A read-only home: what is there stays, as it did before.
     }
   }
   return removed;
-}
-
-bool same_release(const std::string& a, const std::string& b) {
-  if (!is_version(a) || !is_version(b)) return false;
-  const auto [release_a, kind_a, pre_a, post_a, text_a] = version_key(a);
-  const auto [release_b, kind_b, pre_b, post_b, text_b] = version_key(b);
-  return std::tie(release_a, kind_a, pre_a, post_a) == std::tie(release_b, kind_b, pre_b, post_b);
-}
-
-bool release_less(const std::string& a, const std::string& b) {
-  return version_key(a) < version_key(b);
-}
-
-bool is_prerelease(const std::string& version) {
-  return std::get<1>(version_key(version)) != 4;  // the kind of a final release
 }
 
 std::vector<std::string> index_releases(const std::string& base_python) {
@@ -628,22 +439,9 @@ std::vector<std::string> index_releases(const std::string& base_python) {
   if (!offered)
     throw EnvironmentError(fmt::format("cannot list the Triton releases on the package index: {}",
                                        failure_reason(step, kVenvTimeout)));
-  std::erase_if(*offered, [](const std::string& v) { return !is_version(v); });
+  std::erase_if(*offered, [](const std::string& v) { return !is_release_version(v); });
   std::sort(offered->begin(), offered->end(), release_less);
   return *offered;
-}
-
-std::vector<std::string> use_current_for_installed(const std::vector<std::string>& labels,
-                                                   const std::string& current_version,
-                                                   std::vector<std::string>* replaced) {
-  std::vector<std::string> out;
-  for (const auto& label : labels) {
-    const bool is_current = label != "current" && same_release(label, current_version);
-    if (is_current && replaced != nullptr) replaced->push_back(label);
-    const auto& use = is_current ? std::string("current") : label;
-    if (std::find(out.begin(), out.end(), use) == out.end()) out.push_back(use);
-  }
-  return out;
 }
 
 }  // namespace portcheck

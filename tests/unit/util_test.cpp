@@ -10,10 +10,12 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "util/file_lock.hpp"
 #include "util/fs.hpp"
 #include "util/proc.hpp"
 #include "util/sha256.hpp"
@@ -298,6 +300,38 @@ TEST(TempDir, CreatedPrivateAndRemovedWithContents) {
     write_plain(where / "top.txt", "x");
   }
   EXPECT_FALSE(fs::exists(where)) << where;
+}
+
+TEST(TempDir, InAFolderOfTheCallersAndKeptWhenReleased) {
+  util::TempDir parent("portcheck-unit");
+  fs::path kept;
+  {
+    util::TempDir staging(parent.path(), ".tmp-3.9.0-");
+    kept = staging.path();
+    EXPECT_EQ(kept.parent_path(), parent.path());
+    EXPECT_EQ(kept.filename().string().rfind(".tmp-3.9.0-", 0), 0u) << kept;
+    staging.release();
+  }
+  EXPECT_TRUE(fs::is_directory(kept)) << "released: the caller owns it";
+  EXPECT_THROW(util::TempDir(parent.path() / "missing", "x-"), util::WriteError);
+}
+
+// FileLock
+
+TEST(FileLock, OneHolderAtATimeAndNoFileLeftBehind) {
+  util::TempDir dir("portcheck-unit");
+  const auto file = dir.path() / "3.9.0.lock";
+  {
+    const util::FileLock held(file);
+    EXPECT_TRUE(held.held());
+    EXPECT_TRUE(fs::exists(file));
+    const util::FileLock other(file, util::FileLock::Wait::no);
+    EXPECT_FALSE(other.held()) << "someone alive holds it";
+  }
+  EXPECT_FALSE(fs::exists(file)) << "its holder removes the file before unlocking";
+  const util::FileLock again(file, util::FileLock::Wait::no);
+  EXPECT_TRUE(again.held());
+  EXPECT_THROW(util::FileLock(dir.path() / "missing" / "x.lock"), std::system_error);
 }
 
 TEST(TempDir, TwoInstancesDiffer) {
