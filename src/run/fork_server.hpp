@@ -79,7 +79,7 @@ class ForkServerRunner final : public ProcessRunner {
     int servers_started = 0;
     int cells_retried = 0;
     double warm_up_seconds = 0;  // the server's and its zygotes' (parallel ones add up)
-    // The server's zygotes (python/portcheck_worker/serve/zygote.py), bases included: started,
+    // The server's zygotes (python/portcheck_worker/serve/zygote_pool.py), bases included: started,
     // whose import failed or outlived its deadline, retired for memory, and the seconds their
     // imports took (each zygote's own, so parallel imports add up).
     int zygotes_started = 0;

@@ -53,3 +53,20 @@ def test_a_planted_violation_is_refused(copy, module, line, message):
     assert message in run.stdout, run.stdout
     if "cycle" not in message:
         assert f"python/portcheck_worker/{module}:" in run.stdout, run.stdout
+
+
+def test_a_cpp_comment_that_names_a_worker_file_the_worker_lacks_is_refused(copy):
+    """Issue 44, item 4: C++ comments named serve/zygote.py for code that had moved to
+    zygote_pool.py and zygote_process.py. A worker path a C++ source names must exist: planted
+    as a whole path, as a package's path and as a bare module name."""
+    (copy / "src").mkdir()
+    assert guard(copy).returncode == 0
+    (copy / "src" / "a.cpp").write_text(
+        "// The pool (python/portcheck_worker/serve/zygote_pools.py) and its keys (serve/keys.py),\n"
+        "// the warm-up (forking.py), a user's kernels.py and bench/reduce_recall.py.\n")
+    run = guard(copy)
+    assert run.returncode == 1, run.stdout
+    assert run.stdout.splitlines() == [
+        "src/a.cpp:1: names python/portcheck_worker/serve/zygote_pools.py, which the worker does not have",
+        "src/a.cpp:1: names serve/keys.py, which the worker does not have",
+    ], run.stdout
