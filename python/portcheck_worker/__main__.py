@@ -23,7 +23,8 @@ def _inherit_site():
 
 def run(argv):
     if argv[:1] == ["serve"]:
-        # Triton is imported by the first request, the probe, once it has checked the protocol.
+        # Waits: only `serve` loads the fork server's code, a lone probe or cell runs without it.
+        # (Triton is imported by the first request, the probe, once it has checked the protocol.)
         from .serve import server
         return server.main()
     if len(argv) < 3 or argv[0] not in ("probe", "cell"):

@@ -44,6 +44,7 @@ def test_the_worker_keeps_its_layers():
     ("capture/persona.py", "from ..compile.stages import _hidden", "takes the private name _hidden from portcheck_worker.compile.stages"),
     ("serve/server.py", "x = handlers._secret", "reads the private name _secret of portcheck_worker.serve.handlers"),
     ("compile/keys.py", "def long_one():\n" + "    pass\n" * 61, "long_one is 62 lines (at most 60)"),
+    ("compile/keys.py", "def later():\n    from . import releases", "imports a module of the worker inside later()"),
 ])
 def test_a_planted_violation_is_refused(copy, module, line, message):
     assert guard(copy).returncode == 0
@@ -70,3 +71,13 @@ def test_a_cpp_comment_that_names_a_worker_file_the_worker_lacks_is_refused(copy
         "src/a.cpp:1: names python/portcheck_worker/serve/zygote_pools.py, which the worker does not have",
         "src/a.cpp:1: names serve/keys.py, which the worker does not have",
     ], run.stdout
+
+
+def test_imports_that_wait_say_why_and_stay_few(copy):
+    """Issue 44, item 4: 36 imports of the worker's modules inside functions hid dependencies.
+    One with its reason is accepted; past MAX_WAITING_IMPORTS the guard says how many there are."""
+    plant(copy, "compile/keys.py", "def later():\n    # Waits: a reason,\n    # on two lines.\n    from . import releases")
+    run = guard(copy)
+    assert run.returncode == 1, run.stdout
+    assert run.stdout.splitlines() == [
+        "2 imports of the worker's modules inside functions (at most 1): move them to the top of their files"], run.stdout

@@ -22,6 +22,7 @@ compiled as inference (said once).
 Written against torch 2.15's internals; each patch is skipped, with a warning, where a torch
 lacks what it replaces.
 """
+from .imports import after_import
 
 # torch.cuda functions that would reach the CUDA runtime, and what the one fake device answers.
 _NO_DEVICE_CALLS = {
@@ -87,8 +88,6 @@ def install(recorder, persona, torch):
 
 
 def _importer(recorder):
-    from .imports import after_import
-
     def after(name, patch):
         def guarded(module):
             try:

@@ -22,7 +22,7 @@ import importlib
 import os
 import sys
 
-from . import inductor as capture_inductor
+from . import fake_gpu, inductor as capture_inductor
 from .imports import after_import, warn
 from .recorder import Recorder
 
@@ -71,7 +71,6 @@ def start():
     if recorder.device.persona is not None:
         after_import("torch", recorder.device.persona.patch_torch)
     if recorder.device.fake_gpu:
-        from . import fake_gpu
         after_import("torch", lambda torch: fake_gpu.install(recorder, recorder.device.persona, torch))
     after_import("triton", recorder.patch)
     after_import(capture_inductor.MODULE, lambda module: capture_inductor.install(recorder, module))

@@ -4,6 +4,7 @@ or, in live mode, the real device; and whether torch is given a fake one (`--fak
 import os
 
 from . import persona as persona_module
+from ..compile.driver import StandInDriver
 from .vendor_devices import ENV_FAKE_GPU
 
 # The stand-in target when no persona was passed (a hook of a newer worker under an older tool):
@@ -24,7 +25,6 @@ class RunDevice:
         if self.persona is not None:
             return self.persona.driver()
         from triton.backends.compiler import GPUTarget
-        from ..compile.driver import StandInDriver
         return StandInDriver(GPUTarget(*_STAND_IN_TARGET))
 
     def name(self):

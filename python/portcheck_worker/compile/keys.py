@@ -11,6 +11,9 @@ import json
 import os
 import sys
 
+from . import loader
+from .stages import build_source, make_target
+
 _build_id = None
 _worker_id = None
 
@@ -56,8 +59,6 @@ def cell_key(request, tool_version):
     """The cache key of one cell request, or raise if the kernel cannot even be loaded."""
     from triton._C.libtriton import get_cache_invalidating_env_vars
     from triton.compiler.compiler import make_backend
-    from . import loader
-    from .stages import build_source, make_target
     fn = loader.load_kernel(request["kernel"])
     src, options = build_source(fn, request)
     target = make_target(request["target"])

@@ -11,9 +11,11 @@ triton.language.target_info calls (is_hip(), is_cuda(), cuda_capability_geq(9), 
 condition (constexpr arguments included) is not evaluated and both branches are scanned.
 """
 import ast
+import os
 import time
 
-from . import releases
+from . import driver, loader, releases
+from .stages import make_target, source_location
 
 GUARD_MODULE = "triton.language.target_info"
 
@@ -23,7 +25,6 @@ def tables(target_specs):
     import triton.language.extra.cuda.libdevice as cuda_libdevice
     import triton.language.extra.hip.libdevice as hip_libdevice
     from triton.compiler.compiler import make_backend
-    from .stages import make_target
 
     def public(module):
         return sorted(n for n, v in vars(module).items()
@@ -127,8 +128,6 @@ def _decider(target):
 
 def _where(fn, line):
     """'gamma_ratio at kernels.py:32': AST lines count from the def."""
-    import os
-    from .stages import source_location
     source = source_location(fn)
     if source is None:
         return getattr(fn, "__name__", "?")
@@ -137,7 +136,6 @@ def _where(fn, line):
 
 def scan_kernel(fn, target):
     """Findings of `fn` and everything it calls, with target_info guards decided for `target`."""
-    from . import driver
     driver.install(target)
     try:
         decide = _decider(target)
@@ -163,8 +161,6 @@ def predict(request, table, scans):
     `scans` memoises scan_kernel per (function, target): what a scan finds never depends on the
     row, and a captured library has dozens of rows per kernel (issue 15: 2,201 rows of 66 kernels
     on 9 targets were 19,809 scans, each re-parsing the kernel and its callees)."""
-    from . import loader
-    from .stages import make_target
     fn = loader.load_kernel(request["kernel"])
     target = make_target(request["target"])
     name = f"{target.backend}:{target.arch}"

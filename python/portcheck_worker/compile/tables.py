@@ -5,6 +5,8 @@ import subprocess
 import sys
 
 from . import releases, target_support
+from .loader import KernelImportError, load_kernel
+from .stages import make_target
 
 
 def _backend_modules():
@@ -48,7 +50,6 @@ def _defining_namespace(cls):
 def describe_target(spec):
     """Warp size and assembler of one target, as the installed backend decides them."""
     from triton.compiler.compiler import make_backend
-    from .stages import make_target
     target = make_target(spec)
     info = {"name": f"{spec['backend']}:{spec['arch']}", "backend": spec["backend"], "arch": spec["arch"]}
     # Checked before the backend is built: a backend accepts any arch it can parse (cuda:999),
@@ -87,7 +88,6 @@ def _tool_version(path):
 
 def kernel_arguments(ref):
     """Argument names of a manifest row's function, or the user's import error."""
-    from .loader import KernelImportError, load_kernel
     try:
         fn = load_kernel(ref)
     except KernelImportError as e:

@@ -11,6 +11,8 @@ import time
 
 from . import at_fork, cell_child, handlers
 from ..base import signal_guard
+from ..compile import driver, releases
+from ..compile.stages import make_target
 
 COMMAND_FD = 3
 EVENT_FD = 4
@@ -22,8 +24,6 @@ def warm_up(targets):
     handlers.import_triton()  # exits 3 without it, as the probe would
     import triton
     import triton.language as tl
-    from ..compile import driver, releases
-    from ..compile.stages import make_target
 
     @triton.jit
     def _portcheck_warm_up(x_ptr, BLOCK: tl.constexpr):
@@ -64,7 +64,6 @@ def _resolve_nvidia_tools():
     and remembers the answer per process (NvidiaTool.from_path is lru_cached). Asked here, once,
     every forked child inherits the answers: otherwise each CUDA cell ran `cuobjdump --version`
     (and `ptxas --version` for the ptxas the warm-up did not use) before its real work."""
-    from ..compile import releases
     release = releases.current()
     for name in release.nvidia_tool_names():
         try:

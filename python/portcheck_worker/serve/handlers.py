@@ -7,6 +7,9 @@ import sys
 
 from .. import PROTOCOL_VERSION
 from ..base import protocol, signal_guard
+from ..compile import keys, releases, stages, static, tables
+from ..compile.loader import KernelImportError
+from ..repro import writer
 
 
 def import_triton():
@@ -35,14 +38,12 @@ def probe(request):
     to report whether or not Triton imports."""
     protocol.check_tool_protocol(request)
     triton = import_triton()
-    from ..compile import releases
     try:
         release = releases.current()
     except releases.UnsupportedRelease as e:
         sys.stderr.write(f"portcheck-worker: {e}\n")
         sys.exit(protocol.EXIT_ENVIRONMENT)
     release.prepare()  # before `targets` shows the AMD linker
-    from ..compile import static, tables
     return {
         "protocol": PROTOCOL_VERSION,
         "worker": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -63,7 +64,6 @@ def inspect(request, progress):
     """What the supervisor needs from one user module before compiling its cells: each row's
     argument names, the cells' cache keys and static predictions. Runs as a cell, under the limits
     of the rows it serves, so a fault at import is those rows' red cells and nobody else's."""
-    from ..compile import keys, static, tables
     progress.mark("import")
     return {
         "status": "ok",
@@ -79,11 +79,8 @@ def cell(request, progress):
     import_triton()
     if "inspect" in request:
         return inspect(request["inspect"], progress)
-    from ..compile import stages
-    from ..compile.loader import KernelImportError
     try:
         if "repro" in request:
-            from ..repro import writer
             return writer.reproducer(request, progress)
         return stages.compile_cell(request, progress)
     except KernelImportError as e:

@@ -12,6 +12,7 @@ import sys
 import time
 
 from . import channel, import_scan, zygote_process
+from .forking import freeze_heap
 from .zygote import Zygote, ZygoteLost, kernel_ref, key_for, kill_group
 
 # How long an import may take before its zygote is given up: a share of the cells' own time
@@ -230,7 +231,6 @@ class Zygotes:
         self._tell("started", zygote)
 
     def _fork_zygote(self, spec, ours, theirs):
-        from .forking import freeze_heap
         freeze_heap()
         pid = os.fork()
         if pid == 0:

@@ -24,7 +24,11 @@ import socket
 import time
 import warnings
 
-from . import at_fork, channel, forking
+from . import at_fork, cell_child, channel, forking
+from ..base import signal_guard
+from ..compile import driver, loader
+from ..compile.stages import make_target
+from .forking import ended_children
 
 
 def threads_now():
@@ -76,8 +80,6 @@ def main(spec, sock, server_pid, parent_pid, close_fds=()):
 
 
 def _become_zygote(server_pid, parent_pid, close_fds):
-    from . import cell_child
-    from ..base import signal_guard
     cell_child.die_with_parent(parent_pid)
     os.setpgid(0, 0)  # its own group in the server's session: killed with what its import left
     signal.set_wakeup_fd(-1)
@@ -129,8 +131,6 @@ def _reopen_standard_fds():
 
 
 def _import_package(spec):
-    from ..compile import driver, loader
-    from ..compile.stages import make_target
     watch = None
     try:
         if spec.get("target") is None:
@@ -151,7 +151,6 @@ def _import_third_party(spec):
     path, which the package zygote follows itself). Any other failure (the import ran and failed:
     importing it again would not be the same), or an import that asks Triton's driver (it would
     depend on the target), makes the base unusable."""
-    from ..compile import loader
     loader.add_import_folders(spec["ref"])
     watch = _DriverWatch()
     try:
@@ -291,7 +290,6 @@ class _Serve:
         self.zygotes.add(pid)
 
     def reap(self):
-        from .forking import ended_children
         if not (self.cells or self.zygotes):
             return
         for pid, how in ended_children():
