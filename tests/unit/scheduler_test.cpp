@@ -460,6 +460,14 @@ class BatchingRunner final : public ProcessRunner {
   std::map<Id, Id> first_of_;
 };
 
+// One scheduler run of `tasks` on `jobs` cores, their ends in `rec`; false if interrupted.
+bool run_all(ProcessRunner& runner, std::size_t jobs, const std::vector<Task>& tasks,
+             Recorder& rec) {
+  Scheduler scheduler(runner, jobs);
+  const std::atomic<bool> stop{false};
+  return scheduler.run(tasks, rec.on_ended(), stop);
+}
+
 Task batch_task(Id id, const std::string& batch, double seconds, bool measured = true) {
   auto task = make_task(id, seconds);
   task.group = "cuda:90";
@@ -474,9 +482,7 @@ TEST(SchedulerBatches, ConsecutiveTasksOfOneKeyShareAProcessUpToTheirCompileTime
   for (Id id = 1; id <= 240; ++id) tasks.push_back(batch_task(id, id <= 200 ? "m1" : "m2", 0.5));
   tasks.push_back(batch_task(241, "", 0.5));  // no key: always alone
   Recorder rec;
-  Scheduler scheduler(runner, 2);
-  std::atomic<bool> stop{false};
-  ASSERT_TRUE(scheduler.run(tasks, rec.on_ended(), stop));
+  ASSERT_TRUE(run_all(runner, 2, tasks, rec));
   EXPECT_EQ(rec.ended.size(), 241u);
   std::size_t largest = 0;
   for (const auto& batch : runner.batches) {
@@ -497,9 +503,7 @@ TEST(SchedulerBatches, UnmeasuredTasksAreSizedByWhatEndedBefore) {
   std::vector<Task> tasks;
   for (Id id = 1; id <= 60; ++id) tasks.push_back(batch_task(id, "m", 9.0, false));
   Recorder rec;
-  Scheduler scheduler(runner, 1);
-  std::atomic<bool> stop{false};
-  ASSERT_TRUE(scheduler.run(tasks, rec.on_ended(), stop));
+  ASSERT_TRUE(run_all(runner, 1, tasks, rec));
   // Before a cell of its key ended a cell runs alone, whatever the manifest's estimate; then
   // what ended says 0.5 s, 8 to a batch.
   ASSERT_GE(runner.batches.size(), 2u);
@@ -558,9 +562,7 @@ TEST(SchedulerBatches, ABatchOfSlowCellsGivesBackWhatItHasNotBegunWhenCoresWould
   }
   for (Id id = 9; id <= 208; ++id) tasks.push_back(batch_task(id, "add", 0.5));
   Recorder rec;
-  Scheduler scheduler(runner, 4);
-  std::atomic<bool> stop{false};
-  ASSERT_TRUE(scheduler.run(tasks, rec.on_ended(), stop));
+  ASSERT_TRUE(run_all(runner, 4, tasks, rec));
   std::map<Id, int> once;
   for (Id id = 1; id <= 208; ++id) once[id] = 1;
   EXPECT_EQ(rec.counts(), once);
@@ -584,9 +586,7 @@ TEST(SchedulerBatches, UnmeasuredCellsOfAKeyThatEndedSlowRunAlone) {
     runner.ticks[id] = 20;  // 10 s each
   }
   Recorder rec;
-  Scheduler scheduler(runner, 1);
-  std::atomic<bool> stop{false};
-  ASSERT_TRUE(scheduler.run(tasks, rec.on_ended(), stop));
+  ASSERT_TRUE(run_all(runner, 1, tasks, rec));
   EXPECT_EQ(rec.ended.size(), 120u);
   std::size_t rope_batches = 0;
   for (const auto& batch : runner.batches) {
@@ -614,9 +614,7 @@ TEST(SchedulerBatches, AKernelItsFirstCellFindsSlowStartsItsOtherCellsFirst) {
     runner.ticks[id] = 200;
   }
   Recorder rec;
-  Scheduler scheduler(runner, 4);
-  std::atomic<bool> stop{false};
-  ASSERT_TRUE(scheduler.run(tasks, rec.on_ended(), stop));
+  ASSERT_TRUE(run_all(runner, 4, tasks, rec));
   EXPECT_EQ(rec.ended.size(), 1202u);
   // The floor: (1200 + 2 * 200) / 4 = 400 waits. Started last, in their order, the rope cells
   // would end at about 300 + 200.
