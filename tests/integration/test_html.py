@@ -3,7 +3,9 @@ headless Chromium through Selenium: the DOM, the detail panel, the filters, a sc
 hostile text (kernel names, messages, logs, paths) that must stay text.
 
 Browser tests need the Debian packages `chromium` and `chromium-driver` and the Python package
-`selenium` in the .venv; they are skipped, saying so, only when one of those is missing."""
+`selenium` in the .venv; they are skipped, saying so, only when one of those is missing. The page's
+script (src/report/assets/report.js) is linted with Debian's `eslint`, skipped likewise without it;
+its style sheet is checked by Chromium's own CSS parser."""
 import base64
 import copy
 import hashlib
@@ -12,12 +14,13 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import cells_by_position, run_tool
+from conftest import REPO, cells_by_position, run_tool
 
 CHROMIUM = next((p for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if os.access(p, os.X_OK)), None)
 CHROMEDRIVER = "/usr/bin/chromedriver" if os.access("/usr/bin/chromedriver", os.X_OK) else None
@@ -466,3 +469,59 @@ def test_thousands_of_cells_draw_fast(browser, demo_run, tmp_path):
     assert len(visible_rows(browser)) == copies
     assert time.monotonic() - started < 5
     assert not browser_errors(browser)
+
+
+@needs_browser
+@pytest.mark.slow
+def test_stylesheet_parses_in_chromium(browser, demo_html):
+    """The style (src/report/assets/report.css) read by a real CSS parser: a rule with a selector
+    Chromium cannot parse is dropped, a declaration it does not support is ignored, silently."""
+    text = (REPO / "src" / "report" / "assets" / "report.css").read_text()
+    blocks = re.findall(r"\{([^{}]*)\}", text)  # the innermost blocks: one per style rule
+    declarations = [[part.strip() for part in d.split(":", 1)] for b in blocks for d in b.split(";") if d.strip()]
+    open_page(browser, demo_html)
+    unsupported = browser.execute_script(
+        "return arguments[0].filter(([p, v]) => !CSS.supports(p, v)).map(d => d.join(': '))", declarations)
+    assert not unsupported, f"declarations Chromium does not support: {unsupported}"
+    parsed = browser.execute_script("""
+        let n = 0;
+        const walk = rules => { for (const r of rules) { if (r instanceof CSSStyleRule) ++n; if (r.cssRules) walk(r.cssRules); } };
+        walk(document.styleSheets[0].cssRules);
+        return n;""")
+    assert parsed == len(blocks), f"Chromium kept {parsed} of the stylesheet's {len(blocks)} rules"
+
+
+# ---------------------------------------------------------------- the page's script, linted
+
+ASSETS = REPO / "src" / "report" / "assets"
+ESLINT = shutil.which("eslint")
+needs_eslint = pytest.mark.skipif(ESLINT is None, reason="the lint test needs eslint (apt-get install eslint)")
+
+
+def eslint(path):
+    """eslint with the script's own configuration only (no user's or editor's file joins in)."""
+    # Debian's eslint and its modules are in /usr/share/nodejs, where Debian's node looks and a
+    # node from elsewhere (NodeSource's, which also satisfies the package) does not.
+    node_path = os.pathsep.join(p for p in (os.environ.get("NODE_PATH"), "/usr/share/nodejs") if p)
+    # Run from the file's folder: eslint 6 throws on a path outside its working folder.
+    return subprocess.run([ESLINT, "--no-eslintrc", "--config", ASSETS / ".eslintrc.json",
+                           "--max-warnings", "0", "--format", "unix", Path(path).name],
+                          cwd=Path(path).parent, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "NODE_PATH": node_path})
+
+
+@needs_eslint
+def test_report_script_passes_eslint():
+    run = eslint(ASSETS / "report.js")
+    assert run.returncode == 0, f"eslint found problems in report.js:\n{run.stdout}{run.stderr}"
+
+
+@needs_eslint
+def test_eslint_fails_on_a_planted_finding(tmp_path):
+    """The test above would pass if eslint read no rules at all: a copy with two findings fails."""
+    planted = tmp_path / "report.js"
+    planted.write_text((ASSETS / "report.js").read_text() + "function unused() { return undeclared; }\n")
+    run = eslint(planted)
+    assert run.returncode == 1, f"eslint passed a script with findings:\n{run.stdout}{run.stderr}"
+    assert "'unused' is defined but never used" in run.stdout, run.stdout
+    assert "'undeclared' is not defined" in run.stdout, run.stdout
