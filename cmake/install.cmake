@@ -16,7 +16,7 @@ endif()
 
 install(TARGETS triton-portcheck RUNTIME DESTINATION "${portcheck_bin_dir}")
 install(DIRECTORY python/portcheck_worker DESTINATION "${portcheck_share_dir}/python"
-        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+        FILES_MATCHING PATTERN "*.py" PATTERN "protocol.schema.json" PATTERN "__pycache__" EXCLUDE)
 install(DIRECTORY data/ DESTINATION "${portcheck_share_dir}/data" FILES_MATCHING PATTERN "*.toml")
 install(DIRECTORY demo/ DESTINATION "${portcheck_share_dir}/demo"
         FILES_MATCHING PATTERN "*.py" PATTERN "*.toml" PATTERN "__pycache__" EXCLUDE)

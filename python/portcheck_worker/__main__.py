@@ -32,7 +32,7 @@ def run(argv):
         return 2
     command, request_path, result_path = argv[:3]
     if command == "probe":
-        protocol.write_result(result_path, handlers.probe(protocol.read_request(request_path)))
+        protocol.write_result(result_path, handlers.handle_probe(protocol.read_request(request_path)))
         return 0
     # The user's code runs in a child of this process, never in triton-portcheck's own child.
     return cell_child.run_forked(request_path, result_path, argv[3] if len(argv) > 3 else None)
@@ -45,6 +45,9 @@ def main(argv):
     except protocol.ProtocolMismatch as e:
         sys.stderr.write(f"portcheck-worker: {e}\n")
         return protocol.EXIT_ENVIRONMENT
+    except protocol.ProtocolError as e:
+        sys.stderr.write(f"portcheck-worker: {e}\n")
+        return protocol.EXIT_BUG
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@
 #include "src/run/scratch_dir.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
+#include "util/text_escape.hpp"
 #include "util/unique_fd.hpp"
 
 extern char** environ;
@@ -397,8 +398,9 @@ int run_capture(const CaptureOptions& options) {
   warn(records.warnings);
   warn(summary.warnings);
   if (records.bad_lines > 0)
-    std::cerr << fmt::format("triton-portcheck: warning: {} unreadable record(s) skipped\n",
-                             records.bad_lines);
+    std::cerr << fmt::format(
+        "triton-portcheck: warning: {} unreadable record(s) skipped (the first: {})\n",
+        records.bad_lines, util::printable(records.first_bad_line));
   if (summary.kernels.empty()) return nothing_launched(options, outcome);
 
   const auto result = manifest_text(options, exists, summary);

@@ -11,6 +11,7 @@
 
 #include "src/core/manifest.hpp"
 #include "src/core/specialization.hpp"
+#include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
 #include "util/sha256.hpp"
 #include "util/strings.hpp"
@@ -332,10 +333,19 @@ CaptureRecords read_capture_records(const std::filesystem::path& folder) {
   std::set<std::string> warnings;
   for (const auto& file : files) {
     std::ifstream in(file);
+    int number = 0;
     for (std::string line; std::getline(in, line);) {
+      ++number;
       if (line.empty()) continue;
       try {
         const auto j = nlohmann::json::parse(line);
+        // The hook's records are capture_record messages (protocol.schema.json); one that is not
+        // was written by a hook of another install, or by a process that corrupted its output.
+        if (auto problem = protocol_problem("capture_record", j)) {
+          if (out.bad_lines++ == 0)
+            out.first_bad_line = fmt::format("{} line {}: {}", file.string(), number, *problem);
+          continue;
+        }
         if (j.contains("warning")) {
           if (warnings.insert(j["warning"].get<std::string>()).second)
             out.warnings.push_back(j["warning"].get<std::string>());
@@ -372,7 +382,8 @@ CaptureRecords read_capture_records(const std::filesystem::path& folder) {
         out.launches.push_back(std::move(launch));
       } catch (const nlohmann::json::exception&) {
         // A process killed mid-write leaves a torn last line; the others still count.
-        ++out.bad_lines;
+        if (out.bad_lines++ == 0)
+          out.first_bad_line = fmt::format("{} line {}: not JSON", file.string(), number);
       }
     }
   }

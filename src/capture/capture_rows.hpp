@@ -35,6 +35,7 @@ struct CaptureRecords {
   std::vector<CapturedLaunch> launches;
   std::vector<std::string> warnings;  // what the hook could not record, deduplicated
   int bad_lines = 0;                  // torn or unreadable lines, skipped
+  std::string first_bad_line;         // "FILE line N: why", for the warning
 };
 
 // Reads every launches-*.jsonl file of a capture folder and the folders under it (one per persona).

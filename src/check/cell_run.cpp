@@ -8,6 +8,7 @@
 #include "src/check/cell_cache.hpp"
 #include "src/check/fork_hazard.hpp"
 #include "src/check/worker_targets.hpp"
+#include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -75,6 +76,10 @@ std::string CellRun::key_for(std::size_t id) const {
 
 std::filesystem::path CellRun::dir_of(std::size_t id) const {
   return settings_.session.run_dir / fmt::format("cell-{}", cells_[id].index);
+}
+
+std::string CellRun::answer_kind(std::size_t id) const {
+  return answer_to(cells_[id].request.value("kind", ""));
 }
 
 std::string CellRun::target_key(const PlannedCell& cell) const {
@@ -150,7 +155,7 @@ Task CellRun::task_for(std::size_t id) const {
   task.group = zygote_group(cell);
   // Cells of one kernel module share a batch's process (the module imported once, as its
   // zygote would): never a reproducer's, which is one cell.
-  if (cell.request.value("repro", nlohmann::json()).is_null())
+  if (cell.request.value("kind", "") != "repro")
     task.batch = task.group + "|" + cell.row->ref.module + "|" + cell.row->ref.file.string();
   return task;
 }
@@ -173,7 +178,7 @@ std::string CellRun::zygote_group(const PlannedCell& cell) {
 // is run again, forked from the bare fork server, and that verdict is the one reported.
 std::optional<ProcessSpec> CellRun::fresh_rerun(std::size_t id, const ProcessOutcome& outcome) {
   if (outcome.forked_from_threads <= 1 || rerun_fresh_.count(id) != 0) return std::nullopt;
-  auto evidence = evidence_from_files(dir_of(id), outcome);
+  auto evidence = evidence_from_files(dir_of(id), outcome, answer_kind(id));
   if (!fork_hazard_could_explain(classify(evidence), outcome)) {
     read_evidence_.insert_or_assign(id, std::move(evidence));  // ended() needs it next
     return std::nullopt;
@@ -190,10 +195,11 @@ void CellRun::ended(std::size_t id, const ProcessOutcome& outcome) {
   if (outcome.how == Termination::cancelled) return;  // never finished: not a result
   const auto& cell = cells_[id];
   auto read = read_evidence_.extract(id);
-  CellInput input{read ? std::move(read.mapped()) : evidence_from_files(dir_of(id), outcome),
-                  prediction_for(id),
-                  false,
-                  {}};
+  CellInput input{
+      read ? std::move(read.mapped()) : evidence_from_files(dir_of(id), outcome, answer_kind(id)),
+      prediction_for(id),
+      false,
+      {}};
   remember_evidence(id, input.evidence);
   keep(id, interpret(cell, input, judgement_));
   auto& result = *results_[id];

@@ -53,6 +53,8 @@ class CellRun {
   [[nodiscard]] nlohmann::json prediction_for(std::size_t id) const;
   [[nodiscard]] std::string key_for(std::size_t id) const;
   [[nodiscard]] std::filesystem::path dir_of(std::size_t id) const;
+  // What the worker's result.json must be: the answer to the cell's request kind.
+  [[nodiscard]] std::string answer_kind(std::size_t id) const;
   [[nodiscard]] std::string target_key(const PlannedCell& cell) const;
   [[nodiscard]] std::string timing_key(const PlannedCell& cell) const;
   std::optional<CellInput> without_compile(std::size_t id);

@@ -46,8 +46,8 @@ struct InvokingPython {
 InvokingPython probe_invoking(const std::string& python, const ShareDirs& share) {
   const ScratchDir scratch("triton-portcheck-site");
   try {
-    const auto probe =
-        probe_environment(python, share, scratch.path(), nlohmann::json{{"keys", false}});
+    const auto probe = probe_environment(python, share, scratch.path(),
+                                         nlohmann::json{{"targets", nlohmann::json::array()}});
     InvokingPython out;
     out.site_packages = probe.value("site_packages", std::vector<std::string>{});
     if (probe.contains("triton") && probe["triton"].is_object())

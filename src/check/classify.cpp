@@ -353,7 +353,9 @@ Classification classify(const CellEvidence& evidence) {
       string_field(*evidence.result, "status") == "ok")
     return {};
   Classification c;
-  if (outcome.how == Termination::spawn_failed)
+  if (!evidence.protocol_problem.empty())
+    c = ending(FailureKind::internal_error, stage, evidence.protocol_problem);
+  else if (outcome.how == Termination::spawn_failed)
     c = ending(FailureKind::internal_error, "start", outcome.spawn_error);
   else if (outcome.how == Termination::signaled)
     c = from_signal(evidence, stage);

@@ -21,6 +21,9 @@ struct CellEvidence {
   std::optional<nlohmann::json> result;
   std::string last_stage;
   std::string stderr_text;
+  // Why the result the worker wrote is not the answer protocol.schema.json defines (the result is
+  // then dropped), as the cell's message: its internal error. Empty when it is.
+  std::string protocol_problem;
 };
 
 struct Classification {

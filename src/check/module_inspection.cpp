@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "src/run/scheduler.hpp"
+#include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
 
@@ -53,10 +54,7 @@ Limit most_generous(Limit a, Limit b) {
 
 Task inspection_task(ProcessRunner::Id id, const ModuleToInspect& module,
                      const InspectionSettings& settings, const std::filesystem::path& dir) {
-  nlohmann::json request = settings.common;
-  request["kernels"] = module.kernels;
-  request["cells"] = module.cells;
-  util::atomic_write_file(dir / "request.json", nlohmann::json{{"inspect", request}}.dump());
+  util::atomic_write_file(dir / "request.json", inspection_request(module, settings).dump());
   Task task;
   task.id = id;
   task.prerequisite = true;
@@ -69,6 +67,15 @@ Task inspection_task(ProcessRunner::Id id, const ModuleToInspect& module,
 }
 
 }  // namespace
+
+nlohmann::json inspection_request(const ModuleToInspect& module,
+                                  const InspectionSettings& settings) {
+  nlohmann::json request = settings.common;
+  request["kind"] = "inspect";
+  request["kernels"] = module.kernels;
+  request["cells"] = module.cells;
+  return request;
+}
 
 ProcessSpec worker_cell_spec(const std::vector<std::string>& python_argv,
                              const std::vector<std::string>& env, const std::filesystem::path& dir,
@@ -94,7 +101,8 @@ void forget_run(const std::filesystem::path& dir) {
   }
 }
 
-CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome) {
+CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome,
+                                 std::string_view answer_kind) {
   CellEvidence evidence;
   evidence.outcome = outcome;
   if (const auto text = util::read_file_bounded(dir / "result.json", 1 << 24)) {
@@ -104,6 +112,14 @@ CellEvidence evidence_from_files(const std::filesystem::path& dir, const Process
       evidence.result.reset();
     }
   }
+  if (evidence.result)
+    if (const auto problem = protocol_problem(answer_kind, *evidence.result)) {
+      evidence.protocol_problem = fmt::format(
+          "the worker's result breaks protocol {}: {} (a bug of triton-portcheck: please report "
+          "it)",
+          worker_protocol_version(), *problem);
+      evidence.result.reset();
+    }
   evidence.last_stage =
       last_stage_from_progress(util::read_file_bounded(dir / "progress", 1 << 16).value_or(""));
   evidence.stderr_text = util::read_file_bounded(dir / "stderr", kCellLogLimit).value_or("");
@@ -183,7 +199,8 @@ std::optional<ProcessSpec> ModuleInspections::rerun(ProcessRunner::Id id,
   if (outcome.forked_from_threads <= 1 || rerun_.count(module) != 0) return std::nullopt;
   // A timeout computing until the limit is the import's own (check/fork_hazard.hpp).
   if (outcome.how == Termination::timed_out && !outcome.stalled) return std::nullopt;
-  if (answered_for_every_kernel(evidence_from_files(dir_of(module), outcome))) return std::nullopt;
+  if (answered_for_every_kernel(evidence_from_files(dir_of(module), outcome, "inspect_answer")))
+    return std::nullopt;
   rerun_.insert(module);
   results_.rerun_fresh = static_cast<int>(rerun_.size());
   forget_run(dir_of(module));
@@ -201,7 +218,7 @@ std::optional<ModuleInspections::Inspected> ModuleInspections::ended(
   for (const auto& cell : modules_[module].cells)
     out.cells.push_back(cell.at("id").get<std::size_t>());
   for (const auto& row : modules_[module].kernels) out.rows.insert(row.at("id").get<std::string>());
-  auto evidence = evidence_from_files(dir_of(module), outcome);
+  auto evidence = evidence_from_files(dir_of(module), outcome, "inspect_answer");
   if (answered(evidence)) {
     merge_answer(*evidence.result, results_);
   } else {

@@ -35,8 +35,10 @@ ProcessSpec worker_cell_spec(const std::vector<std::string>& python_argv,
 // again: a second run that dies early must not be read with the first one's result.
 void forget_run(const std::filesystem::path& dir);
 
-// What a worker left in a cell's folder (result.json, progress, stderr), with how it ended.
-CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome);
+// What a worker left in a cell's folder (result.json, progress, stderr), with how it ended;
+// result.json checked as the `answer_kind` of the protocol (compile_result, inspect_answer, ...).
+CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome,
+                                 std::string_view answer_kind);
 
 // One user module and the rows and cells that need it. The import serves all of them, so it runs
 // under the most generous of their limits: a row with a long timeout is not cut short by a
@@ -65,6 +67,10 @@ struct InspectionSettings {
   nlohmann::json common;          // targets, tool_version, keys, predict
   std::size_t jobs = 1;
 };
+
+// The schema's inspect_request for `module`.
+nlohmann::json inspection_request(const ModuleToInspect& module,
+                                  const InspectionSettings& settings);
 
 // The answers of every module that imported cleanly, merged, and the evidence of those that did
 // not, once per cell of theirs.

@@ -21,6 +21,8 @@ Target target_named(const std::string& name) { return checked_target(name); }
 nlohmann::json cell_request(const KernelRow& row, const Target& target, const CheckOptions& options,
                             const std::string& label) {
   nlohmann::json request;
+  // A cell with --repro asks for its reproducer instead of its compile (protocol.schema.json).
+  request["kind"] = options.repro ? "repro" : "compile";
   request["kernel"] = kernel_ref_json(row.ref);
   request["row_name"] = row.display_name();
   request["signature"] = row.signature;
@@ -30,12 +32,12 @@ nlohmann::json cell_request(const KernelRow& row, const Target& target, const Ch
   request["target"] = nlohmann::json(target);
   const auto row_folder = ir_row_folder(row.display_name());
   const auto target_folder = ir_target_folder(target.name());
-  if (options.save_ir_dir)
+  if (options.save_ir_dir && !options.repro)
     request["save_ir_dir"] =
         std::filesystem::absolute(*options.save_ir_dir / label / row_folder / target_folder)
             .string();
   if (options.repro) request["repro"] = *options.repro;
-  if (options.export_dir)
+  if (options.export_dir && !options.repro)
     request["export_dir"] =
         std::filesystem::absolute(*options.export_dir / row_folder / target_folder).string();
   return request;

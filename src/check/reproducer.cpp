@@ -13,6 +13,7 @@
 #include "src/core/manifest.hpp"
 #include "src/run/scratch_dir.hpp"
 #include "src/run/supervisor.hpp"
+#include "src/run/worker_protocol.hpp"
 #include "src/versions/pip_steps.hpp"
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
@@ -135,8 +136,15 @@ ReproducerRun run_reproducer(const std::filesystem::path& file, const Reproducer
   CellEvidence evidence;
   evidence.outcome = run_to_end(spec, interrupted);
   if (const auto text = util::read_file_bounded(result_path, 1 << 24))
-    if (auto json = nlohmann::json::parse(*text, nullptr, false); !json.is_discarded())
-      evidence.result = std::move(json);
+    if (auto json = nlohmann::json::parse(*text, nullptr, false); !json.is_discarded()) {
+      if (const auto problem = protocol_problem("reproducer_result", json))
+        evidence.protocol_problem = fmt::format(
+            "the reproducer's result breaks protocol {}: {} (a reproducer edited, or written by "
+            "another version of triton-portcheck: write it again with `triton-portcheck repro`)",
+            worker_protocol_version(), *problem);
+      else
+        evidence.result = std::move(json);
+    }
   evidence.last_stage =
       last_stage_from_progress(util::read_file_bounded(progress_path, 1 << 16).value_or(""));
   evidence.stderr_text = util::read_file_bounded(spec.stderr_path, kCellLogLimit).value_or("");

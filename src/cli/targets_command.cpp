@@ -34,7 +34,6 @@ nlohmann::json targets_request(const std::vector<std::string>& names) {
         {{"backend", t->backend}, {"arch", t->arch}, {"warp_size", t->warp_size}});
   }
   request["predict"] = true;  // with no cells: just the tables the static pre-checks use
-  request["keys"] = false;
   return request;
 }
 

@@ -14,6 +14,7 @@
 
 #include "src/core/errors.hpp"
 #include "src/run/python_worker.hpp"
+#include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
 #include "util/proc.hpp"
@@ -129,28 +130,36 @@ nlohmann::json cell_files(const ProcessSpec& spec) {
 
 }  // namespace
 
-void ForkServerRunner::send_fork(Id id, const InFlight& cell) {
-  auto command = cell_files(cell.spec);
+nlohmann::json fork_command(ProcessRunner::Id id, const ProcessSpec& spec,
+                            const std::vector<std::pair<ProcessRunner::Id, ProcessSpec>>& batch,
+                            const std::filesystem::path& batch_log) {
+  auto command = cell_files(spec);
   command.update({{"op", "fork"},
                   {"id", id},
                   // A zygote importing the cell's package gives up within a share of these.
-                  {"timeout_ms", cell.spec.timeout.count()},
-                  {"max_rss_bytes", cell.spec.max_rss_bytes},
-                  {"fresh", cell.spec.fresh},
+                  {"timeout_ms", spec.timeout.count()},
+                  {"max_rss_bytes", spec.max_rss_bytes},
+                  {"fresh", spec.fresh},
                   // The server warms itself, when it put that off, before the first compile it
                   // forks.
-                  {"compiles", cell.spec.compiles}});
-  if (cell.log != nullptr) {  // a batch: its cells in order, and the log they begin and end in
-    auto members = nlohmann::json::array();
-    for (const auto& member : cell.batch) {
-      auto files = cell_files(member.spec);
-      files.update({{"id", member.id}, {"max_rss_bytes", member.spec.max_rss_bytes}});
-      members.push_back(std::move(files));
-    }
-    command["batch"] = std::move(members);
-    command["batch_log"] = cell.log->path().string();
+                  {"compiles", spec.compiles}});
+  if (batch.empty()) return command;
+  auto members = nlohmann::json::array();
+  for (const auto& [member, member_spec] : batch) {
+    auto files = cell_files(member_spec);
+    files.update({{"id", member}, {"max_rss_bytes", member_spec.max_rss_bytes}});
+    members.push_back(std::move(files));
   }
-  send(command);
+  command["batch"] = std::move(members);
+  command["batch_log"] = batch_log.string();
+  return command;
+}
+
+void ForkServerRunner::send_fork(Id id, const InFlight& cell) {
+  if (cell.log == nullptr) return send(fork_command(id, cell.spec));
+  std::vector<std::pair<Id, ProcessSpec>> batch;
+  for (const auto& member : cell.batch) batch.emplace_back(member.id, member.spec);
+  send(fork_command(id, cell.spec, batch, cell.log->path()));
 }
 
 std::vector<nlohmann::json> ForkServerRunner::pump(
@@ -180,6 +189,11 @@ std::vector<nlohmann::json> ForkServerRunner::pump(
       continue;  // not ours: nothing else writes to this pipe, but never die on it
     }
     const auto name = event.value("event", "");
+    // Only the server writes this pipe. Its probe answer is checked by check_probe_answer, after
+    // the protocol versions (a server of another install is exit 3, not a field); any other
+    // event that breaks the schema, or says that a command of ours did, is a bug of ours.
+    if (name != "probe") expect_protocol("server_event", event);
+    if (name == "error") throw ProtocolError(util::string_member(event, "message", "?"));
     if (name == "forked") {
       const Id id = event.at("id").get<Id>();
       const pid_t pid = event.at("pid").get<pid_t>();
@@ -433,7 +447,7 @@ std::optional<nlohmann::json> ForkServerRunner::probe_once(const nlohmann::json&
   std::uint64_t total = 0;
   limits_.enforce({server_.pid}, &total);  // the server's size once Triton and the kernels are in
   peak_tree_rss_ = std::max(peak_tree_rss_, total);
-  check_worker_protocol(reply["result"]);
+  check_probe_answer(reply["result"]);
   return std::move(reply["result"]);
 }
 

@@ -31,6 +31,13 @@ struct ForkServerConfig {
   std::chrono::milliseconds sample_period{20};  // the shortest time between two walks of /proc
 };
 
+// The fork command (the schema's fork_command) for one cell, or for a batch: its cells in order
+// and the log they begin and end in.
+nlohmann::json fork_command(
+    ProcessRunner::Id id, const ProcessSpec& spec,
+    const std::vector<std::pair<ProcessRunner::Id, ProcessSpec>>& batch = {},
+    const std::filesystem::path& batch_log = {});
+
 // `--isolation fork`: one long-lived worker per Triton environment imports Triton once, warms
 // each backend up, and forks one child per cell. Every child is its own session, and this side
 // learns its pid and enforces the same whole-tree time and memory limits as the Supervisor. A

@@ -10,6 +10,7 @@
 #include "src/core/tool_files.hpp"
 #include "src/run/scratch_dir.hpp"
 #include "src/run/supervisor.hpp"
+#include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 
@@ -128,21 +129,26 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
 }
 
 nlohmann::json with_protocol(nlohmann::json probe_request) {
-  probe_request["protocol"] = kWorkerProtocol;
+  probe_request["protocol"] = worker_protocol_version();
   return probe_request;
 }
 
 void check_worker_protocol(const nlohmann::json& probe_answer) {
   const auto& spoken = probe_answer.contains("protocol") ? probe_answer["protocol"] : nullptr;
-  if (spoken.is_number_integer() && spoken.get<long long>() == kWorkerProtocol) return;
+  if (spoken.is_number_integer() && spoken.get<long long>() == worker_protocol_version()) return;
   throw EnvironmentError(fmt::format(
       "protocol mismatch: triton-portcheck speaks protocol {}, its worker at {} speaks {}: the "
       "binary and the worker files come from different installs; reinstall triton-portcheck{}",
-      kWorkerProtocol,
+      worker_protocol_version(),
       probe_answer.contains("worker") && probe_answer["worker"].is_string()
           ? probe_answer["worker"].get<std::string>()
           : std::string("(unknown)"),
       spoken.is_null() ? std::string("none") : spoken.dump(), share_hint()));
+}
+
+void check_probe_answer(const nlohmann::json& probe_answer) {
+  check_worker_protocol(probe_answer);
+  expect_protocol("probe_answer", probe_answer);
 }
 
 std::string missing_triton_fix(const std::string& python, const std::filesystem::path& checkout) {
@@ -205,7 +211,7 @@ nlohmann::json probe_environment(const std::string& python, const ShareDirs& sha
     throw_probe_failure(python, outcome,
                         util::read_file_bounded(spec.stderr_path, 4000).value_or(""));
   auto answer = nlohmann::json::parse(util::read_file(result_path));
-  check_worker_protocol(answer);
+  check_probe_answer(answer);
   return answer;
 }
 

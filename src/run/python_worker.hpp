@@ -24,17 +24,14 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
                                             const std::filesystem::path& scratch,
                                             const std::vector<std::string>& extra_pythonpath = {});
 
-// The protocol of the requests and answers exchanged with python/portcheck_worker: this binary
-// speaks it, the worker answers the probe with its own (PROTOCOL_VERSION in its __init__.py).
-// The two come from one install; raise both together when either side's format changes.
-inline constexpr int kWorkerProtocol = 1;
-
-// The probe is the handshake: its request carries kWorkerProtocol (the worker refuses another,
-// exit 3), and its answer is checked here. Both probe paths (probe_environment and the fork
-// server's) go through these two.
+// The probe is the handshake: its request carries worker_protocol_version() (worker_protocol.hpp:
+// the worker refuses another, exit 3), and its answer is checked here. Both probe paths
+// (probe_environment and the fork server's) go through with_protocol and checked_probe_answer.
 nlohmann::json with_protocol(nlohmann::json probe_request);
-// Throws EnvironmentError, with the fix, unless the answer speaks kWorkerProtocol.
+// Throws EnvironmentError, with the fix, unless the answer speaks this binary's protocol.
 void check_worker_protocol(const nlohmann::json& probe_answer);
+// check_worker_protocol, then the answer against the schema's probe_answer (ProtocolError).
+void check_probe_answer(const nlohmann::json& probe_answer);
 
 // What to do when Triton does not import from `python`: install it there, or name an
 // environment that has it; from a checkout (`checkout` not empty), `make demo` too.

@@ -6,7 +6,6 @@ probe paths are exercised: the fork server's (--isolation fork) and the probe pr
 (--isolation process, `targets`).
 """
 import json
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,8 +14,8 @@ import pytest
 
 from conftest import REPO, WORKER_DIR, run_tool, tool_env
 
-OURS = int(re.search(r"^PROTOCOL_VERSION = (\d+)$",
-                     (WORKER_DIR / "portcheck_worker" / "__init__.py").read_text(), re.M).group(1))
+SCHEMA = WORKER_DIR / "portcheck_worker" / "protocol.schema.json"
+OURS = json.loads(SCHEMA.read_text())["x-protocol-version"]
 OTHER = OURS + 1
 
 
@@ -32,10 +31,10 @@ def share_copy(tmp_path, edit):
 def set_worker_protocol(version):
     """A worker of another install: it speaks `version` and refuses the tool's requests."""
     def edit(worker):
-        init = worker / "__init__.py"
-        text = init.read_text()
-        assert f"PROTOCOL_VERSION = {OURS}" in text
-        init.write_text(text.replace(f"PROTOCOL_VERSION = {OURS}", f"PROTOCOL_VERSION = {version}"))
+        schema = worker / "protocol.schema.json"
+        text = schema.read_text()
+        assert f'"x-protocol-version": {OURS},' in text
+        schema.write_text(text.replace(f'"x-protocol-version": {OURS},', f'"x-protocol-version": {version},'))
     return edit
 
 
@@ -45,8 +44,8 @@ def answer_protocol(version):
     def edit(worker):
         handlers = worker / "serve" / "handlers.py"
         text = handlers.read_text()
-        assert '"protocol": PROTOCOL_VERSION,' in text
-        handlers.write_text(text.replace('"protocol": PROTOCOL_VERSION,', f'"protocol": {version},'))
+        assert '"protocol": protocol.PROTOCOL_VERSION,' in text
+        handlers.write_text(text.replace('"protocol": protocol.PROTOCOL_VERSION,', f'"protocol": {version},'))
     return edit
 
 

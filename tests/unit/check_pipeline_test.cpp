@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "src/check/check_options.hpp"
@@ -23,6 +24,7 @@
 #include "src/check/reduce.hpp"
 #include "src/core/errors.hpp"
 #include "src/run/result_cache.hpp"
+#include "src/run/worker_protocol.hpp"
 #include "tests/unit/fake_runner.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -43,8 +45,12 @@ struct Compile {
 
 Json ok_result(int num_warps = 4) {
   return {{"status", "ok"},
+          {"compile_s", 0.75},
           {"stages", {{"ttir", 0.25}, {"ttgir", 0.5}}},
-          {"metadata", {{"num_warps", num_warps}, {"shared", 1024}}}};
+          {"metadata", {{"num_warps", num_warps}, {"shared", 1024}}},
+          {"sizes", Json::object()},
+          {"source", nullptr},
+          {"resources", Json::object()}};
 }
 
 Compile passes(int num_warps = 4) { return {ProcessOutcome{}, ok_result(num_warps), "", "cubin"}; }
@@ -194,14 +200,15 @@ class CheckPipeline : public ::testing::Test {
   // The fake worker: answers the process `spec` describes by writing its files.
   void work(FakeRunner& r, Id id, const ProcessSpec& spec) {
     const auto request = Json::parse(util::read_file(spec.request_path));
-    if (request.contains("inspect")) {
-      const auto module =
-          request.at("inspect").at("kernels").at(0).at("kernel").at("module").get<std::string>();
+    // Every request the pipeline writes is what the protocol's schema defines for its kind.
+    const auto kind = request.value("kind", "");
+    EXPECT_EQ(protocol_problem(kind + "_request", request), std::nullopt);
+    if (kind == "inspect") {
+      const auto module = request.at("kernels").at(0).at("kernel").at("module").get<std::string>();
       if (const auto ticks = import_ticks.find(module); ticks != import_ticks.end())
         r.ticks[id] = ticks->second;
     }
-    Compile answer =
-        request.contains("inspect") ? inspect(request.at("inspect")) : compile(r, id, request);
+    Compile answer = kind == "inspect" ? inspect(request) : compile(r, id, request);
     if (answer.result) util::atomic_write_file(spec.result_path, answer.result->dump());
     util::atomic_write_file(spec.progress_path, "stage " + answer.last_stage + "\n");
     util::atomic_write_file(spec.stderr_path, answer.stderr_text);
@@ -227,7 +234,7 @@ class CheckPipeline : public ::testing::Test {
                         target_name(cell_request.at("target"));
       if (const auto p = predictions.find(name); p != predictions.end()) found[id] = p->second;
     }
-    answer["static"] = {{"cells", found}, {"seconds", 0.125}};
+    answer["static"] = {{"cells", found}, {"tables", Json::object()}, {"seconds", 0.125}};
     return {ProcessOutcome{}, answer, "", "import"};
   }
 
@@ -594,7 +601,8 @@ TEST_F(CheckPipeline, LostWorkersCrashesAndTimeoutsAreFailuresButNeverCached) {
   // A result that blames us (the stand-in driver), not the kernel: never kept either.
   compiles["scan|cuda:90"] = frontend_error("unused");
   (*compiles["scan|cuda:90"].result)["error"] = {{"type", "StandInDriverError"},
-                                                 {"message", "the stand-in driver was asked"}};
+                                                 {"message", "the stand-in driver was asked"},
+                                                 {"traceback", ""}};
   const auto out = run();
   const auto& lost = cell(out, "add", "cuda:90");
   EXPECT_EQ(lost.kind, FailureKind::internal_error);
@@ -643,26 +651,34 @@ TEST_F(CheckPipeline, ModuleThatCrashesAtImportFailsOnlyItsOwnCells) {
   EXPECT_EQ(cell(out, "add", "cuda:90").status, Status::ok);
 }
 
-// The worker's result file shares a process with user code: a field of the wrong type is read
-// as absent (found by fuzz_classify: a null error_source line ended the run with exit 4).
-TEST_F(CheckPipeline, ResultFieldsOfTheWrongTypeAreReadAsAbsent) {
+// The worker's result file shares a process with user code: one that breaks the protocol's
+// schema (found by fuzz_classify: a null error_source line ended the run with exit 4) is that
+// cell's internal error naming the member, never a verdict read from it nor the run's end; the
+// values the schema leaves open (metadata, resources) are read leniently.
+TEST_F(CheckPipeline, AResultThatBreaksTheSchemaIsTheCellsInternalErrorNamingTheMember) {
   auto damaged = frontend_error("NameError: name 'tl.foo' is not defined");
   (*damaged.result)["error_source"] = {{"file", "k.py"}, {"line", nullptr}};
-  (*damaged.result)["stages"] = {{"ttir", "fast"}, {"frontend", 0.5}};
-  (*damaged.result)["compile_s"] = nullptr;
-  (*damaged.result)["source"] = {{"file", 7}, {"line", "nine"}};
-  (*damaged.result)["output_error"] = {{"path", 1}};
   compiles["mul|cuda:90"] = damaged;
+  auto misnamed = passes();
+  (*misnamed.result)["compile_seconds"] = (*misnamed.result)["compile_s"];
+  misnamed.result->erase("compile_s");
+  compiles["mul|hip:gfx942"] = misnamed;
   auto huge = passes();
   (*huge.result)["metadata"]["num_warps"] = -1.5e300;
   (*huge.result)["resources"] = {{"registers", 1e300}};
   compiles["add|cuda:90"] = huge;
   const auto out = run();
   const auto& bad = cell(out, "mul", "cuda:90");
-  EXPECT_EQ(bad.kind, FailureKind::frontend_error);
-  EXPECT_EQ(bad.message, "NameError: name 'tl.foo' is not defined");
-  EXPECT_EQ(bad.compile_s, 0.5) << "the stages that are numbers, summed";
-  EXPECT_EQ(bad.output_error, "cannot write ?: unknown error");
+  EXPECT_EQ(bad.kind, FailureKind::internal_error);
+  EXPECT_EQ(
+      bad.message,
+      fmt::format("the worker's result breaks protocol {}: compile_result.error_source.line: "
+                  "expected integer, found null (a bug of triton-portcheck: please report it)",
+                  worker_protocol_version()));
+  EXPECT_NE(
+      cell(out, "mul", "hip:gfx942").message.find("compile_result: missing member \"compile_s\""),
+      std::string::npos)
+      << cell(out, "mul", "hip:gfx942").message;
   EXPECT_EQ(cell(out, "add", "cuda:90").status, Status::ok);
 }
 

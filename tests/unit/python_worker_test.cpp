@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "src/core/errors.hpp"
+#include "src/run/worker_protocol.hpp"
 
 namespace portcheck {
 namespace {
@@ -30,19 +31,19 @@ ProcessOutcome exited(int code) {
 
 TEST(WorkerProtocol, TheProbeRequestCarriesIt) {
   const auto request = with_protocol({{"targets", nlohmann::json::array()}});
-  EXPECT_EQ(request.at("protocol"), kWorkerProtocol);
+  EXPECT_EQ(request.at("protocol"), worker_protocol_version());
   EXPECT_TRUE(request.at("targets").is_array());
 }
 
 TEST(WorkerProtocol, AnAnswerOfAnotherProtocolIsRefusedWithTheFix) {
-  EXPECT_NO_THROW(check_worker_protocol({{"protocol", kWorkerProtocol}}));
+  EXPECT_NO_THROW(check_worker_protocol({{"protocol", worker_protocol_version()}}));
   const auto other = environment_error([] {
     check_worker_protocol(
-        {{"protocol", kWorkerProtocol + 1}, {"worker", "/opt/w/portcheck_worker"}});
+        {{"protocol", worker_protocol_version() + 1}, {"worker", "/opt/w/portcheck_worker"}});
   });
   EXPECT_NE(other.find(fmt::format("triton-portcheck speaks protocol {}, its worker at "
                                    "/opt/w/portcheck_worker speaks {}",
-                                   kWorkerProtocol, kWorkerProtocol + 1)),
+                                   worker_protocol_version(), worker_protocol_version() + 1)),
             std::string::npos)
       << other;
   EXPECT_NE(other.find("reinstall triton-portcheck"), std::string::npos) << other;
@@ -50,6 +51,14 @@ TEST(WorkerProtocol, AnAnswerOfAnotherProtocolIsRefusedWithTheFix) {
   EXPECT_NE(none.find("its worker at (unknown) speaks none"), std::string::npos) << none;
   const auto text = environment_error([] { check_worker_protocol({{"protocol", "1"}}); });
   EXPECT_NE(text.find("speaks \"1\""), std::string::npos) << text;
+}
+
+TEST(WorkerProtocol, AnAnswerOfOurProtocolThatBreaksItsSchemaIsOurBug) {
+  // The versions match, so the shape is ours to have got right: ProtocolError (exit 4), not the
+  // environment's.
+  EXPECT_THROW(check_probe_answer({{"protocol", worker_protocol_version()}}), ProtocolError);
+  // Another version is the install's problem, whatever its shape.
+  EXPECT_THROW(check_probe_answer({{"protocol", worker_protocol_version() + 1}}), EnvironmentError);
 }
 
 TEST(WorkerProtocol, TheWorkersRefusalIsNotMistakenForMissingTriton) {

@@ -103,10 +103,10 @@ std::string script(const std::string& header_line, const std::string& body) {
 
 TEST(Reproducer, ACompileThatSucceedsNoLongerReproduces) {
   util::TempDir dir("reproducer-test");
-  const auto file =
-      write(dir, "ok.sh",
-            script(header(), R"(echo '{"status": "ok", "metadata": {"num_warps": 4}, )"
-                             R"("triton_version": "3.9.0"}' > "$2")"));
+  const auto file = write(
+      dir, "ok.sh",
+      script(header(), R"(echo '{"status": "ok", "metadata": {"num_warps": 4}, "resources": {}, )"
+                       R"("triton_version": "3.9.0"}' > "$2")"));
   const auto h = read_reproducer(file);
   const auto run = run_reproducer(file, h, "/bin/sh", "current", data_dir(), 60);
   EXPECT_EQ(run.reproduction, Reproduction::fixed);

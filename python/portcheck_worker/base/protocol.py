@@ -6,11 +6,20 @@ of a signal, a timeout or the memory limit, the supervisor still knows which sta
 
 The probe is the handshake: the tool's request carries the protocol it speaks, the answer the
 worker's (PROTOCOL_VERSION), and each side refuses the other's when they differ.
+
+Every message is defined once, in ../protocol.schema.json, which the tool embeds when it is built:
+the worker checks each message it reads against it (`check`), the tool each one it reads.
 """
 import json
 import os
 
-from .. import PROTOCOL_VERSION
+from . import schema
+
+_SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "protocol.schema.json")
+with open(_SCHEMA_PATH, encoding="utf-8") as _file:
+    SCHEMA = schema.Schema(json.load(_file))
+# The protocol this worker speaks: the schema's, so that the number and the messages change together.
+PROTOCOL_VERSION = SCHEMA.document["x-protocol-version"]
 
 # The plumbing's primitives, bound now, before any user code runs: a module that sets
 # `json.dumps = None`, `builtins.open = None` or `os.write = None` at import must not take the
@@ -37,15 +46,33 @@ MARK_CHILD_ENDED = "cell-parent child-ended"
 FIRST_PROTOCOL = 1
 
 
+# A message that breaks the schema is a bug of triton-portcheck's (the probe has matched the
+# versions): the worker says so in one line and exits with the tool's own code for its bugs.
+EXIT_BUG = 4
+
+
 class ProtocolMismatch(Exception):
     """The tool and this worker come from different installs of triton-portcheck."""
+
+
+class ProtocolError(Exception):
+    """A message that is not what protocol.schema.json defines: names the message and member."""
+
+
+def check(message_kind, message):
+    """`message` as read from the tool (or the server, or a zygote), checked against its
+    definition; raises ProtocolError naming the member that breaks it."""
+    problem = SCHEMA.problem(message_kind, message)
+    if problem is not None:
+        raise ProtocolError(f"protocol error: {message_kind} breaks protocol {PROTOCOL_VERSION}: {problem} "
+                            "(a bug of triton-portcheck: please report it)")
 
 
 def check_tool_protocol(request):
     """Refuses a request of a tool that speaks another protocol. The message is the one line the
     worker prints (after "portcheck-worker: "); the tool recognises it by its start,
     "protocol mismatch: " (src/run/python_worker.cpp), so keep that as it is."""
-    tool = request.get("protocol", FIRST_PROTOCOL)
+    tool = request.get("protocol", FIRST_PROTOCOL) if isinstance(request, dict) else FIRST_PROTOCOL
     if tool != PROTOCOL_VERSION:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the worker package
         raise ProtocolMismatch(

@@ -37,7 +37,7 @@ def die_with_parent(parent):
 
 
 def run_batch(command, failure_code, parent):
-    """In the child forked by `parent` for a batch of cells (batch.py): as compile_and_exit, for
+    """In the child forked by `parent` for a batch of cells (batch.py): as run_cell_and_exit, for
     each cell in turn. Never returns."""
     def run():
         die_with_parent(parent)
@@ -83,9 +83,10 @@ def _exit_code(stop):
     return 1
 
 
-def compile_and_exit(request_path, result_path, progress_path, failure_code, parent,
+def run_cell_and_exit(request_path, result_path, progress_path, failure_code, parent,
                      lead_group=False):
-    """In the child forked by `parent`: ties its life to the parent's, runs the cell and ends this
+    """In the child forked by `parent`: ties its life to the parent's, runs the cell (a request of
+    any kind the tool runs as a cell: compile, inspect, repro) and ends this
     process: 0 with a result written; an escaping exception's traceback on stderr and
     `failure_code`; a SystemExit's own status. Never returns: a forked child must not unwind into
     its parent's code.
@@ -126,7 +127,7 @@ def run_forked(request_path, result_path, progress_path):
     _note(progress_path, protocol.MARK_CHILD_FORKED)  # before fork(): the child may kill us at once
     pid = os.fork()
     if pid == 0:
-        compile_and_exit(request_path, result_path, progress_path, failure_code=1, parent=parent,
+        run_cell_and_exit(request_path, result_path, progress_path, failure_code=1, parent=parent,
                          lead_group=True)
     _, status = os.waitpid(pid, 0)
     _note(progress_path, protocol.MARK_CHILD_ENDED)

@@ -15,6 +15,8 @@ import json
 import os
 import socket
 
+from ..base import protocol
+
 _dumps = json.dumps
 _loads = json.loads
 _SCM_RIGHTS = socket.SCM_RIGHTS
@@ -41,9 +43,11 @@ def send(sock, message, fds=()):
         sock.sendmsg([data])
 
 
-def receive(sock):
+def receive(sock, message_kind):
     """The messages waiting now, without blocking: a list of (message, fds), and whether the other
-    end has closed. Descriptors arrive open; the caller owns them."""
+    end has closed. Descriptors arrive open; the caller owns them. Each message is checked as a
+    `message_kind` of protocol.schema.json (zygote_command, zygote_event): ProtocolError, a bug of
+    ours, ends the process that reads it."""
     messages, ended = [], False
     space = socket.CMSG_SPACE(_MAX_FDS * array.array("i").itemsize)
     while True:
@@ -64,10 +68,13 @@ def receive(sock):
             ended = True
             break
         try:
-            messages.append((_loads(data), fds))
+            message = _loads(data)
         except ValueError:
             for fd in fds:  # not ours: nothing else writes here, but never die on it
                 _close(fd)
+            continue
+        protocol.check(message_kind, message)
+        messages.append((message, fds))
     return messages, ended
 
 

@@ -1,11 +1,12 @@
-"""The handlers of the worker's requests: `probe` (the environment) and `cell` (one compile, or
-one module's inspection). Both entry points use them: `python -m portcheck_worker probe|cell`
-(__main__.py) and the fork server (server.py), so neither imports the other.
+"""One handler per request the tool sends a worker, named after the message it handles
+(protocol.schema.json): `handle_probe` (the environment), and, run as a cell, `handle_inspect`
+(one module's inspection), `handle_compile` (one cell) and `handle_repro` (one cell's reproducer).
+Both entry points use them: `python -m portcheck_worker probe|cell` (__main__.py) and the fork
+server (server.py), so neither imports the other.
 """
 import os
 import sys
 
-from .. import PROTOCOL_VERSION
 from ..base import protocol, signal_guard
 from ..compile import keys, releases, stages, static, tables
 from ..compile.loader import KernelImportError
@@ -29,7 +30,7 @@ def _site_packages():
         return []
 
 
-def probe(request):
+def handle_probe(request):
     """The environment alone: it never imports the user's modules, because it runs in the fork
     server (or with no cell's limits), where a module's crash, hang or memory bomb at import would
     take the whole run down. What needs their modules is `inspect`, run as a cell.
@@ -37,6 +38,7 @@ def probe(request):
     The protocol is checked before Triton is imported: a worker of another install is the problem
     to report whether or not Triton imports."""
     protocol.check_tool_protocol(request)
+    protocol.check("probe_request", request)
     triton = import_triton()
     try:
         release = releases.current()
@@ -45,7 +47,7 @@ def probe(request):
         sys.exit(protocol.EXIT_ENVIRONMENT)
     release.prepare()  # before `targets` shows the AMD linker
     return {
-        "protocol": PROTOCOL_VERSION,
+        "protocol": protocol.PROTOCOL_VERSION,
         "worker": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
         "python": {"version": sys.version.split()[0], "executable": sys.executable},
         "site_packages": _site_packages(),
@@ -60,29 +62,42 @@ def probe(request):
     }
 
 
-def inspect(request, progress):
+def handle_inspect(request, progress):
     """What the supervisor needs from one user module before compiling its cells: each row's
     argument names, the cells' cache keys and static predictions. Runs as a cell, under the limits
     of the rows it serves, so a fault at import is those rows' red cells and nobody else's."""
     progress.mark("import")
     return {
         "status": "ok",
-        "kernels": {k["id"]: tables.kernel_arguments(k["kernel"]) for k in request.get("kernels", [])},
-        "keys": keys.keys_for(request.get("cells", []), request.get("tool_version", ""))
-        if request.get("keys", True) else {},
-        "static": static.predictions(request.get("cells", []), request.get("targets", []))
-        if request.get("predict", False) else None,
+        "kernels": {k["id"]: tables.kernel_arguments(k["kernel"]) for k in request["kernels"]},
+        "keys": keys.keys_for(request["cells"], request["tool_version"]) if request["keys"] else {},
+        "static": static.predictions(request["cells"], request["targets"]) if request["predict"] else None,
     }
 
 
-def cell(request, progress):
+def handle_compile(request, progress):
+    return stages.compile_cell(request, progress)
+
+
+def handle_repro(request, progress):
+    return writer.reproducer(request, progress)
+
+
+# A cell's request names its kind; each kind is checked against its definition, then handled.
+_CELL_HANDLERS = {"compile": handle_compile, "inspect": handle_inspect, "repro": handle_repro}
+
+
+def handle_cell(request, progress):
+    """A request run as a cell, whatever its kind: a user module imported under the cell's
+    limits. A kernel's import error or a compiler failure is the cell's result."""
+    kind = request.get("kind") if isinstance(request, dict) else None
+    if kind not in _CELL_HANDLERS:
+        raise protocol.ProtocolError(f"protocol error: a cell request of kind {kind!r} "
+                                     f"(protocol {protocol.PROTOCOL_VERSION} knows {sorted(_CELL_HANDLERS)})")
+    protocol.check(f"{kind}_request", request)
     import_triton()
-    if "inspect" in request:
-        return inspect(request["inspect"], progress)
     try:
-        if "repro" in request:
-            return writer.reproducer(request, progress)
-        return stages.compile_cell(request, progress)
+        return _CELL_HANDLERS[kind](request, progress)
     except KernelImportError as e:
         return {"status": "error", "stage": "import", "error": {"type": "import", "message": str(e),
                                                                  "traceback": e.details}, "stages": {}}
@@ -91,11 +106,15 @@ def cell(request, progress):
 
 
 def run_cell_files(request_path, result_path, progress_path):
-    """Runs the cell the files name; returns its result, as written."""
+    """Runs the cell the files name; returns its result, as written. A request that breaks the
+    protocol is one line on stderr and exit 4, as the tool exits for a bug of its own."""
     request = protocol.read_request(request_path)
     progress = protocol.ProgressLog(progress_path)
     try:
-        result = cell(request, progress)
+        result = handle_cell(request, progress)
+    except protocol.ProtocolError as e:
+        sys.stderr.write(f"portcheck-worker: {e}\n")
+        raise SystemExit(protocol.EXIT_BUG)
     finally:
         progress.close()
     protocol.write_result(result_path, result)

@@ -1,19 +1,12 @@
 """The fork server: import Triton once, warm each backend up, then fork one child per cell.
 
-Protocol: JSON lines. Commands arrive on file descriptor 3, events leave on file descriptor 4,
-so that whatever Triton or a user's module prints on stdout cannot corrupt the channel.
-
-  {"op": "probe", "request": {...}}          -> {"event": "probe", "result": {...}}
-  {"op": "warm", "targets": [target, ...]}   -> {"event": "warm", "seconds": s, "errors": [...]}
-      compiles are coming: with zygotes, those that fork compiles warm up (each on its own core)
-      and this process answers at once, warming itself before the first compile it forks
-      itself (a fresh rerun, a cell no zygote serves), with a second "warm" event then
-  {"op": "fork", "id": N, "request": path, "result": path, "progress": path,
-   "stdout": path, "stderr": path}           -> {"event": "forked", "id": N, "pid": P}
-                                                 ... later {"event": "exited", "id": N, "pid": P,
-                                                            "code": c, "signal": s,
-                                                            "max_rss_bytes": b}
-  {"op": "quit"} or end of input             -> the server exits
+Protocol: JSON lines, commands in on file descriptor 3, events out on file descriptor 4, so that
+whatever Triton or a user's module prints on stdout cannot corrupt the channel. Each line is a
+server_command or a server_event of ../protocol.schema.json, which defines every field; in short:
+probe -> probe (the environment); warm -> warm (compiles are coming: with zygotes, those that fork
+compiles warm up, each on its own core, and this process answers at once, "deferred", warming
+itself, with a second "warm" event, before the first compile it forks itself); fork -> forked,
+later exited (one per cell or batch); quit, or the end of input, ends the server.
 
 A cell whose package a zygote has imported is forked from that zygote instead (zygote.py): the
 package is imported once per target, not once per cell. A fork command with "fresh": true is
@@ -36,7 +29,8 @@ import time
 
 from . import handlers, zygote_pool, zygote_process
 from ..base import faults, protocol
-from .forking import COMMAND_FD, EVENT_FD, ended_children, freeze_heap, run_child, warm_up
+from .forking import COMMAND_FD, EVENT_FD, ended_children, freeze_heap, run_child
+from .warm_up import warm_up
 from .zygote import ZygoteLost
 
 # "0" turns zygotes off: every cell imports its module itself, as before they existed.
@@ -119,26 +113,33 @@ class Server:
             self.shutdown()
 
     def handle(self, command):
+        """One server_command (protocol.schema.json); False for "quit". A command that breaks the
+        protocol is answered with an "error" event, which the tool reports as its own bug. A probe
+        is checked by its handler after the tool's protocol version: a tool of another install is
+        told that (ProtocolMismatch ends the server, exit 3), not which field differs."""
         op = command.get("op")
-        if op == "probe":
-            self.send({"event": "probe", "result": handlers.probe(command["request"])})
-        elif op == "warm":
-            targets = command.get("targets", [])
-            if self.zygotes:
-                # The cells are forked from zygotes, which warm up themselves; blocking here would
-                # keep the zygotes' first cells waiting on this loop.
-                self.zygotes.warm_all(targets)
-                self.cold_targets = targets
-                self.send({"event": "warm", "seconds": 0.0, "errors": [], "deferred": True})
-            else:
-                self.send({"event": "warm", **self.warm_up(targets)})
-        elif op == "fork":
-            self.fork(command)
-        elif op == "quit":
-            return False
+        try:
+            if op != "probe":
+                protocol.check("server_command", command)
+            return {"probe": self.on_probe, "warm": self.on_warm, "fork": self.fork,
+                    "quit": lambda _: False}[op](command) is not False
+        except protocol.ProtocolError as e:
+            self.send({"event": "error", "message": str(e)})
+            return True
+
+    def on_probe(self, command):
+        self.send({"event": "probe", "result": handlers.handle_probe(command.get("request"))})
+
+    def on_warm(self, command):
+        targets = command["targets"]
+        if self.zygotes:
+            # The cells are forked from zygotes, which warm up themselves; blocking here would
+            # keep the zygotes' first cells waiting on this loop.
+            self.zygotes.warm_all(targets)
+            self.cold_targets = targets
+            self.send({"event": "warm", "seconds": 0.0, "errors": [], "deferred": True})
         else:
-            self.send({"event": "error", "message": f"unknown op {op!r}"})
-        return True
+            self.send({"event": "warm", **self.warm_up(targets)})
 
     def fork(self, command):
         self.forks_received += 1

@@ -24,16 +24,11 @@ fails in a way a fork hazard could explain. A zygote that dies while cells it fo
 killed its parent) ends the server, so that the supervisor's retry-and-blame of a lost server
 applies as it does when a cell kills the server itself.
 
-Protocol (channel.py: a socketpair, one JSON message per packet):
-  server -> zygote  {"id": N, "command": {fork command}} | {"warm": [target, ...]}
-                    {"spawn": {import spec}} with the new zygote's end of its socketpair (a base)
-                    end of input: exit once its children have ended
-  zygote -> server  {"event": "started", "pid": P}
-                    {"event": "ready", "driver_free": b, "threads": T, "seconds": s}
-                    {"event": "unusable", "why": "...", "seconds": s}
-                    {"event": "warmed", "seconds": s}
-                    {"event": "forked", "id": N, "pid": P, "threads": T}
-                    {"event": "exited", "pid": P, "code": c, "signal": s, "max_rss_bytes": b}
+Protocol (channel.py: a socketpair, one JSON message per packet): zygote_command (server to
+zygote: fork a cell, warm up, or - to a base - spawn a package zygote, whose end of its own
+socketpair travels with the message) and zygote_event (zygote to server: started, ready, unusable,
+warmed, forked, exited), both defined in ../protocol.schema.json. The end of input tells a zygote
+to exit once its children have ended.
 """
 import json
 import os
@@ -48,10 +43,15 @@ from . import channel
 _GENERATED_FOLDER = "portcheck-generated"
 
 
+def is_inspection(request):
+    """An inspect_request (protocol.schema.json): it imports a module for no target."""
+    return request.get("kind") == "inspect"
+
+
 def kernel_ref(request):
     """The kernel reference a cell or inspection request imports; None if it has none."""
-    if "inspect" in request:
-        kernels = request["inspect"].get("kernels") or []
+    if is_inspection(request):
+        kernels = request.get("kernels") or []
         ref = kernels[0].get("kernel") if kernels and isinstance(kernels[0], dict) else None
     else:
         ref = request.get("kernel")
@@ -64,7 +64,7 @@ def key_for(request, any_target=False):
     ref = kernel_ref(request)
     if ref is None:
         return None
-    target = None if ("inspect" in request or any_target) else request.get("target")
+    target = None if (is_inspection(request) or any_target) else request.get("target")
     unit = ref.get("file") or (ref.get("module") or "").split(".")[0]
     if not unit:
         return None

@@ -13,7 +13,7 @@ import time
 
 from . import channel, import_scan, zygote_process
 from .forking import freeze_heap
-from .zygote import Zygote, ZygoteLost, kernel_ref, key_for, kill_group
+from .zygote import Zygote, ZygoteLost, is_inspection, kernel_ref, key_for, kill_group
 
 # How long an import may take before its zygote is given up: a share of the cells' own time
 # limit, since the cells queued behind it wait that long before they are forked elsewhere.
@@ -53,7 +53,7 @@ class Zygotes:
         key = key_for(request)
         if key is None:
             return False
-        if "inspect" not in request:
+        if not is_inspection(request):
             return self._fork_keyed(cell_id, command, request, key)
         self._expect(key, request, command)
         forked = self._fork_keyed(cell_id, command, request, key)
@@ -88,7 +88,7 @@ class Zygotes:
         """Whether `zygote` can fork this request's cell warm: a compile forked from a zygote
         made before the server's warm-up would initialise every backend again, 0.5 s per cell.
         Such a zygote warms up once, itself."""
-        if zygote.warm or "inspect" in request:
+        if zygote.warm or is_inspection(request):
             return True
         if self.warm_targets is None:
             return False
@@ -98,7 +98,7 @@ class Zygotes:
     def _expect(self, key, request, command):
         """Notes the compile zygotes an inspection's cells will want (its request lists them)."""
         wanted = self.expected.setdefault(key, {})
-        for cell in request["inspect"].get("cells") or []:
+        for cell in request.get("cells") or []:
             cell_request = cell.get("request") if isinstance(cell, dict) else None
             compile_key = key_for(cell_request) if isinstance(cell_request, dict) else None
             if compile_key is not None:
@@ -198,7 +198,7 @@ class Zygotes:
             base.last_used = time.monotonic()
         if not self._make_room(keep=base):
             return None
-        target = None if "inspect" in request else request.get("target")
+        target = None if is_inspection(request) else request.get("target")
         spec = {"role": "package", "ref": kernel_ref(request), "target": target,
                 "data_limit": self._data_limit(command)}
         zygote = Zygote(key, spec, base if base is not None and base.usable else None,
@@ -303,7 +303,7 @@ class Zygotes:
     def on_readable(self, sock):
         for zygote in self._all():
             if zygote.sock is sock:
-                messages, ended = channel.receive(sock)
+                messages, ended = channel.receive(sock, "zygote_event")
                 for message, fds in messages:
                     for fd in fds:
                         os.close(fd)

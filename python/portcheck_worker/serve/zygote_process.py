@@ -24,7 +24,7 @@ import socket
 import time
 import warnings
 
-from . import at_fork, cell_child, channel, forking
+from . import at_fork, cell_child, channel, forking, warm_up
 from ..base import signal_guard
 from ..compile import driver, loader
 from ..compile.stages import make_target
@@ -236,7 +236,7 @@ class _Serve:
             if self.wake_read in readable:
                 os.read(self.wake_read, 4096)
             if self.sock in readable:
-                messages, ended = channel.receive(self.sock)
+                messages, ended = channel.receive(self.sock, "zygote_command")
                 for _, fds in messages:  # until each is handed on or closed
                     _CLOSE_IN_CHILDREN.update(fds)
                 for message, fds in messages:
@@ -305,7 +305,7 @@ def _socket_of(fd):
 
 def _warm_up(targets):
     try:
-        forking.warm_up(targets)
+        warm_up.warm_up(targets)
     except BaseException:  # a backend that cannot warm up fails in the cells, as in the server
         pass
 

@@ -40,7 +40,7 @@ def reap():
         if cell is not None:
             code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
             sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-            send({"event": "exited", "id": cell, "pid": pid, "code": code, "signal": sig})
+            send({"event": "exited", "id": cell, "pid": pid, "code": code, "signal": sig, "max_rss_bytes": 0})
 
 
 pending = b""
@@ -55,13 +55,13 @@ while True:
         for line in filter(None, lines):
             command = json.loads(line)
             if command["op"] == "warm":
-                send({"event": "warm", "seconds": 0})
+                send({"event": "warm", "seconds": 0, "errors": []})
             elif command["op"] == "fork":
                 pid = os.fork()
                 if pid == 0:
                     run_cell(command)
                 children[pid] = command["id"]
-                send({"event": "forked", "id": command["id"], "pid": pid})
+                send({"event": "forked", "id": command["id"], "pid": pid, "threads": 1})
             elif command["op"] == "quit":
                 raise SystemExit(0)
     reap()
