@@ -20,10 +20,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 CHILD = r'''
 import gc, os, statistics, sys, time
 sys.path.insert(0, sys.argv[1])
-from portcheck_worker.serve import forking, handlers
-handlers.import_triton()
+from portcheck_worker.compile.releases import import_triton
+from portcheck_worker.forking.warm_up import warm_up
+import_triton()
 TARGET = [{"backend": "cuda", "arch": 90, "warp_size": 32}]
-forking.warm_up(TARGET)
+warm_up(TARGET)
 gc.freeze()  # as the server does before each fork
 
 def trial(compile_too):
@@ -33,7 +34,7 @@ def trial(compile_too):
     if pid == 0:
         started = time.monotonic_ns()
         if compile_too:
-            forking.warm_up(TARGET)  # a real compile, Triton's cache bypassed
+            warm_up(TARGET)  # a real compile, Triton's cache bypassed
         os.write(write_end, f"{started} {time.monotonic_ns()}".encode())
         os._exit(0)
     os.close(write_end)

@@ -8,8 +8,9 @@ status and stderr.
 import os
 import sys
 
-from .serve import cell_child, handlers
 from .base import protocol
+from .cell import child as cell_child
+from .server import probe
 
 
 def _inherit_site():
@@ -25,14 +26,14 @@ def run(argv):
     if argv[:1] == ["serve"]:
         # Waits: only `serve` loads the fork server's code, a lone probe or cell runs without it.
         # (Triton is imported by the first request, the probe, once it has checked the protocol.)
-        from .serve import server
+        from .server import server
         return server.main()
     if len(argv) < 3 or argv[0] not in ("probe", "cell"):
         sys.stderr.write("usage: python -m portcheck_worker probe|cell REQUEST RESULT [PROGRESS] | serve\n")
         return 2
     command, request_path, result_path = argv[:3]
     if command == "probe":
-        protocol.write_result(result_path, handlers.handle_probe(protocol.read_request(request_path)))
+        protocol.write_result(result_path, probe.handle_probe(protocol.read_request(request_path)))
         return 0
     # The user's code runs in a child of this process, never in triton-portcheck's own child.
     return cell_child.run_forked(request_path, result_path, argv[3] if len(argv) > 3 else None)

@@ -161,7 +161,7 @@ Task CellRun::task_for(std::size_t id) const {
 }
 
 // The cells one zygote of the fork server serves: a target and a top-level package or file, or
-// the folder of kernels `capture` saved (python/portcheck_worker/serve/zygote.py keys its zygotes
+// the folder of kernels `capture` saved (python/portcheck_worker/server/zygote.py keys its zygotes
 // so).
 std::string CellRun::zygote_group(const PlannedCell& cell) {
   const auto& ref = cell.row->ref;

@@ -1,6 +1,6 @@
 #pragma once
 // The log a batch's process appends as its cells begin and end
-// (python/portcheck_worker/serve/batch.py): lines "begun ID T" and "done ID T", T in seconds of
+// (python/portcheck_worker/cell/batch.py): lines "begun ID T" and "done ID T", T in seconds of
 // CLOCK_MONOTONIC, which is the steady clock here too. The cells' own code runs in that process
 // and could write into the log: a line that does not parse is skipped, and what a parsed one
 // claims is checked by its reader (ForkServerRunner) against what the batch holds.

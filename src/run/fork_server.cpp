@@ -394,7 +394,7 @@ void ForkServerRunner::check_server_size() {
   // server (Triton, LLVM) and with each other (torch), which a sum of RSS counts once per process
   // (9 GiB for 3 GiB of memory on the H200 with flag_gems), and smaps_rollup costs too much to
   // read at the cells' sampling rate. What this guards against is a slow leak, not a bomb: a
-  // zygote's import runs under RLIMIT_DATA (zygote_process.py).
+  // zygote's import runs under RLIMIT_DATA (zygote/process.py).
   if (server_.dead || Clock::now() < next_size_check_) return;
   next_size_check_ = Clock::now() + std::chrono::seconds(1);
   // PSS never exceeds RSS, and smaps_rollup takes milliseconds per large process: it is read only

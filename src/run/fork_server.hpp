@@ -58,7 +58,7 @@ class ForkServerRunner final : public ProcessRunner {
   nlohmann::json probe(const nlohmann::json& request, std::chrono::seconds timeout);
 
   void start(Id id, const ProcessSpec& spec) override;
-  // The cells in one forked child, one after another (python/portcheck_worker/serve/batch.py):
+  // The cells in one forked child, one after another (python/portcheck_worker/cell/batch.py):
   // each begins with its own limits, ends with its result, and the child's batch log says when
   // (run/batch_log.hpp). The first takes the child's end as its own, as a cell alone would; a
   // later one the child began and did not finish ends as Termination::unfinished, as does one
@@ -79,16 +79,16 @@ class ForkServerRunner final : public ProcessRunner {
   // soon as their import ends, while the inspections run, instead of when the first compile waits
   // for them. Without this, it is asked for at the first compiling cell (a run served from the
   // cache never pays it). The server itself warms up then only without zygotes; with them, before
-  // the first compile it forks itself (python/portcheck_worker/serve/server.py).
+  // the first compile it forks itself (python/portcheck_worker/server/server.py).
   void prewarm() { warm_early_ = true; }
 
   struct Stats {
     int servers_started = 0;
     int cells_retried = 0;
     double warm_up_seconds = 0;  // the server's and its zygotes' (parallel ones add up)
-    // The server's zygotes (python/portcheck_worker/serve/zygote_pool.py), bases included: started,
-    // whose import failed or outlived its deadline, retired for memory, and the seconds their
-    // imports took (each zygote's own, so parallel imports add up).
+    // The server's zygotes (python/portcheck_worker/server/zygote_pool.py), bases included:
+    // started, whose import failed or outlived its deadline, retired for memory, and the seconds
+    // their imports took (each zygote's own, so parallel imports add up).
     int zygotes_started = 0;
     int zygotes_unusable = 0;
     int zygotes_retired = 0;

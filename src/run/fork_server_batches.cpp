@@ -33,7 +33,7 @@ void ForkServerRunner::stop_batch(Id first) {
   it->second.stop_asked = true;
   auto stop = it->second.log->path();
   stop += ".stop";
-  // Its existence is the message (python/portcheck_worker/serve/batch.py); a failure to create it
+  // Its existence is the message (python/portcheck_worker/cell/batch.py); a failure to create it
   // only leaves the batch to run to its end.
   const util::UniqueFd fd(::open(stop.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
 }

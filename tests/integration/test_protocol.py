@@ -42,7 +42,7 @@ def answer_protocol(version):
     """A worker that does not check the tool's protocol (as an older one would) and answers the
     probe with `version`: the tool's own check must refuse it."""
     def edit(worker):
-        handlers = worker / "serve" / "handlers.py"
+        handlers = worker / "server" / "probe.py"
         text = handlers.read_text()
         assert '"protocol": protocol.PROTOCOL_VERSION,' in text
         handlers.write_text(text.replace('"protocol": protocol.PROTOCOL_VERSION,', f'"protocol": {version},'))

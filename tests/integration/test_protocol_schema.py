@@ -48,8 +48,9 @@ def test_every_message_is_defined_and_the_version_is_the_schemas():
 WRITE_MESSAGES = r'''
 import json, sys
 from portcheck_worker.base import protocol
-from portcheck_worker.serve import handlers
-from portcheck_worker.serve.warm_up import warm_up
+from portcheck_worker.cell import handlers
+from portcheck_worker.forking.warm_up import warm_up
+from portcheck_worker.server import probe as probe_handler
 
 demo, target = sys.argv[1], json.loads(sys.argv[2])
 progress = protocol.ProgressLog(None)
@@ -66,7 +67,7 @@ inspect = {"kind": "inspect", "kernels": [{"id": "axpy", "kernel": kernel("axpy"
            "tool_version": "test"}
 probe = {"protocol": protocol.PROTOCOL_VERSION, "targets": [target], "predict": True}
 written = [
-    ("probe_answer", handlers.handle_probe(probe)),
+    ("probe_answer", probe_handler.handle_probe(probe)),
     ("inspect_answer", handlers.handle_cell(inspect, progress)),
     ("compile_result", handlers.handle_cell(axpy, progress)),
     ("compile_result", handlers.handle_cell(blockptr, progress)),

@@ -1,4 +1,4 @@
-"""Zygotes (python/portcheck_worker/serve/zygote.py): a kernel's package is imported once per target
+"""Zygotes (python/portcheck_worker/server/zygote.py): a kernel's package is imported once per target
 and its cells forked from that import, with the same verdicts as when every cell imported it,
 and a zygote whose import fails in any way changes nothing but the speed."""
 import json

@@ -38,7 +38,7 @@ _HIGH_FD = 200
 # The tool's exit 3: Triton cannot be imported, or this worker does not speak the tool's protocol.
 EXIT_ENVIRONMENT = 3
 # Marks the worker of `--isolation process` leaves in the progress file around the life of the
-# child that runs the cell (cell_child.py). The supervisor reads them (src/run/cell_parent.cpp):
+# child that runs the cell (cell/child.py). The supervisor reads them (src/run/cell_parent.cpp):
 # a worker that died of a signal after the first and before the second was killed by that child.
 MARK_CHILD_FORKED = "cell-parent forked"
 MARK_CHILD_ENDED = "cell-parent child-ended"

@@ -22,7 +22,7 @@ import platform
 import struct
 
 ENV_TOOL_PID = "TRITON_PORTCHECK_TOOL_PID"
-LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, before any fork (cell_child uses it too)
+LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, before any fork (cell/child.py uses it too)
 
 # <linux/audit.h>, <linux/seccomp.h>, <linux/filter.h>, <linux/prctl.h>
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}

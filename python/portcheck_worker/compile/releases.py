@@ -23,8 +23,10 @@ Older releases (2.x) are refused by the probe: their compiler has no backend plu
 """
 import os
 import re
+import sys
 
 from . import portable
+from ..base import protocol
 
 OLDEST = (3, 0)
 
@@ -345,3 +347,14 @@ def _common_form(fn, data, divisible, equal_to_1):
             out["attrs_keys"].append([index])
             out["attrs_vals"].append([["tt.divisibility", 16]] if index in divisible else [])
     return out
+
+
+def import_triton():
+    """Triton, or exit 3 with one line (the tool reads it as an environment to fix): every
+    process that needs Triton imports it through here first."""
+    try:
+        import triton
+    except Exception as e:  # ImportError, or a broken install raising anything
+        sys.stderr.write(f"portcheck-worker: cannot import triton: {type(e).__name__}: {e}\n")
+        sys.exit(protocol.EXIT_ENVIRONMENT)
+    return triton

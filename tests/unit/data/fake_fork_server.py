@@ -1,4 +1,4 @@
-"""A stand-in for portcheck_worker's fork server (python/portcheck_worker/serve/server.py), speaking the
+"""A stand-in for portcheck_worker's fork server (python/portcheck_worker/server/server.py), speaking the
 same protocol on fds 3/4 but with no Triton: each forked cell reads its request file and does
 what it says - "ok" sleeps briefly and exits 0, "kill-server" SIGKILLs this server, as a kernel's
 compile-time helper calling os.kill(os.getppid(), 9) would without the real server's per-cell

@@ -1,9 +1,9 @@
-"""The zygote process itself (zygote.py is the server's side): imports what it was made for, says
+"""The zygote process itself (server/zygote.py is the server's side): imports what it was made for, says
 whether it can serve, then forks what the server asks for until its channel ends and its children
-have ended. Protocol in zygote.py.
+have ended. Protocol: server/zygote.py.
 
 Two kinds, one loop:
-- a *base* imports the third-party modules a package's import begins with (import_scan.py),
+- a *base* imports the third-party modules a package's import begins with (server/import_scan.py),
   with no driver, and then forks package zygotes (`spawn`) and, where those cannot serve, cells;
 - a *package* zygote imports a kernel's module as a cell would, under the target's stand-in driver
   (or, for the inspections, under none, noting whether the import asks the driver), and forks
@@ -24,11 +24,12 @@ import socket
 import time
 import warnings
 
-from . import at_fork, cell_child, channel, forking, warm_up
+from ..cell import child as cell_child
+from ..forking import at_fork, channel, fork as forking, warm_up
 from ..base import signal_guard
 from ..compile import driver, loader
 from ..compile.stages import make_target
-from .forking import ended_children
+from ..forking.fork import ended_children
 
 
 def threads_now():

@@ -1,65 +1,14 @@
-"""One handler per request the tool sends a worker, named after the message it handles
-(protocol.schema.json): `handle_probe` (the environment), and, run as a cell, `handle_inspect`
-(one module's inspection), `handle_compile` (one cell) and `handle_repro` (one cell's reproducer).
-Both entry points use them: `python -m portcheck_worker probe|cell` (__main__.py) and the fork
-server (server.py), so neither imports the other.
+"""One handler per request the tool runs as a cell, named after the message it handles
+(protocol.schema.json): `handle_inspect` (one module's inspection), `handle_compile` (one cell)
+and `handle_repro` (one cell's reproducer). The probe, which runs no user code, is server/probe.py.
 """
-import os
 import sys
 
-from ..base import protocol, signal_guard
-from ..compile import keys, releases, stages, static, tables
+from ..base import protocol
+from ..compile import keys, stages, static, tables
 from ..compile.loader import KernelImportError
+from ..compile.releases import import_triton
 from ..repro import writer
-
-
-def import_triton():
-    try:
-        import triton
-    except Exception as e:  # ImportError, or a broken install raising anything
-        sys.stderr.write(f"portcheck-worker: cannot import triton: {type(e).__name__}: {e}\n")
-        sys.exit(protocol.EXIT_ENVIRONMENT)
-    return triton
-
-
-def _site_packages():
-    import site
-    try:
-        return [p for p in site.getsitepackages() if os.path.isdir(p)]
-    except AttributeError:  # some virtualenv versions lack it
-        return []
-
-
-def handle_probe(request):
-    """The environment alone: it never imports the user's modules, because it runs in the fork
-    server (or with no cell's limits), where a module's crash, hang or memory bomb at import would
-    take the whole run down. What needs their modules is `inspect`, run as a cell.
-
-    The protocol is checked before Triton is imported: a worker of another install is the problem
-    to report whether or not Triton imports."""
-    protocol.check_tool_protocol(request)
-    protocol.check("probe_request", request)
-    triton = import_triton()
-    try:
-        release = releases.current()
-    except releases.UnsupportedRelease as e:
-        sys.stderr.write(f"portcheck-worker: {e}\n")
-        sys.exit(protocol.EXIT_ENVIRONMENT)
-    release.prepare()  # before `targets` shows the AMD linker
-    return {
-        "protocol": protocol.PROTOCOL_VERSION,
-        "worker": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-        "python": {"version": sys.version.split()[0], "executable": sys.executable},
-        "site_packages": _site_packages(),
-        "triton": {"version": triton.__version__, "path": os.path.dirname(triton.__file__),
-                   "family": release.family},
-        "option_fields": tables.option_fields(),
-        "targets": [tables.describe_target(t) for t in request.get("targets", [])],
-        # The tables the static pre-checks use, read from Triton alone (`targets` shows them).
-        "static": {"tables": static.tables(request.get("targets", []))} if request.get("predict") else None,
-        # None when cells' code cannot signal the tool (signal_guard), else why it can.
-        "signal_guard_off": signal_guard.check(),
-    }
 
 
 def handle_inspect(request, progress):

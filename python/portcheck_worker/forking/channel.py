@@ -1,7 +1,7 @@
 """The fork server's channel to each zygote: a socketpair of SOCK_SEQPACKET, one JSON message per
 packet, either way, with file descriptors attached where one is handed over.
 
-Why a socket and not two pipes: a zygote that a base zygote forks (zygote.py) talks to the
+Why a socket and not two pipes: a zygote that a base zygote forks (server/zygote.py) talks to the
 server directly, and the only way for the server to give it a channel is to pass one end to the
 base with SCM_RIGHTS. Packets keep message boundaries, so a descriptor always arrives with the
 message that names it.

@@ -11,8 +11,10 @@ import os
 import sys
 import time
 
-from . import channel, import_scan, zygote_process
-from .forking import freeze_heap
+from . import import_scan
+from ..forking import channel
+from ..forking.fork import freeze_heap
+from ..zygote import process as zygote_process
 from .zygote import Zygote, ZygoteLost, is_inspection, kernel_ref, key_for, kill_group
 
 # How long an import may take before its zygote is given up: a share of the cells' own time

@@ -36,7 +36,7 @@ import signal
 import socket
 import time
 
-from . import channel
+from ..forking import channel
 
 # Where `capture` saves kernels generated at run time, beside the manifest (kGeneratedFolder in
 # src/capture/capture_rows.hpp).

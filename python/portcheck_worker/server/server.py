@@ -27,10 +27,11 @@ import sys
 import threading
 import time
 
-from . import handlers, zygote_pool, zygote_process
+from . import probe, zygote_pool
 from ..base import faults, protocol
-from .forking import COMMAND_FD, EVENT_FD, ended_children, freeze_heap, run_child
-from .warm_up import warm_up
+from ..forking.fork import COMMAND_FD, EVENT_FD, ended_children, freeze_heap, run_child
+from ..forking.warm_up import warm_up
+from ..zygote import process as zygote_process
 from .zygote import ZygoteLost
 
 # "0" turns zygotes off: every cell imports its module itself, as before they existed.
@@ -128,7 +129,7 @@ class Server:
             return True
 
     def on_probe(self, command):
-        self.send({"event": "probe", "result": handlers.handle_probe(command.get("request"))})
+        self.send({"event": "probe", "result": probe.handle_probe(command.get("request"))})
 
     def on_warm(self, command):
         targets = command["targets"]

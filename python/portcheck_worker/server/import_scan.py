@@ -1,7 +1,7 @@
 """Which third-party modules a kernel's module imports before any of the user's own code runs,
 read from the source without executing it.
 
-A base zygote (zygote.py) imports those once, and the zygotes that import the user's package for
+A base zygote (server/zygote.py) imports those once, and the zygotes that import the user's package for
 each target are forked from it: torch and transformers (10+ s with a real library) are imported
 once per run instead of once per target. That is only the same as the user's own import if
 nothing that could change those imports ran before them, so the scan follows the import in

@@ -7,7 +7,8 @@ import os
 import signal
 import sys
 
-from . import at_fork, cell_child
+from . import at_fork
+from ..cell import child as cell_child
 
 COMMAND_FD = 3
 EVENT_FD = 4

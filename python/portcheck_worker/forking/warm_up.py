@@ -5,16 +5,16 @@ instead of in every cell it forks (the first compile in a process costs ~0.5 s).
 import threading
 import time
 
-from . import handlers
 from ..base import signal_guard
 from ..compile import driver, releases
+from ..compile.releases import import_triton
 from ..compile.stages import make_target
 
 
 def warm_up(targets):
     """Compile one tiny kernel per backend, so LLVM and each backend are initialised once here
     instead of in every child (the first compile in a process costs ~0.5 s)."""
-    handlers.import_triton()  # exits 3 without it, as the probe would
+    import_triton()  # exits 3 without it, as the probe would
     import triton
     import triton.language as tl
 
