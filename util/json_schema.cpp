@@ -16,7 +16,7 @@ namespace {
 // refused at load: a "minimum" or "pattern" the checker skipped would be a promise not kept.
 constexpr std::array kCheckedKeywords = {"type",  "properties", "required", "additionalProperties",
                                          "items", "enum",       "const",    "oneOf",
-                                         "$ref"};
+                                         "$ref",  "minimum",    "minLength"};
 constexpr std::array kAnnotations = {"$schema",     "$id",      "$comment", "title",
                                      "description", "examples", "default",  "$defs"};
 
@@ -32,7 +32,8 @@ void verify_keywords(const nlohmann::json& schema, const std::string& where);
 
 void verify_each(const nlohmann::json& schemas, const std::string& where) {
   if (schemas.is_object())
-    for (const auto& [name, sub] : schemas.items()) verify_keywords(sub, where + "/" + name);
+    for (const auto& [name, sub] : schemas.items())
+      verify_keywords(sub, fmt::format("{}/{}", where, name));
   else if (schemas.is_array())
     for (std::size_t i = 0; i < schemas.size(); ++i)
       verify_keywords(schemas[i], fmt::format("{}/{}", where, i));
@@ -45,8 +46,9 @@ void verify_keywords(const nlohmann::json& schema, const std::string& where) {
     if (!known_keyword(key))
       throw std::invalid_argument(fmt::format("{}: keyword \"{}\" is not checked", where, key));
     if (key == "properties" || key == "$defs" || key == "oneOf")
-      verify_each(value, where + "/" + key);
-    if (key == "items" || key == "additionalProperties") verify_keywords(value, where + "/" + key);
+      verify_each(value, fmt::format("{}/{}", where, key));
+    if (key == "items" || key == "additionalProperties")
+      verify_keywords(value, fmt::format("{}/{}", where, key));
   }
 }
 
@@ -71,6 +73,25 @@ std::optional<std::string> check_type(const nlohmann::json& type, const nlohmann
   std::string expected;
   for (const auto& t : types) expected += (expected.empty() ? "" : " or ") + t.get<std::string>();
   return fmt::format("{}: expected {}, found {}", path, expected, value.type_name());
+}
+
+// Characters, not bytes: UTF-8 continuation bytes are not counted (Python's len() counts the same).
+std::size_t characters(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+    return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;
+  }));
+}
+
+std::optional<std::string> check_bounds(const nlohmann::json& schema, const nlohmann::json& value,
+                                        const std::string& path) {
+  if (const auto it = schema.find("minimum");
+      it != schema.end() && value.is_number() && value.get<double>() < it->get<double>())
+    return fmt::format("{}: {} is less than {}", path, value.dump(), it->dump());
+  if (const auto it = schema.find("minLength");
+      it != schema.end() && value.is_string() &&
+      characters(value.get<std::string>()) < it->get<std::size_t>())
+    return fmt::format("{}: {} is shorter than {} characters", path, value.dump(), it->dump());
+  return std::nullopt;
 }
 
 std::string member_path(const std::string& path, const std::string& key) {
@@ -176,6 +197,7 @@ std::optional<std::string> JsonSchema::check(const nlohmann::json& schema,
   if (const auto it = schema.find("enum");
       it != schema.end() && std::find(it->begin(), it->end(), value) == it->end())
     return fmt::format("{}: {} is not one of {}", path, value.dump(), it->dump());
+  if (auto found = check_bounds(schema, value, path)) return found;
   if (value.is_object())
     if (auto found = check_object(schema, value, path)) return found;
   if (const auto it = schema.find("items"); it != schema.end() && value.is_array())

@@ -1,9 +1,10 @@
 #pragma once
 // Checks JSON documents against a JSON Schema (draft 2020-12), the subset that describes the
-// shape of messages: type, properties, required, additionalProperties, items, enum, const, oneOf
-// and $ref to "#/$defs/NAME". A schema using any other keyword that constrains is refused when it
-// is loaded, so that a schema never promises more than is checked. python/portcheck_worker's
-// base/schema.py is the same subset in Python; a test holds the two to the same answers.
+// shape of messages: type, properties, required, additionalProperties, items, enum, const, oneOf,
+// minimum, minLength (in characters) and $ref to "#/$defs/NAME". A schema using any other keyword
+// that constrains is refused when it is loaded, so that a schema never promises more than is
+// checked. python/portcheck_worker's base/schema.py is the same subset in Python; a test holds the
+// two to the same answers.
 #include <optional>
 #include <string>
 #include <string_view>

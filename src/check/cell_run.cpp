@@ -8,6 +8,7 @@
 #include "src/check/cell_cache.hpp"
 #include "src/check/fork_hazard.hpp"
 #include "src/check/worker_targets.hpp"
+#include "src/check/zygote_key.hpp"
 #include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -152,26 +153,13 @@ Task CellRun::task_for(std::size_t id) const {
                                cell.row->ref.import_root);
   task.spec.timeout = std::chrono::milliseconds(static_cast<long long>(cell.timeout_s * 1000));
   task.spec.max_rss_bytes = cell.max_rss;
-  task.group = zygote_group(cell);
+  // The cells one zygote serves run together, and a batch never spans two zygotes.
+  task.group = zygote_key(cell.row->ref, cell.target.name());
   // Cells of one kernel module share a batch's process (the module imported once, as its
   // zygote would): never a reproducer's, which is one cell.
   if (cell.request.value("kind", "") != "repro")
     task.batch = task.group + "|" + cell.row->ref.module + "|" + cell.row->ref.file.string();
   return task;
-}
-
-// The cells one zygote of the fork server serves: a target and a top-level package or file, or
-// the folder of kernels `capture` saved (python/portcheck_worker/server/zygote.py keys its zygotes
-// so).
-std::string CellRun::zygote_group(const PlannedCell& cell) {
-  const auto& ref = cell.row->ref;
-  std::string unit = ref.module.substr(0, ref.module.find('.'));
-  if (!ref.file.empty())
-    unit = ref.file.parent_path().filename() == kGeneratedFolder ? ref.file.parent_path().string()
-                                                                 : ref.file.string();
-  std::string folders = ref.import_root.string();
-  for (const auto& folder : ref.python_path) folders += ":" + folder.string();
-  return fmt::format("{}|{}|{}", cell.target.name(), folders, unit);
 }
 
 // A cell forked from a process with threads that failed in a way a fork hazard could explain

@@ -61,7 +61,6 @@ class CellRun {
   [[nodiscard]] std::optional<CellInput> without_cache(std::size_t id) const;
   void prefetch(const std::vector<std::size_t>& ids);
   [[nodiscard]] Task task_for(std::size_t id) const;
-  static std::string zygote_group(const PlannedCell& cell);
   void remember_evidence(std::size_t id, const std::optional<CellEvidence>& evidence);
   void keep(std::size_t id, CellResult result);
 

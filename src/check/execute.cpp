@@ -112,6 +112,16 @@ class Pipeline {
   bool valid_ = true;
 };
 
+// Each compile takes its target's launch limits along: the worker judges the compiled kernel
+// against them (python/portcheck_worker/compile/launch_rules.py, the rules' one home), and the
+// limits are part of what its cache key covers.
+void hand_launch_limits(std::vector<PlannedCell>& cells, const LaunchLimits& limits) {
+  for (auto& cell : cells)
+    if (const auto target = limits.for_target(cell.target);
+        target && cell.request.value("kind", "") == "compile")
+      cell.request["launch_limits"] = target->to_json();
+}
+
 Judgement judgement_for(const ExecuteSettings& settings, std::string triton_version) {
   Judgement judgement;
   judgement.triton_version = std::move(triton_version);
@@ -157,6 +167,7 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix, Plan plan,
   std::copy_if(matrix.columns.begin(), matrix.columns.end(), std::back_inserter(columns),
                [&](const std::string& c) { return skipped.count(c) == 0; });
   const auto judgement = judgement_for(settings, out.triton_version);
+  hand_launch_limits(cells, judgement.launch_limits);
   ModuleInspections inspections(modules_to_inspect(manifest, cells, skipped),
                                 inspection_settings(settings, targets_json(columns, warp_sizes)),
                                 cells.size());

@@ -86,15 +86,22 @@ void take_evidence(CellResult& cell, const CellEvidence& evidence) {
   if (cell.kind != FailureKind::none) cell.log = failure_log(evidence);
 }
 
-// A compiled cell is checked against its target's launch limits, from its real metadata.
-void check_launch_limits(CellResult& cell, const Target& target, const Judgement& judgement) {
+// A compiled cell is held to its target's launch limits. The worker judged its real metadata
+// against the limits its request carried (python/portcheck_worker/compile/launch_rules.py, the
+// rules' one home): `verdict` says what the kernel needs and what of it the target does not
+// allow. Here that fails the cell, or with --launch-limits-warn is only reported.
+void judge_launch(CellResult& cell, const Target& target, const Judgement& judgement,
+                  const nlohmann::json& verdict) {
   const auto limits = judgement.launch_limits.for_target(target);
-  if (!limits) return;
-  const auto check = check_launch(cell, *limits);
-  cell.launch = nlohmann::json{
-      {"needs", check.needs}, {"limits", limits->to_json()}, {"problems", check.problems}};
-  if (check.problems.empty() || judgement.launch_limits_warn) return;
-  fail(cell, FailureKind::launch_limit, "launch", util::join(check.problems, "; "));
+  if (!limits || !verdict.is_object()) return;
+  std::vector<std::string> problems;
+  for (const auto& problem : verdict.value("problems", nlohmann::json::array()))
+    if (problem.is_string()) problems.push_back(problem.get<std::string>());
+  cell.launch = nlohmann::json{{"needs", verdict.value("needs", nlohmann::json::object())},
+                               {"limits", limits->to_json()},
+                               {"problems", problems}};
+  if (problems.empty() || judgement.launch_limits_warn) return;
+  fail(cell, FailureKind::launch_limit, "launch", util::join(problems, "; "));
 }
 
 Status status_of(const CellResult& cell) {
@@ -113,7 +120,9 @@ CellResult interpret(const PlannedCell& plan, const CellInput& input, const Judg
     fail(cell, FailureKind::unsupported_target, "target", input.unsupported_target);
   } else if (input.evidence) {
     take_evidence(cell, *input.evidence);
-    if (cell.kind == FailureKind::none) check_launch_limits(cell, plan.target, judgement);
+    if (cell.kind == FailureKind::none && input.evidence->result)
+      judge_launch(cell, plan.target, judgement,
+                   input.evidence->result->value("launch", nlohmann::json()));
   } else if (input.predicted.is_object()) {
     fail(cell, FailureKind::predicted, "static",
          util::string_member(input.predicted, "reason", ""));

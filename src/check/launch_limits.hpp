@@ -8,12 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "src/core/cell.hpp"
 #include "src/core/target.hpp"
 
 namespace portcheck {
 
-// One target's limits, from data/launch-limits.toml (every number cited there).
+// One target's limits, from data/launch-limits.toml (every number cited there). What a compiled
+// kernel needs and whether these allow it are judged by the worker, the rules' one home
+// (python/portcheck_worker/compile/launch_rules.py): each compile request carries its target's
+// limits (to_json), and the answer says what the kernel needs and what of it they do not allow.
 struct TargetLimits {
   std::optional<std::uint64_t> max_threads_per_block;
   std::optional<std::uint64_t> max_shared_bytes_per_block;
@@ -35,16 +37,5 @@ class LaunchLimits {
  private:
   std::map<std::string, TargetLimits> targets_;  // "cuda:90" -> limits (defaults merged in)
 };
-
-// What launching a compiled cell needs, and what of it exceeds the target's limits.
-struct LaunchCheck {
-  nlohmann::json needs = nlohmann::json::object();
-  // "needs 245760 bytes of shared memory; cuda:90 allows 232448"
-  std::vector<std::string> problems;
-};
-
-// Reads the cell's compiled metadata (warps, warp size, shared memory, CTAs, tensor memory) and
-// its register count; a metadata without a warp size gets the target's.
-LaunchCheck check_launch(const CellResult& cell, const TargetLimits& limits);
 
 }  // namespace portcheck

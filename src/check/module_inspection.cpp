@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "src/check/zygote_key.hpp"
 #include "src/run/scheduler.hpp"
 #include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
@@ -72,6 +73,7 @@ nlohmann::json inspection_request(const ModuleToInspect& module,
                                   const InspectionSettings& settings) {
   nlohmann::json request = settings.common;
   request["kind"] = "inspect";
+  request["zygote"] = module.zygote;
   request["kernels"] = module.kernels;
   request["cells"] = module.cells;
   return request;
@@ -138,6 +140,7 @@ std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
     if (inserted) {
       modules.emplace_back();
       modules.back().cwd = row.ref.import_root;
+      modules.back().zygote = zygote_member(row.ref, "");
     }
     return modules[it->second];
   };
@@ -163,13 +166,8 @@ std::optional<CellEvidence> import_failure(const nlohmann::json& kernel) {
   CellEvidence evidence;
   evidence.outcome.how = Termination::exited;
   evidence.last_stage = "import";
-  evidence.result = {{"status", "error"},
-                     {"stage", "import"},
-                     {"error",
-                      {{"type", "import"},
-                       {"message", util::string_member(kernel, "error", "the import failed")},
-                       {"traceback", util::string_member(kernel, "details", "")}}},
-                     {"stages", nlohmann::json::object()}};
+  // The result the worker gives these cells (the protocol's inspect_answer carries it, checked).
+  evidence.result = kernel.value("failure", nlohmann::json::object());
   return evidence;
 }
 

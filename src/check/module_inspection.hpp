@@ -45,6 +45,7 @@ CellEvidence evidence_from_files(const std::filesystem::path& dir, const Process
 // neighbour's short one.
 struct ModuleToInspect {
   nlohmann::json kernels = nlohmann::json::array();  // {"id": row name, "kernel": ref}
+  nlohmann::json zygote;                             // check/zygote_key.hpp: zygote_member
   nlohmann::json cells = nlohmann::json::array();    // {"id": cell id, "request": ...}
   std::filesystem::path cwd;                         // the manifest's folder
   std::chrono::milliseconds timeout{0};              // 0: none
@@ -83,8 +84,8 @@ struct InspectionResults {
 };
 
 // The evidence of a row whose module imported in the inspection but raised (`kernel`: its entry
-// of InspectionResults::kernels), as the worker gives it for a compile: an import-error. nullopt
-// when the row's function was found.
+// of InspectionResults::kernels): the result the worker wrote for its cells, an import-error.
+// nullopt when the row's function was found.
 std::optional<CellEvidence> import_failure(const nlohmann::json& kernel);
 
 // The modules' inspections as tasks of the run that compiles their cells (a module's cells can

@@ -8,6 +8,7 @@
 
 #include "src/check/reduce.hpp"
 #include "src/check/worker_targets.hpp"
+#include "src/check/zygote_key.hpp"
 #include "src/core/cell_folders.hpp"
 #include "src/core/shard.hpp"
 #include "util/strings.hpp"
@@ -30,6 +31,7 @@ nlohmann::json cell_request(const KernelRow& row, const Target& target, const Ch
   request["options"] = row.options;
   if (row.specialization) request["specialization"] = nlohmann::json::parse(*row.specialization);
   request["target"] = nlohmann::json(target);
+  request["zygote"] = zygote_member(row.ref, target.name());
   const auto row_folder = ir_row_folder(row.display_name());
   const auto target_folder = ir_target_folder(target.name());
   if (options.save_ir_dir && !options.repro)

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "src/run/worker_protocol.hpp"
+
 namespace portcheck {
 namespace {
 
@@ -18,9 +20,6 @@ struct Field {
   bool required;
 };
 
-std::string problem_in(const nlohmann::json& object, std::span<const Field> fields,
-                       const std::string& where);
-
 bool is_count(const nlohmann::json& v) {
   return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0;
 }
@@ -28,45 +27,14 @@ bool is_count(const nlohmann::json& v) {
 std::string text(const nlohmann::json& v, const std::string& where) {
   return v.is_string() ? "" : where + " is not text";
 }
-// Text, or null where the worker had none (a compile's TTIR key before its frontend finished).
-std::string text_or_null(const nlohmann::json& v, const std::string& where) {
-  return v.is_string() || v.is_null() ? "" : where + " is not text";
-}
-std::string name(const nlohmann::json& v, const std::string& where) {
-  return v.is_string() && !v.get_ref<const std::string&>().empty() ? "" : where + " is not a name";
-}
 std::string number(const nlohmann::json& v, const std::string& where) {
   return is_count(v) ? "" : where + " is not a number";
 }
 std::string integer(const nlohmann::json& v, const std::string& where) {
   return v.is_number_integer() && is_count(v) ? "" : where + " is not a whole number";
 }
-// A table whose content is read leniently where it is used (metadata, resources).
 std::string table(const nlohmann::json& v, const std::string& where) {
   return v.is_object() ? "" : where + " is not a table";
-}
-// Stage times, artefact sizes.
-std::string numbers(const nlohmann::json& v, const std::string& where) {
-  if (!v.is_object()) return where + " is not a table";
-  for (const auto& [key, value] : v.items())
-    if (!value.is_number() || !std::isfinite(value.get<double>()))
-      return fmt::format("{}.{} is not a number", where, key);
-  return "";
-}
-
-constexpr Field kLocation[] = {{"file", text, true}, {"line", integer, true}};
-constexpr Field kError[] = {
-    {"type", name, true}, {"message", text, true}, {"traceback", text, false}};
-constexpr Field kOutput[] = {{"path", text, true}, {"error", text, true}};
-
-std::string location(const nlohmann::json& v, const std::string& where) {
-  return v.is_null() ? "" : problem_in(v, kLocation, where);
-}
-std::string error(const nlohmann::json& v, const std::string& where) {
-  return problem_in(v, kError, where);
-}
-std::string output(const nlohmann::json& v, const std::string& where) {
-  return problem_in(v, kOutput, where);
 }
 
 // Everything an entry holds (check/cell_cache.cpp writes it, ResultCache seals it).
@@ -74,29 +42,6 @@ constexpr Field kEntry[] = {
     {"key", text, true},        {"origin", text, true},    {"stderr", text, true},
     {"last_stage", text, true}, {"wall_s", number, true},  {"peak_rss_bytes", number, true},
     {"result", table, true},    {"schema", integer, true}, {"checksum", text, true},
-};
-// A compile's result as the worker writes it (python/portcheck_worker/compile/stages.py), compiled
-// ...
-constexpr Field kCompiled[] = {
-    {"status", name, true},
-    {"compile_s", number, false},
-    {"stages", numbers, false},
-    {"metadata", table, false},
-    {"sizes", numbers, false},
-    {"source", location, false},
-    {"resources", table, false},
-    {"saved_ir", table, false},
-    {"export", table, false},
-    {"output_error", output, false},
-    {"ttir_key", text_or_null, false},
-    {"shared_with", text, false},
-};
-// ... or failed.
-constexpr Field kFailed[] = {
-    {"status", name, true},       {"stage", name, true},        {"error", error, true},
-    {"stages", numbers, false},   {"compile_s", number, false}, {"error_source", location, false},
-    {"source", location, false},  {"saved_ir", table, false},   {"ttir_key", text_or_null, false},
-    {"shared_with", text, false},
 };
 
 std::string problem_in(const nlohmann::json& object, std::span<const Field> fields,
@@ -120,11 +65,10 @@ std::string problem_in(const nlohmann::json& object, std::span<const Field> fiel
 
 std::string cache_entry_problem(const nlohmann::json& entry) {
   if (auto problem = problem_in(entry, kEntry, "entry"); !problem.empty()) return problem;
-  const auto& result = entry["result"];
-  const auto& status = result.contains("status") ? result["status"] : nlohmann::json();
-  if (status == "ok") return problem_in(result, kCompiled, "result");
-  if (status == "error") return problem_in(result, kFailed, "result");
-  return "result.status is neither ok nor error";
+  // The result is the worker's compile_result, as the protocol defines it (worker_protocol.hpp).
+  if (auto problem = protocol_problem("compile_result", entry["result"]))
+    return "result: " + *problem;
+  return "";
 }
 
 }  // namespace portcheck

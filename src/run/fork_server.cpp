@@ -128,6 +128,20 @@ nlohmann::json cell_files(const ProcessSpec& spec) {
           {"stderr", spec.stderr_path.string()}};
 }
 
+// One line of the server's events; nullopt for one that is not JSON (nothing else writes to the
+// pipe, but never die on it). Only the server writes this pipe: its probe answer is checked by
+// check_probe_answer, after the protocol versions (a server of another install is exit 3, not a
+// field); any other event that breaks the schema, or says that a command of ours did, is a bug of
+// ours (ProtocolError).
+std::optional<nlohmann::json> server_event(const std::string& line) {
+  auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (event.is_discarded()) return std::nullopt;
+  const auto name = event.value("event", "");
+  if (name != "probe") expect_protocol("server_event", event);
+  if (name == "error") throw ProtocolError(util::string_member(event, "message", "?"));
+  return event;
+}
+
 }  // namespace
 
 nlohmann::json fork_command(ProcessRunner::Id id, const ProcessSpec& spec,
@@ -182,18 +196,10 @@ std::vector<nlohmann::json> ForkServerRunner::pump(
   while ((newline = server_.buffer.find('\n')) != std::string::npos) {
     const std::string line = server_.buffer.substr(0, newline);
     server_.buffer.erase(0, newline + 1);
-    nlohmann::json event;
-    try {
-      event = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      continue;  // not ours: nothing else writes to this pipe, but never die on it
-    }
+    auto parsed = server_event(line);
+    if (!parsed) continue;
+    auto event = std::move(*parsed);
     const auto name = event.value("event", "");
-    // Only the server writes this pipe. Its probe answer is checked by check_probe_answer, after
-    // the protocol versions (a server of another install is exit 3, not a field); any other
-    // event that breaks the schema, or says that a command of ours did, is a bug of ours.
-    if (name != "probe") expect_protocol("server_event", event);
-    if (name == "error") throw ProtocolError(util::string_member(event, "message", "?"));
     if (name == "forked") {
       const Id id = event.at("id").get<Id>();
       const pid_t pid = event.at("pid").get<pid_t>();

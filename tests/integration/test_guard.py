@@ -14,6 +14,8 @@ from conftest import DEMO_DIR, HELPERS, WORKER_DIR, cells_by_position
 
 HIP = [("gfx942", 64), ("gfx950", 64), ("gfx1100", 32), ("gfx1250", 32)]
 GUARDED_REQUEST = {
+    "kind": "compile",
+    "zygote": None,
     "kernel": {"file": str(DEMO_DIR / "kernels.py"), "function": "gamma_ratio_guarded",
                "import_root": str(DEMO_DIR)},
     "row_name": "gamma_ratio_guarded",

@@ -31,8 +31,8 @@ def test_the_shared_cases_get_the_same_answers_as_the_tools_checker():
 
 
 def test_the_checker_refuses_a_keyword_it_does_not_check():
-    with pytest.raises(schema.SchemaError, match='keyword "minimum" is not checked'):
-        schema.Schema({"$defs": {"message": {"type": "integer", "minimum": 0}}})
+    with pytest.raises(schema.SchemaError, match='keyword "maximum" is not checked'):
+        schema.Schema({"$defs": {"message": {"type": "integer", "maximum": 10}}})
     with pytest.raises(schema.SchemaError, match="does not name a definition"):
         schema.Schema({"$defs": {"message": {"$ref": "#/$defs/elsewhere"}}})
 
@@ -57,12 +57,14 @@ progress = protocol.ProgressLog(None)
 kernel = lambda name: {"file": f"{demo}/kernels.py", "function": name, "import_root": demo}
 axpy = {"kind": "compile", "kernel": kernel("axpy"), "row_name": "axpy",
         "signature": {"x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "out_ptr": "*fp32:16", "n": "i32:16", "a": "fp32"},
-        "constants": {"BLOCK": 1024}, "options": {"num_warps": 4}, "target": target}
+        "constants": {"BLOCK": 1024}, "options": {"num_warps": 4}, "target": target, "zygote": None,
+        "launch_limits": {"max_threads_per_block": 1024, "max_registers_per_thread": 255,
+                          "register_allocation_unit": 256}}
 blockptr = {**axpy, "kernel": kernel("rowsum_blockptr"), "row_name": "rowsum_blockptr",
             "signature": {"x_ptr": "*fp32:16", "out_ptr": "*fp32:16", "M": "i32", "N": "i32", "stride_m": "i32"},
             "constants": {"BLOCK_M": 16, "BLOCK_N": 64}}
 missing = {**axpy, "kernel": kernel("no_such_kernel"), "row_name": "missing"}
-inspect = {"kind": "inspect", "kernels": [{"id": "axpy", "kernel": kernel("axpy")}],
+inspect = {"kind": "inspect", "zygote": None, "kernels": [{"id": "axpy", "kernel": kernel("axpy")}],
            "cells": [{"id": 0, "request": axpy}], "targets": [target], "keys": True, "predict": True,
            "tool_version": "test"}
 probe = {"protocol": protocol.PROTOCOL_VERSION, "targets": [target], "predict": True}
@@ -75,6 +77,7 @@ written = [
     ("server_event", {"event": "warm", **warm_up([target])}),
 ]
 print(json.dumps([[kind, message.get("status"), protocol.SCHEMA.problem(kind, message)] for kind, message in written]))
+print(json.dumps(written[2][1].get("launch")))
 '''
 
 
@@ -85,9 +88,12 @@ def test_the_messages_the_worker_writes_are_what_the_schema_defines(venv_python,
                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env=tool_env(PYTHONPATH=WORKER_DIR, TRITON_CACHE_DIR=str(tmp_path / "cache")))
     assert run.returncode == 0, run.stderr
-    written = json.loads(run.stdout.splitlines()[-1])
+    written = json.loads(run.stdout.splitlines()[-2])
     assert [status for _, status, _ in written] == [None, "ok", "ok", "error", "error", None]
     assert [problem for _, _, problem in written] == [None] * len(written), written
+    # The compile whose request carried launch limits was judged against them (launch_rules.py).
+    launch = json.loads(run.stdout.splitlines()[-1])
+    assert launch["problems"] == [] and launch["needs"]["threads_per_block"] == 128, launch
 
 
 def cell_files(tmp_path, request):
@@ -100,7 +106,7 @@ def cell_files(tmp_path, request):
 def test_a_field_the_tool_renames_is_refused_by_the_worker_in_one_line(venv_python, tmp_path):
     request = {"kind": "compile", "kernel": {"file": str(DEMO_DIR / "kernels.py"), "function": "axpy",
                                              "import_root": str(DEMO_DIR)},
-               "row": "axpy", "signature": {}, "constants": {}, "options": {}, "target": TARGET}
+               "row": "axpy", "signature": {}, "constants": {}, "options": {}, "target": TARGET, "zygote": None}
     files = cell_files(tmp_path, request)
     run = subprocess.run([str(venv_python), "-m", "portcheck_worker", "cell", *files], capture_output=True,
                          text=True, timeout=120, cwd=tmp_path, env=tool_env(PYTHONPATH=WORKER_DIR))

@@ -112,6 +112,9 @@ def test_every_failing_cell_of_the_sample_package_reproduces_with_only_triton(sa
         # Its module imports torch: the check that writes the file runs where the package does.
         out = reproduce(pkg, *cell, venv_python, bare_python)
         assert "import torch" not in out.read_text()
+        # The target's limits as `check` held the cell to them, the register allocation unit too
+        # (issue 44: the reproducer judged with a unit of 1 where `check` used the target's).
+        assert "register_allocation_unit" in out.read_text()
         launched = run_file(bare_python, out, pkg / "again")
         assert f"needs 2048 threads per block (32 warps of 64); {cell[1]} allows 1024" in launched.stdout
 

@@ -114,7 +114,7 @@ TOOL_CALLS = {"triton.language.constexpr", "triton.language.dtype", "float", "tr
 def harness_definitions():
     """The top-level functions and classes of the harness a reproducer carries, by name."""
     found = {}
-    for part in ("compile/portable.py", "repro/outcome.py"):
+    for part in ("compile/portable.py", "compile/launch_rules.py", "repro/outcome.py"):
         tree = ast.parse((REPO / "python" / "portcheck_worker" / part).read_text())
         found.update({n.name: ast.dump(n) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))})
     return found

@@ -246,7 +246,27 @@ class CheckPipeline : public ::testing::Test {
     compile_started_at[name] = r.wait_calls;
     if (on_compile) on_compile(r, id);
     const auto it = compiles.find(name);
-    return it == compiles.end() ? passes() : it->second;
+    auto answer = it == compiles.end() ? passes() : it->second;
+    judge_launch(request, answer);
+    return answer;
+  }
+
+  // As the worker judges a compiled kernel against the limits its request carries
+  // (python/portcheck_worker/compile/launch_rules.py), for threads per block only.
+  static void judge_launch(const Json& request, Compile& answer) {
+    if (!request.contains("launch_limits") || !answer.result ||
+        answer.result->value("status", "") != "ok")
+      return;
+    const auto warps = answer.result->at("metadata").value("num_warps", 0);
+    const auto warp_size = request.at("target").at("warp_size").get<int>();
+    Json verdict = {{"needs", {{"threads_per_block", warps * warp_size}}},
+                    {"problems", Json::array()}};
+    const auto limit = request.at("launch_limits").value("max_threads_per_block", 0);
+    if (limit > 0 && warps * warp_size > limit)
+      verdict["problems"].push_back(fmt::format(
+          "needs {} threads per block ({} warps of {}); {} allows {}", warps * warp_size, warps,
+          warp_size, target_name(request.at("target")), limit));
+    (*answer.result)["launch"] = verdict;
   }
 };
 

@@ -1,6 +1,6 @@
 """Checks JSON values against a JSON Schema (draft 2020-12), the subset that describes the shape
-of messages: type, properties, required, additionalProperties, items, enum, const, oneOf and $ref
-to "#/$defs/NAME". A schema using any other keyword that constrains is refused when it is loaded,
+of messages: type, properties, required, additionalProperties, items, enum, const, oneOf, minimum,
+minLength (in characters) and $ref to "#/$defs/NAME". A schema using any other keyword that constrains is refused when it is loaded,
 so that a schema never promises more than is checked. util/json_schema.cpp is the same subset in
 C++, with the same messages; a test holds the two to the same answers.
 
@@ -12,7 +12,8 @@ import math
 # Bound now: a user's module may replace json.dumps after the worker imported this one.
 _json_dumps = json.dumps
 
-_CHECKED = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "oneOf", "$ref"}
+_CHECKED = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "oneOf", "$ref",
+            "minimum", "minLength"}
 _ANNOTATIONS = {"$schema", "$id", "$comment", "title", "description", "examples", "default", "$defs"}
 _TYPE_NAMES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number",
                float: "number", type(None): "null"}
@@ -71,6 +72,9 @@ class Schema:
             return f"{path}: expected {_dump(schema['const'])}, found {_dump(value)}"
         if "enum" in schema and not any(_equal(option, value) for option in schema["enum"]):
             return f"{path}: {_dump(value)} is not one of {_dump(schema['enum'])}"
+        found = _check_bounds(schema, value, path)
+        if found:
+            return found
         if isinstance(value, dict):
             found = self._check_object(schema, value, path)
             if found:
@@ -118,6 +122,14 @@ class Schema:
         if named is not None:
             return problems[named]
         return f"{path}: matches none of its {len(alternatives)} alternatives"
+
+
+def _check_bounds(schema, value, path):
+    if "minimum" in schema and _has_type(value, "number") and value < schema["minimum"]:
+        return f"{path}: {_dump(value)} is less than {_dump(schema['minimum'])}"
+    if "minLength" in schema and isinstance(value, str) and len(value) < schema["minLength"]:
+        return f"{path}: {_dump(value)} is shorter than {_dump(schema['minLength'])} characters"
+    return None
 
 
 def _named_alternative(alternatives, value):

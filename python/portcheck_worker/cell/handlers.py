@@ -48,8 +48,7 @@ def handle_cell(request, progress):
     try:
         return _CELL_HANDLERS[kind](request, progress)
     except KernelImportError as e:
-        return {"status": "error", "stage": "import", "error": {"type": "import", "message": str(e),
-                                                                 "traceback": e.details}, "stages": {}}
+        return e.result()
     except stages.StageError as e:
         return stages.failure_result(e)
 

@@ -75,6 +75,8 @@ def cell_key(request, tool_version):
         "backend": backend.hash(),
         "target": [target.backend, str(target.arch), target.warp_size],
         "inject": os.environ.get("TRITON_PORTCHECK_INJECT", ""),
+        # The result holds the launch verdict against these (launch_rules.py).
+        "launch_limits": request.get("launch_limits"),
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 

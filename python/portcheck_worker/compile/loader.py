@@ -15,6 +15,13 @@ class KernelImportError(Exception):
         super().__init__(message)
         self.details = details
 
+    def result(self):
+        """The cell's result (the protocol's cell_failure, stage "import"), written here alone: for
+        the compile that raised it, and for the inspection that found it first, whose answer the
+        tool takes as the result of that row's cells."""
+        return {"status": "error", "stage": "import",
+                "error": {"type": "import", "message": str(self), "traceback": self.details or ""}, "stages": {}}
+
 
 def add_import_folders(ref):
     """The manifest's folder first, then its `pythonpath` folders, all ahead of site-packages."""

@@ -12,6 +12,7 @@ import traceback
 import warnings
 
 from . import cubin, driver, loader, portable, releases, shared_backend
+from .launch_rules import launch_check
 from .outputs import IR_STAGES, OutputError, export_files, save_ir, save_partial_ir
 from ..base import faults
 
@@ -275,6 +276,11 @@ def _success(compiled, spec, fn, request, target, times, compile_s):
         "source": source_location(fn),
         "resources": _resources(compiled, target),
     }
+    if request.get("launch_limits"):  # the tool knows the target's: the verdict is made here
+        registers = result["resources"].get("registers")
+        result["launch"] = launch_check(result["metadata"], registers if isinstance(registers, int) else None,
+                                        request["launch_limits"], f"{target.backend}:{target.arch}",
+                                        target.warp_size)
     try:
         if request.get("save_ir_dir"):
             result["saved_ir"] = save_ir(compiled, request["save_ir_dir"])

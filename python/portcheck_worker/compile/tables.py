@@ -87,10 +87,11 @@ def _tool_version(path):
 
 
 def kernel_arguments(ref):
-    """Argument names of a manifest row's function, or the user's import error."""
+    """Argument names of a manifest row's function, or the result its cells have when it cannot be
+    imported."""
     try:
         fn = load_kernel(ref)
     except KernelImportError as e:
-        return {"ok": False, "error": str(e), "details": e.details or ""}
+        return {"ok": False, "failure": e.result()}
     constexprs = [p.name for p in fn.params if p.is_constexpr]
     return {"ok": True, "args": list(fn.arg_names), "constexprs": constexprs}

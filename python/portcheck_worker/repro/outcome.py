@@ -11,6 +11,7 @@ import re
 import sys
 import traceback
 
+from ..compile.launch_rules import launch_check
 from ..compile.portable import compile_recorded, error_message
 
 
@@ -20,27 +21,6 @@ def same_failure(recorded_message, text):
     def words(s):  # an address (0x7f3a...) is a number too: its letters are no word
         return set(re.findall(r"[A-Za-z_][A-Za-z_]+", re.sub(r"\b0x[0-9a-fA-F]+", " ", s or "")))
     return words(recorded_message) <= words(text)
-
-
-def launch_problems(metadata, registers, limits, target):
-    """What of the compiled kernel exceeds the target's launch limits, in the words and by the
-    rules of triton-portcheck's check (src/check/launch_limits.cpp): threads, shared memory,
-    registers (allocated per warp, rounded up to the allocation unit), cluster, tensor memory."""
-    warps, warp_size = metadata.get("num_warps", 0), metadata.get("warp_size") or limits.get("warp_size", 32)
-    threads, shared, ctas = warps * warp_size, metadata.get("shared", 0), metadata.get("num_ctas", 1)
-    unit = limits.get("register_allocation_unit") or 1
-    per_block = -(-(registers or 0) * warp_size // unit) * unit * warps
-    checks = [
-        (threads, "max_threads_per_block", f"needs {threads} threads per block ({warps} warps of {warp_size})"),
-        (shared, "max_shared_bytes_per_block", f"needs {shared} bytes of shared memory"),
-        (registers or 0, "max_registers_per_thread", f"needs {registers} registers per thread"),
-        (per_block, "max_registers_per_block", f"needs {per_block} registers per block"),
-        (ctas, "max_cluster_size", f"needs a cluster of {ctas} CTAs"),
-        (metadata.get("tmem_size", 0), "max_tensor_memory_columns",
-         f"needs {metadata.get('tmem_size', 0)} columns of tensor memory"),
-    ]
-    return [f"{needs}; {target} allows {limits[key]}" for value, key, needs in checks
-            if limits.get(key) is not None and value > limits[key]]
 
 
 def cuda_registers(compiled):
@@ -227,7 +207,7 @@ def reproduce(kernel, cell, recorded, argv):
     if not flags.get("result"):
         return run_standalone(kernel, cell, recorded, where)
     compiled, stage, error = compile_recorded(kernel, cell, _progress_writer(flags.get("progress")))
-    result = _failure(stage, error) if error is not None else _compiled(compiled, recorded)[0]
+    result = _failure(stage, error) if error is not None else _compiled(compiled, cell, recorded)[0]
     result["triton_version"] = triton.__version__
     with open(flags["result"], "w") as f:
         json.dump(result, f)
@@ -240,16 +220,20 @@ def _failure(stage, error):
         "traceback": "".join(traceback.format_exception(type(error), error, error.__traceback__))}}
 
 
-def _compiled(compiled, recorded):
+def _compiled(compiled, cell, recorded):
     """The result of a compile that succeeded, and what of it exceeds the recorded target's
-    launch limits."""
+    launch limits (launch_check, the worker's own rules, which this file carries above it)."""
     md = compiled.metadata._asdict()
     metadata = {k: md[k] for k in ("name", "num_warps", "num_ctas", "num_stages", "shared", "tmem_size",
                                   "cluster_dims", "warp_size") if k in md}
-    registers = cuda_registers(compiled) if recorded.get("launch_limits") else None
-    target = md["target"].backend + ":" + str(md["target"].arch) if "target" in md else "the target"
-    problems = launch_problems(metadata, registers, recorded.get("launch_limits") or {}, target)
-    return {"status": "ok", "metadata": metadata, "resources": {"registers": registers} if registers else {}}, problems
+    limits = recorded.get("launch_limits")
+    registers = cuda_registers(compiled) if limits else None
+    result = {"status": "ok", "metadata": metadata, "resources": {"registers": registers} if registers else {}}
+    if not limits:
+        return result, []
+    backend, arch, warp_size = cell["target"]
+    result["launch"] = launch_check(metadata, registers, limits, f"{backend}:{arch}", warp_size)
+    return result, result["launch"]["problems"]
 
 
 def _compile_and_say(kernel, cell, recorded, where, progress, stderr_text):
@@ -261,7 +245,7 @@ def _compile_and_say(kernel, cell, recorded, where, progress, stderr_text):
               f"{'' if same else ' (recorded: ' + str(recorded.get('stage')) + ', ' + str(recorded.get('message')) + ')'}")
         print(f"{type(error).__name__}: {text}")
         return 1
-    result, problems = _compiled(compiled, recorded)
+    result, problems = _compiled(compiled, cell, recorded)
     if problems:
         print(f"reproduces: {where} compiles, and the kernel cannot launch there:")
         print("\n".join(f"  {p}" for p in problems))

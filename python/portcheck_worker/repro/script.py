@@ -10,7 +10,7 @@ import re
 import sys
 
 from . import inline, outcome
-from ..compile import portable
+from ..compile import launch_rules, portable
 
 RULE = "# " + "-" * 96
 # Line 2 of the file, fixed: Python reads an encoding declaration (PEP 263) only on line 1 or 2,
@@ -23,11 +23,12 @@ HARNESS_NAMES = {"KERNEL", "CELL", "RECORDED", "triton", "sys"}
 
 
 def harness_text():
-    """compile/portable.py and repro/outcome.py as a reproducer carries them: their code without
-    the module docstrings, their standard-library imports gathered for the top of the file (the
-    names outcome.py imports from portable are defined above it in the file)."""
+    """compile/portable.py, compile/launch_rules.py and repro/outcome.py as a reproducer carries
+    them: their code without the module docstrings, their standard-library imports gathered for
+    the top of the file (the names outcome.py imports from the other two are defined above it in
+    the file)."""
     imports, bodies = set(), []
-    for module in (portable, outcome):
+    for module in (portable, launch_rules, outcome):
         with open(module.__file__) as f:
             text = f.read()
         lines = text[text.index('"""', 3) + 3:].lstrip("\n").splitlines(keepends=True)

@@ -30,18 +30,12 @@ socketpair travels with the message) and zygote_event (zygote to server: started
 warmed, forked, exited), both defined in ../protocol.schema.json. The end of input tells a zygote
 to exit once its children have ended.
 """
-import json
 import os
 import signal
 import socket
 import time
 
 from ..forking import channel
-
-# Where `capture` saves kernels generated at run time, beside the manifest (kGeneratedFolder in
-# src/capture/capture_rows.hpp).
-_GENERATED_FOLDER = "portcheck-generated"
-
 
 def is_inspection(request):
     """An inspect_request (protocol.schema.json): it imports a module for no target."""
@@ -59,21 +53,14 @@ def kernel_ref(request):
 
 
 def key_for(request, any_target=False):
-    """The package zygote a cell request can be forked from; None for a request no zygote serves.
-    `any_target`: the inspections' zygote of the same package, imported with no driver."""
-    ref = kernel_ref(request)
-    if ref is None:
+    """The package zygote a cell request can be forked from, as the tool decided it (the request's
+    "zygote", src/check/zygote_key.cpp: the tool groups and batches cells by the same key); None for
+    a request no zygote serves. `any_target`: the inspections' zygote of the same package,
+    imported with no driver."""
+    zygote = request.get("zygote")
+    if not isinstance(zygote, dict):
         return None
-    target = None if (is_inspection(request) or any_target) else request.get("target")
-    unit = ref.get("file") or (ref.get("module") or "").split(".")[0]
-    if not unit:
-        return None
-    if ref.get("file") and os.path.basename(os.path.dirname(unit)) == _GENERATED_FOLDER:
-        # Modules `capture` saved from one library's run-time code generation (dozens of files,
-        # each importing torch): one zygote imports the first, each cell its own over it.
-        unit = os.path.dirname(unit)
-    return json.dumps([target, ref.get("import_root"), ref.get("pythonpath") or [],
-                       "file" if ref.get("file") else "package", unit], sort_keys=True)
+    return zygote.get("any_target" if any_target else "key")
 
 
 class Zygote:
