@@ -20,6 +20,16 @@
       (isObj(v) && Object.keys(v).length === 0);
   }
   function str(v) { return typeof v === 'string' ? v : (v === undefined || v === null ? '' : String(v)); }
+  // `text` into `parent`: a link when it is an https address (opened apart from the report, with
+  // no opener), else plain text; never markup.
+  function linkOrText(parent, text) {
+    if (!/^https:\/\//i.test(text)) return add(parent, document.createTextNode(text));
+    const a = add(parent, el('a', null, text));
+    a.href = text;
+    a.rel = 'noopener noreferrer';
+    a.target = '_blank';
+    return a;
+  }
   function seconds(s) {
     if (typeof s !== 'number') return str(s);
     return (s >= 10 ? s.toFixed(1) : s >= 1 ? s.toFixed(2) : s.toFixed(3)) + ' s';
@@ -342,15 +352,7 @@
     });
     field(tb, 'why', c.why, (td, v) => { td.id = 'd-why'; td.textContent = str(v); });
     field(tb, 'link', c.link, (td, v) => {
-      const text = str(v);
-      if (/^https:\/\//i.test(text)) {
-        const a = add(td, el('a', null, text));
-        a.href = text;
-        a.rel = 'noopener noreferrer';
-        a.target = '_blank';
-      } else {
-        td.textContent = text;
-      }
+      linkOrText(td, str(v));
       td.id = 'd-link';
     });
     field(tb, 'reproduce', repro[index], (td, v) => { td.className = 'mono'; td.id = 'd-repro'; td.textContent = str(v); });
@@ -438,16 +440,7 @@
       if (at) add(li, el('div', 'mono muted', 'at ' + at));
       if (first.why) add(li, el('div', 'why', 'why: ' + str(first.why)));
       if (first.link) {
-        const see = add(li, el('div', null, 'see: '));
-        const text = str(first.link);
-        if (/^https:\/\//i.test(text)) {
-          const a = add(see, el('a', null, text));
-          a.href = text;
-          a.rel = 'noopener noreferrer';
-          a.target = '_blank';
-        } else {
-          add(see, document.createTextNode(text));
-        }
+        linkOrText(add(li, el('div', null, 'see: ')), str(first.link));
       }
     }
   }
