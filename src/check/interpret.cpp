@@ -94,9 +94,9 @@ void judge_launch(CellResult& cell, const Target& target, const Judgement& judge
                   const nlohmann::json& verdict) {
   const auto limits = judgement.launch_limits.for_target(target);
   if (!limits || !verdict.is_object()) return;
-  std::vector<std::string> problems;
-  for (const auto& problem : verdict.value("problems", nlohmann::json::array()))
-    if (problem.is_string()) problems.push_back(problem.get<std::string>());
+  // Checked against the protocol's launch_verdict when it was read: its problems are text.
+  const auto problems =
+      verdict.value("problems", nlohmann::json::array()).get<std::vector<std::string>>();
   cell.launch = nlohmann::json{{"needs", verdict.value("needs", nlohmann::json::object())},
                                {"limits", limits->to_json()},
                                {"problems", problems}};

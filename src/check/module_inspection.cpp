@@ -116,10 +116,7 @@ CellEvidence evidence_from_files(const std::filesystem::path& dir, const Process
   }
   if (evidence.result)
     if (const auto problem = protocol_problem(answer_kind, *evidence.result)) {
-      evidence.protocol_problem = fmt::format(
-          "the worker's result breaks protocol {}: {} (a bug of triton-portcheck: please report "
-          "it)",
-          worker_protocol_version(), *problem);
+      evidence.protocol_problem = worker_breach("result", *problem);
       evidence.result.reset();
     }
   evidence.last_stage =

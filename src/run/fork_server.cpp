@@ -144,9 +144,10 @@ std::optional<nlohmann::json> server_event(const std::string& line) {
 
 }  // namespace
 
-nlohmann::json fork_command(ProcessRunner::Id id, const ProcessSpec& spec,
-                            const std::vector<std::pair<ProcessRunner::Id, ProcessSpec>>& batch,
-                            const std::filesystem::path& batch_log) {
+nlohmann::json fork_command(
+    ProcessRunner::Id id, const ProcessSpec& spec,
+    const std::vector<std::pair<ProcessRunner::Id, const ProcessSpec*>>& batch,
+    const std::filesystem::path& batch_log) {
   auto command = cell_files(spec);
   command.update({{"op", "fork"},
                   {"id", id},
@@ -160,8 +161,8 @@ nlohmann::json fork_command(ProcessRunner::Id id, const ProcessSpec& spec,
   if (batch.empty()) return command;
   auto members = nlohmann::json::array();
   for (const auto& [member, member_spec] : batch) {
-    auto files = cell_files(member_spec);
-    files.update({{"id", member}, {"max_rss_bytes", member_spec.max_rss_bytes}});
+    auto files = cell_files(*member_spec);
+    files.update({{"id", member}, {"max_rss_bytes", member_spec->max_rss_bytes}});
     members.push_back(std::move(files));
   }
   command["batch"] = std::move(members);
@@ -171,8 +172,9 @@ nlohmann::json fork_command(ProcessRunner::Id id, const ProcessSpec& spec,
 
 void ForkServerRunner::send_fork(Id id, const InFlight& cell) {
   if (cell.log == nullptr) return send(fork_command(id, cell.spec));
-  std::vector<std::pair<Id, ProcessSpec>> batch;
-  for (const auto& member : cell.batch) batch.emplace_back(member.id, member.spec);
+  // The members' specs are read where they are, never copied (each holds the whole environment).
+  std::vector<std::pair<Id, const ProcessSpec*>> batch;
+  for (const auto& member : cell.batch) batch.emplace_back(member.id, &member.spec);
   send(fork_command(id, cell.spec, batch, cell.log->path()));
 }
 

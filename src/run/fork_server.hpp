@@ -35,7 +35,7 @@ struct ForkServerConfig {
 // and the log they begin and end in.
 nlohmann::json fork_command(
     ProcessRunner::Id id, const ProcessSpec& spec,
-    const std::vector<std::pair<ProcessRunner::Id, ProcessSpec>>& batch = {},
+    const std::vector<std::pair<ProcessRunner::Id, const ProcessSpec*>>& batch = {},
     const std::filesystem::path& batch_log = {});
 
 // `--isolation fork`: one long-lived worker per Triton environment imports Triton once, warms

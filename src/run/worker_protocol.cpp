@@ -23,12 +23,15 @@ std::optional<std::string> protocol_problem(std::string_view message_kind,
   return worker_protocol_schema().problem(message_kind, message);
 }
 
+std::string worker_breach(std::string_view what, std::string_view problem) {
+  return fmt::format(
+      "the worker's {} breaks protocol {}: {} (a bug of triton-portcheck: please report it)", what,
+      worker_protocol_version(), problem);
+}
+
 void expect_protocol(std::string_view message_kind, const nlohmann::json& message) {
   if (const auto problem = protocol_problem(message_kind, message))
-    throw ProtocolError(fmt::format(
-        "protocol error: the worker's {} breaks protocol {}: {} (a bug of triton-portcheck: "
-        "please report it)",
-        message_kind, worker_protocol_version(), *problem));
+    throw ProtocolError("protocol error: " + worker_breach(message_kind, *problem));
 }
 
 std::string answer_to(std::string_view request_kind) {

@@ -33,6 +33,10 @@ class ProtocolError : public std::runtime_error {
 [[nodiscard]] std::optional<std::string> protocol_problem(std::string_view message_kind,
                                                           const nlohmann::json& message);
 
+// How a message of the worker's that breaks the schema is said, wherever it is found: "the
+// worker's <what> breaks protocol N: <problem> (a bug of triton-portcheck: please report it)".
+[[nodiscard]] std::string worker_breach(std::string_view what, std::string_view problem);
+
 // Throws ProtocolError unless `message` is a `message_kind`.
 void expect_protocol(std::string_view message_kind, const nlohmann::json& message);
 

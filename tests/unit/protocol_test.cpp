@@ -91,7 +91,7 @@ TEST(WorkerProtocol, TheForkCommandsTheToolSendsAreServerCommands) {
   spec.stderr_path = "/run/cell-1/stderr";
   spec.timeout = std::chrono::seconds(120);
   EXPECT_EQ(protocol_problem("server_command", fork_command(1, spec)), std::nullopt);
-  const auto batch = fork_command(1, spec, {{1, spec}, {2, spec}}, "/run/batch-1.log");
+  const auto batch = fork_command(1, spec, {{1, &spec}, {2, &spec}}, "/run/batch-1.log");
   EXPECT_EQ(protocol_problem("server_command", batch), std::nullopt) << batch.dump();
   EXPECT_EQ(batch.at("batch").size(), 2u);
 }
