@@ -15,7 +15,8 @@ def _count(metadata, key, fallback):
 
 
 def launch_check(metadata, registers, limits, target, warp_size):
-    """{"needs": what the kernel needs, "problems": what of it the target's `limits` do not allow}.
+    """{"needs": what the kernel needs, "problems": what of it the target's `limits` do not allow,
+    "exceeded": the names in `needs` of those problems}.
     `registers`: per thread, None where unknown (no cubin); `warp_size`: the target's, for
     metadata that lacks it. Registers are allocated per warp, rounded up to the allocation unit."""
     warps, ctas = _count(metadata, "num_warps", 0), _count(metadata, "num_ctas", 1)
@@ -38,6 +39,7 @@ def launch_check(metadata, registers, limits, target, warp_size):
     if tmem > 0:
         needs["tensor_memory_columns"] = tmem
         checks.append(("tensor_memory_columns", "max_tensor_memory_columns", f"needs {tmem} columns of tensor memory"))
-    problems = [f"{says}; {target} allows {limits[limit]}" for need, limit, says in checks
-                if limits.get(limit) is not None and needs[need] > limits[limit]]
-    return {"needs": needs, "problems": problems}
+    failing = [(need, limit, says) for need, limit, says in checks
+               if limits.get(limit) is not None and needs[need] > limits[limit]]
+    return {"needs": needs, "problems": [f"{says}; {target} allows {limits[limit]}" for _, limit, says in failing],
+            "exceeded": [need for need, _, _ in failing]}

@@ -11,7 +11,7 @@ import time
 import traceback
 import warnings
 
-from . import cubin, driver, loader, portable, releases, shared_backend
+from . import autotune_rules, cubin, driver, loader, portable, releases, shared_backend
 from .launch_rules import launch_check
 from .outputs import IR_STAGES, OutputError, export_files, save_ir, save_partial_ir
 from ..base import faults
@@ -278,9 +278,11 @@ def _success(compiled, spec, fn, request, target, times, compile_s):
     }
     if request.get("launch_limits"):  # the tool knows the target's: the verdict is made here
         registers = result["resources"].get("registers")
-        result["launch"] = launch_check(result["metadata"], registers if isinstance(registers, int) else None,
-                                        request["launch_limits"], f"{target.backend}:{target.arch}",
-                                        target.warp_size)
+        launch = launch_check(result["metadata"], registers if isinstance(registers, int) else None,
+                              request["launch_limits"], f"{target.backend}:{target.arch}", target.warp_size)
+        if launch["problems"]:  # what the release's autotuner does with a config that needs this
+            launch["autotuner"] = autotune_rules.launch_answer(launch["exceeded"])
+        result["launch"] = launch
     try:
         if request.get("save_ir_dir"):
             result["saved_ir"] = save_ir(compiled, request["save_ir_dir"])
@@ -309,6 +311,8 @@ def failure_result(error):
         "error_source": error.source,
         "source": error.kernel_source,
         "ttir_key": error.ttir_key,
+        # Whether the release's autotuner catches this and goes on with another config.
+        "autotuner": autotune_rules.failure_answer(cause),
         **({"saved_ir": error.saved_ir} if error.saved_ir else {}),
     }
 
