@@ -394,7 +394,7 @@ int run_capture(const CaptureOptions& options) {
 
   const auto records = read_capture_records(launches_dir);
   const auto summary = build_captured_kernels(
-      records.launches, std::filesystem::absolute(options.output).parent_path());
+      records.launches, std::filesystem::absolute(options.output).parent_path(), records.autotuned);
   warn(records.warnings);
   warn(summary.warnings);
   if (records.bad_lines > 0)

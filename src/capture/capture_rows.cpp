@@ -351,6 +351,12 @@ CaptureRecords read_capture_records(const std::filesystem::path& folder) {
             out.warnings.push_back(j["warning"].get<std::string>());
           continue;
         }
+        if (j.contains("autotuned")) {  // checked against the protocol's autotuned_launch above
+          const auto& tuned = j["autotuned"];
+          out.autotuned.push_back({tuned["configs"].get<std::vector<std::string>>(),
+                                   tuned["persona"].get<std::string>()});
+          continue;
+        }
         const auto& kernel = j.at("kernel");
         CapturedLaunch launch;
         launch.module = kernel.at("module").get<std::string>();
@@ -379,6 +385,7 @@ CaptureRecords read_capture_records(const std::filesystem::path& folder) {
         launch.site = j.value("site", "");
         launch.test = j.value("test", "");
         launch.persona = j.value("persona", "");
+        launch.identity = j.value("identity", "");
         out.launches.push_back(std::move(launch));
       } catch (const nlohmann::json::exception&) {
         // A process killed mid-write leaves a torn last line; the others still count.
@@ -466,7 +473,46 @@ struct LaunchGroup {
   const CapturedLaunch* first = nullptr;
   std::vector<CapturedRow> rows;
   std::map<std::string, std::size_t> identities;  // -> its index in rows
+  std::set<std::set<std::size_t>> autotuned;      // each autotuned launch's rows
 };
+
+// Where a launch record (by its identity) became a row: its kernel's group, the row's index.
+using RowOfLaunch = std::map<std::string, std::pair<LaunchGroup*, std::size_t>>;
+
+// Each autotuned launch of two or more distinct rows, in its kernel's group. A launch whose
+// configs are not all known rows of one kernel (records lost with a killed process) is left out:
+// its configs are then judged one by one, as before.
+void add_autotuned(const std::vector<CapturedAutotunedLaunch>& autotuned, const RowOfLaunch& rows) {
+  for (const auto& launch : autotuned) {
+    LaunchGroup* group = nullptr;
+    std::set<std::size_t> members;
+    bool whole = true;
+    for (const auto& identity : launch.configs) {
+      const auto it = rows.find(identity);
+      whole = whole && it != rows.end() && (group == nullptr || group == it->second.first);
+      if (!whole) break;
+      group = it->second.first;
+      members.insert(it->second.second);
+    }
+    if (whole && members.size() > 1) group->autotuned.insert(std::move(members));
+  }
+}
+
+// Names each autotuned launch of a kernel after the order of its first row ("launch-1", ...)
+// and gives its rows the name; rows are in their final order here.
+void name_autotuned(CapturedKernel& kernel, const std::vector<std::set<std::size_t>>& launches,
+                    const std::vector<std::size_t>& final_index) {
+  std::vector<std::pair<std::size_t, std::size_t>> first_row;  // (first row, launch)
+  for (std::size_t l = 0; l < launches.size(); ++l) {
+    std::size_t first = kernel.rows.size();
+    for (const auto r : launches[l]) first = std::min(first, final_index[r]);
+    first_row.emplace_back(first, l);
+  }
+  std::sort(first_row.begin(), first_row.end());
+  for (std::size_t n = 0; n < first_row.size(); ++n)
+    for (const auto r : launches[first_row[n].second])
+      kernel.rows[final_index[r]].autotune.push_back(fmt::format("launch-{}", n + 1));
+}
 
 // A launch already seen as `row` under another persona: the row is shared, and says so.
 void add_personas(CapturedRow& row, const std::vector<std::string>& personas) {
@@ -559,19 +605,27 @@ CapturedKernel kernel_of(LaunchGroup& group, bool name_taken_twice,
   }
   kernel.rows = std::move(group.rows);
   kernel.arg_names = first.arg_names;
-  name_rows(kernel);
+  name_rows(kernel);  // sorts the rows
+  if (!group.autotuned.empty()) {
+    std::vector<std::size_t> final_index(kernel.rows.size());
+    for (std::size_t i = 0; i < kernel.rows.size(); ++i)
+      final_index[group.identities.at(kernel.rows[i].identity())] = i;
+    name_autotuned(kernel, {group.autotuned.begin(), group.autotuned.end()}, final_index);
+  }
   return kernel;
 }
 
 }  // namespace
 
 CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launches,
-                                      const std::filesystem::path& manifest_dir) {
+                                      const std::filesystem::path& manifest_dir,
+                                      const std::vector<CapturedAutotunedLaunch>& autotuned) {
   CaptureSummary summary;
   summary.launches = static_cast<int>(launches.size());
   std::map<std::pair<std::string, std::string>, LaunchGroup> groups;  // (module or file, qualname)
   std::set<std::string> skipped;
   std::map<std::string, std::vector<std::string>> left_out;  // reason -> "kernel (file:line)"
+  RowOfLaunch row_of_launch;
   for (const auto& launch : launches) {
     if (const auto why = why_left_out(launch); !why.empty()) {
       if (skipped.insert(launch.module + ":" + launch.qualname).second)
@@ -596,7 +650,9 @@ CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launche
       group.rows.push_back(std::move(row));
     else
       add_personas(group.rows[seen->second], row.captured_as);
+    if (!launch.identity.empty()) row_of_launch[launch.identity] = {&group, seen->second};
   }
+  add_autotuned(autotuned, row_of_launch);
   summary.warnings = left_out_warnings(left_out);
 
   std::map<std::string, int> name_count;

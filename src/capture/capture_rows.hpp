@@ -26,13 +26,21 @@ struct CapturedLaunch {
   std::vector<std::filesystem::path> generated_paths;  // sys.path entries its added imports need
   nlohmann::json specialization;                       // serialize_specialization_data's object
   nlohmann::json explicit_options = nlohmann::json::object();  // options the caller passed
-  std::string site;     // "/abs/file.py:12", the caller outside Triton
-  std::string test;     // pytest's node id, empty outside pytest
-  std::string persona;  // the device the hook answered as ("hip:gfx942"), or the real one's
+  std::string site;      // "/abs/file.py:12", the caller outside Triton
+  std::string test;      // pytest's node id, empty outside pytest
+  std::string persona;   // the device the hook answered as ("hip:gfx942"), or the real one's
+  std::string identity;  // names it in an autotuned launch's record; empty from an older hook
+};
+
+// One autotuned launch the hook saw: the identities of its configs' launch records.
+struct CapturedAutotunedLaunch {
+  std::vector<std::string> configs;
+  std::string persona;
 };
 
 struct CaptureRecords {
   std::vector<CapturedLaunch> launches;
+  std::vector<CapturedAutotunedLaunch> autotuned;
   std::vector<std::string> warnings;  // what the hook could not record, deduplicated
   int bad_lines = 0;                  // torn or unreadable lines, skipped
   std::string first_bad_line;         // "FILE line N: why", for the warning
@@ -55,6 +63,8 @@ struct CapturedRow {
   std::optional<std::string> specialization;  // JSON, when the row is not expressible in fields
   std::string captured;                       // the test (or call site) that launched it
   std::vector<std::string> captured_as;       // the personas whose runs launched it, in first order
+  // The autotuned launches (named within its kernel: "launch-1") that benchmark it as a config.
+  std::vector<std::string> autotune;
   [[nodiscard]] std::string identity() const;  // equal for equal compiles
 };
 
@@ -78,9 +88,12 @@ struct CaptureSummary {
 };
 
 // Deduplicates launches into rows, one kernel per Python function, and names the variants by
-// what differs between them (dtype, constexpr values, alignment, ints equal to 1, options).
+// what differs between them (dtype, constexpr values, alignment, ints equal to 1, options). The
+// rows of each autotuned launch (`autotuned`, whose configs name launches by identity) get its
+// name in their `autotune`.
 CaptureSummary build_captured_kernels(const std::vector<CapturedLaunch>& launches,
-                                      const std::filesystem::path& manifest_dir);
+                                      const std::filesystem::path& manifest_dir,
+                                      const std::vector<CapturedAutotunedLaunch>& autotuned = {});
 
 // (Re)names a kernel's rows by what differs between them; a single row gets no variant name.
 void name_rows(CapturedKernel& kernel);

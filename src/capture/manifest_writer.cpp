@@ -61,6 +61,7 @@ struct Block {
   std::vector<std::string> python_path;
   std::string captured;
   std::vector<std::string> captured_as;  // when every row shares it
+  std::vector<std::string> autotune;     // likewise
   OrderedFields signature, constants, options;
   std::vector<std::string> kernel_extra;  // carried lines at kernel level
   std::vector<CapturedRow> variants;      // empty for a single row
@@ -70,6 +71,11 @@ struct Block {
 void put(std::string& out, const std::string& indent, const std::string& key,
          const std::string& value) {
   out += fmt::format("{}{:<9} = {}\n", indent, key, value);
+}
+
+// `autotune = "launch-1"`, or a list when several launches benchmark the row.
+std::string autotune_value(const std::vector<std::string>& launches) {
+  return launches.size() == 1 ? toml_value(launches.front()) : toml_value(nlohmann::json(launches));
 }
 
 std::string render_block(const Block& block) {
@@ -86,6 +92,7 @@ std::string render_block(const Block& block) {
   put(out, "", "captured", toml_value(block.captured));
   if (!block.captured_as.empty())
     put(out, "", "captured_as", toml_value(nlohmann::json(block.captured_as)));
+  if (!block.autotune.empty()) put(out, "", "autotune", autotune_value(block.autotune));
   for (const auto& line : block.kernel_extra) out += line + "\n";
   for (std::size_t i = 0; i < block.variants.size(); ++i) {
     const auto& row = block.variants[i];
@@ -100,6 +107,7 @@ std::string render_block(const Block& block) {
     put(out, "  ", "captured", toml_value(row.captured));
     if (!row.captured_as.empty())
       put(out, "  ", "captured_as", toml_value(nlohmann::json(row.captured_as)));
+    if (!row.autotune.empty()) put(out, "  ", "autotune", autotune_value(row.autotune));
     for (const auto& line : block.variant_extra[i])
       out += "  " + std::string(util::trim(line)) + "\n";
   }
@@ -117,6 +125,11 @@ void hoist_common(Block& block) {
       })) {
     block.captured_as = rows.front().captured_as;
     for (auto& row : rows) row.captured_as.clear();
+  }
+  if (std::all_of(rows.begin(), rows.end(),
+                  [&](const CapturedRow& r) { return r.autotune == rows.front().autotune; })) {
+    block.autotune = rows.front().autotune;
+    for (auto& row : rows) row.autotune.clear();
   }
   if (std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.specialization; })) return;
   const auto shared_by_all = [&](OrderedFields CapturedRow::*field) {
@@ -169,6 +182,7 @@ Block make_block(const CapturedKernel& kernel, const std::string& name,
     block.options = row.options;
     block.captured = row.captured;
     block.captured_as = row.captured_as;
+    block.autotune = row.autotune;
     block.kernel_extra = carried_for(row);
     if (row.specialization)
       block.kernel_extra.insert(

@@ -553,4 +553,31 @@ TEST_F(MergeTest, AppendNeverRemovesAndRenamesClashingKernels) {
 }
 
 }  // namespace
+
+TEST(CaptureRows, TheConfigsOfAnAutotunedLaunchShareItsNameAndALaunchSeenTwiceIsOne) {
+  std::vector<CapturedLaunch> launches;
+  for (int block : {128, 64, 32}) {
+    launches.push_back(add_launch("*fp32", true, true, block));
+    launches.back().identity = fmt::format("id{}", block);
+  }
+  const std::vector<CapturedAutotunedLaunch> autotuned = {
+      {{"id128", "id64"}, "cuda:90"},
+      {{"id64", "id128"}, "cuda:90"},          // the same launch, from another process
+      {{"id32", "id64", "id128"}, "cuda:90"},  // another key: one more config
+      {{"id32", "unknown"}, "cuda:90"},        // a config whose record was lost: left out
+  };
+  const auto summary = build_captured_kernels(launches, "/work/repo", autotuned);
+  ASSERT_EQ(summary.kernels.size(), 1u);
+  std::map<std::string, std::vector<std::string>> launches_of;
+  for (const auto& row : summary.kernels.front().rows) launches_of[row.variant] = row.autotune;
+  // Named after their first row in the kernel's order (BLOCK=32 first).
+  EXPECT_EQ(launches_of, (std::map<std::string, std::vector<std::string>>{
+                             {"BLOCK=32", {"launch-1"}},
+                             {"BLOCK=64", {"launch-1", "launch-2"}},
+                             {"BLOCK=128", {"launch-1", "launch-2"}}}));
+  const auto text = render_captured_manifest(summary.kernels, {}).text;
+  EXPECT_NE(text.find("autotune  = \"launch-1\"\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("autotune  = [\"launch-1\", \"launch-2\"]\n"), std::string::npos) << text;
+}
+
 }  // namespace portcheck

@@ -15,7 +15,7 @@ import os
 import re
 import sysconfig
 
-from .launch_records import jsonable, shared_attributes
+from .launch_records import jsonable, launch_identity, shared_attributes
 
 MODULE = "torch._inductor.runtime.triton_heuristics"
 
@@ -48,22 +48,30 @@ def install(recorder, heuristics):
         record(autotuner, cfg)
         return compile_config(autotuner, cfg, *args, **kwargs)
 
+    # The configs one CachingAutotuner compiles are one autotuned launch: it benchmarks those that
+    # compile and load (it catches OutOfResources and PTXASError) and launches the best.
     def precompile_then_record(autotuner, *args, **kwargs):
         # A kernel whose configs this process compiled without _precompile_config (results
         # loaded from Inductor's caches) is recorded from its results. One compiled by a compile
         # worker arrives without its Python function: the worker, started with the capture hook
         # too, recorded it.
-        try:
-            return precompile(autotuner, *args, **kwargs)
-        finally:
-            compiled_here = getattr(autotuner.fn, "fn", None) is not None
-            for result in (getattr(autotuner, "compile_results", None) or ()) if compiled_here else ():
-                if getattr(result, "config", None) is not None:
-                    record(autotuner, result.config, getattr(result, "compile_meta", None))
+        with recorder.tuner_run_recorded():
+            try:
+                return precompile(autotuner, *args, **kwargs)
+            finally:
+                compiled_here = getattr(autotuner.fn, "fn", None) is not None
+                for result in (getattr(autotuner, "compile_results", None) or ()) if compiled_here else ():
+                    if getattr(result, "config", None) is not None:
+                        record(autotuner, result.config, getattr(result, "compile_meta", None))
+
+    def worker_then_record(autotuner, *args, **kwargs):
+        with recorder.tuner_run_recorded():
+            return precompile_worker(autotuner, *args, **kwargs)
 
     def record_instead(autotuner, *args, **kwargs):
-        for cfg in autotuner.configs or ():
-            record(autotuner, cfg)
+        with recorder.tuner_run_recorded():
+            for cfg in autotuner.configs or ():
+                record(autotuner, cfg)
 
     if recorder.device.fake_gpu:
         # No device: each config is recorded and nothing compiles or launches (record mode).
@@ -72,6 +80,9 @@ def install(recorder, heuristics):
         return
     cls._precompile_config = _precompile_config
     cls.precompile = precompile_then_record
+    precompile_worker = getattr(cls, "_precompile_worker", None)
+    if precompile_worker is not None:  # what a compile worker runs, without precompile
+        cls._precompile_worker = worker_then_record
 
 
 def _record(recorder, autotuner, cfg, torch_dir, meta=None):
@@ -88,7 +99,9 @@ def _record(recorder, autotuner, cfg, torch_dir, meta=None):
     name = fn.__name__
     path = _kernel_file(autotuner)
     module = getattr(fn.fn, "__module__", None) or "torch_compile_kernel"
-    if not recorder.records.first_time(path or module, name, spec, explicit, None):
+    identity = launch_identity(path or module, name, spec, explicit, None)
+    recorder.note_config(identity)
+    if not recorder.records.first_time(identity):
         return
     text, line = _module_text(path, fn.__name__)
     kernel = {
@@ -108,7 +121,7 @@ def _record(recorder, autotuner, cfg, torch_dir, meta=None):
     site = recorder.records.call_site((torch_dir, sysconfig.get_paths()["stdlib"] + os.sep)) or f"{path}:{line}"
     # The device Inductor generated for, when it is a target `check` knows (not a CPU or XPU).
     device = f"{meta['device_type']}:{meta['cc']}" if meta.get("device_type") in ("cuda", "hip") else None
-    recorder.records.emit(kernel, spec, explicit, site=site, device=device)
+    recorder.records.emit(kernel, spec, explicit, site=site, device=device, identity=identity)
 
 
 def specialization(names, meta):

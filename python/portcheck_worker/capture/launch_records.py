@@ -1,6 +1,7 @@
 """What a launch record holds that every backend's JIT shares (a row captured as an AMD device is
 the same row as one captured as an NVIDIA device with the same choices), in JSON's types.
 """
+import hashlib
 import json
 
 # The AMD backend's attribute for a tensor within 2 GiB (buffer ops). The manifest's rows carry
@@ -36,7 +37,10 @@ def jsonable(value):
 
 def launch_identity(module, qualname, spec, explicit, autotune):
     """The key of a distinct launch: kernel, specialisation, the caller's options and the
-    autotune config; a launch made again with the same key is recorded once."""
-    return json.dumps([module, qualname, spec["signature"], spec["constant_keys"], spec["constant_vals"],
+    autotune config; a launch made again with the same key is recorded once. 16 hex digits of
+    its SHA-1, the same in every process of a capture (an autotuned launch's record names its
+    configs by it, whichever process wrote their launch records)."""
+    text = json.dumps([module, qualname, spec["signature"], spec["constant_keys"], spec["constant_vals"],
                        spec["attrs_keys"], spec["attrs_vals"], explicit, autotune and autotune.get("index")],
                       sort_keys=True, default=str)
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -10,7 +10,6 @@ import threading
 
 from .imports import warn
 from .kernel_home import import_root, kernel_attribute, module_source
-from .launch_records import launch_identity
 
 RECORD_VERSION = 1
 
@@ -45,21 +44,35 @@ class RecordWriter:
             **self._generated(func, why_not),
         }
 
-    def first_time(self, module, qualname, spec, explicit, autotune):
-        """Whether this launch (kernel, specialisation, options, autotune config) is new."""
-        identity = launch_identity(module, qualname, spec, explicit, autotune)
+    def first_time(self, identity):
+        """Whether this launch (launch_identity: kernel, specialisation, options, autotune config)
+        is new."""
         with self._lock:
             if identity in self._seen:
                 return False
             self._seen.add(identity)
             return True
 
-    def emit(self, kernel, spec, explicit, autotune=None, warmup=False, site=None, device=None):
+    def emit_autotuned(self, configs, device=None):
+        """One autotuned launch: the identities of the launch records of the configs it
+        benchmarks, once per distinct set (and device)."""
+        key = ("autotuned", device or self.device.name(), tuple(sorted(configs)))
+        with self._lock:
+            if key in self._seen:
+                return
+            self._seen.add(key)
+        self._append({"version": RECORD_VERSION,
+                      "autotuned": {"configs": sorted(configs), "persona": key[1]}})
+
+    def emit(self, kernel, spec, explicit, autotune=None, warmup=False, site=None, device=None,
+             identity=None):
         """One record: the kernel as `check` will import it, Triton's specialisation and the
         options the caller passed; `site` where it was launched (else the first caller outside
-        Triton and this hook); `device` the target it was made for when not the persona's."""
+        Triton and this hook); `device` the target it was made for when not the persona's;
+        `identity` its launch_identity, by which an autotuned launch's record names it."""
         test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
         self._append({
+            **({"identity": identity} if identity else {}),
             "version": RECORD_VERSION,
             "mode": self.mode,
             "kernel": kernel,

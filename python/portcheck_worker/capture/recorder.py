@@ -8,7 +8,7 @@ import os
 import threading
 
 from ..compile import releases
-from .launch_records import jsonable, portable_options, shared_attributes
+from .launch_records import jsonable, launch_identity, portable_options, shared_attributes
 from .record_writer import RecordWriter
 from .run_device import RunDevice
 
@@ -20,6 +20,19 @@ class _Launch:
         self.explicit_options = explicit_options
         self.warmup = warmup
         self.autotune = autotune
+        self.identity = None  # the launch record's, once the hook has seen it
+
+
+class _TunerRun:
+    """One autotuned launch: the identities of the launch records of the configs it benchmarks,
+    in order (a config seen before is in it too, though its record was written then)."""
+
+    def __init__(self):
+        self.configs = []
+
+    def add(self, identity):
+        if identity is not None and identity not in self.configs:
+            self.configs.append(identity)
 
 
 class Recorder:
@@ -37,6 +50,7 @@ class Recorder:
         self._lock = threading.RLock()
         self._tuner_lock = threading.RLock()
         self._interpreted_class = ()
+        self._kernel_identities = {}  # id(compiled kernel) -> (kernel, record identity): live mode
 
     # -- context of the launch being recorded ------------------------------------------------
 
@@ -58,6 +72,27 @@ class Recorder:
     def _current(self):
         stack = self._stack()
         return stack[-1] if stack else None
+
+    @contextlib.contextmanager
+    def tuner_run_recorded(self):
+        """An autotuned launch, written as one record of its configs once it ends (a launch with
+        one config benchmarks nothing: Triton launches it as it is)."""
+        runs = getattr(self._local, "tuner_runs", None)
+        if runs is None:
+            runs = self._local.tuner_runs = []
+        run = _TunerRun()
+        runs.append(run)
+        try:
+            yield run
+        finally:
+            runs.pop()
+            if len(run.configs) > 1:
+                self.records.emit_autotuned(run.configs)
+
+    def note_config(self, identity):
+        runs = getattr(self._local, "tuner_runs", None)
+        if runs:
+            runs[-1].add(identity)
 
     def _autotune(self):
         stack = getattr(self._local, "autotune", None)
@@ -116,9 +151,22 @@ class Recorder:
             autotune, _dry = recorder._config_state()
             launch = _Launch(recorder._explicit_options(fn, kwargs), warmup, autotune)
             with recorder._launch(launch):
-                return original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+                kernel = original(fn, *args, grid=grid, warmup=warmup, **kwargs)
+            recorder._remember_kernel(kernel, launch)
+            return kernel
 
         cls.run = run
+
+    def _remember_kernel(self, kernel, launch):
+        """Live mode compiles a config once; a later autotuned launch that benchmarks it again
+        finds the compiled kernel in the JIT's cache, and the hook does not fire: the kernel
+        object carries the identity of the record it was compiled for."""
+        if kernel is None or self.mode != "live":
+            return
+        if launch.identity is not None:
+            self._kernel_identities[id(kernel)] = (kernel, launch.identity)
+        else:
+            self.note_config(self._kernel_identities.get(id(kernel), (None, None))[1])
 
     def _patch_interpreter(self, cls):
         original = cls.run
@@ -176,7 +224,7 @@ class Recorder:
     def _tuner_run(self, original, tuner, args, kwargs):
         if self.mode == "live":
             # The real autotuner compiles every config it benchmarks; the hook sees each one.
-            with self._autotune_config({"count": len(tuner.configs)}, False):
+            with self.tuner_run_recorded(), self._autotune_config({"count": len(tuner.configs)}, False):
                 return original(tuner, *args, **kwargs)
         # The configs are swapped on the tuner object, which other threads share: one capture-
         # mode autotuned launch at a time.
@@ -187,13 +235,14 @@ class Recorder:
         configs = self._configs_to_try(tuner, args, kwargs)
         saved = tuner.configs
         try:
-            for index, config in enumerate(configs):
-                # With one config the autotuner benchmarks nothing: Triton's and subclasses'
-                # run() all go straight to the launch, applying the config and its heuristics.
-                tuner.configs = [config]
-                info = {"index": index, "count": len(configs), "config": str(config)}
-                with self._autotune_config(info, True):
-                    original(tuner, *args, **dict(kwargs))
+            with self.tuner_run_recorded():
+                for index, config in enumerate(configs):
+                    # With one config the autotuner benchmarks nothing: Triton's and subclasses'
+                    # run() all go straight to the launch, applying the config and its heuristics.
+                    tuner.configs = [config]
+                    info = {"index": index, "count": len(configs), "config": str(config)}
+                    with self._autotune_config(info, True):
+                        original(tuner, *args, **dict(kwargs))
             if self.mode == "record":
                 return None
             # One config runs for real in the interpreter so the test sees a result.
@@ -286,7 +335,11 @@ class Recorder:
         explicit = portable_options({k: jsonable(v) for k, v in (launch.explicit_options if launch else {}).items()},
                                     releases.current().config_only_options)
         autotune = launch.autotune if launch else None
-        if not self.records.first_time(func.__module__, func.__qualname__, spec, explicit, autotune):
+        identity = launch_identity(func.__module__, func.__qualname__, spec, explicit, autotune)
+        if launch is not None:
+            launch.identity = identity
+        self.note_config(identity)
+        if not self.records.first_time(identity):
             return
         self.records.emit(self.records.kernel(jit_function), spec, explicit, autotune,
-                          bool(launch.warmup) if launch else False)
+                          bool(launch.warmup) if launch else False, identity=identity)
