@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "src/check/autotuned_launches.hpp"
 #include "src/check/execute.hpp"
 #include "src/check/plan.hpp"
 #include "src/check/remote_cache_choice.hpp"
@@ -160,6 +161,7 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   report.targets = matrix.columns;
   for (const auto& row : manifest.rows) report.rows.push_back(row.display_name());
   report.cells = executed.cells;
+  judge_autotuned_launches(manifest, report.cells);
   report.wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - settings.started).count();
   const PassSummary pass{environment.label, report.manifest, settings.jobs,

@@ -33,6 +33,14 @@ void fail(CellResult& cell, FailureKind kind, std::string stage, std::string mes
   cell.fingerprint = fingerprint(cell.kind, cell.stage, cell.pass, cell.message);
 }
 
+// What the release's autotuner does with a config that fails so (compile/autotune_rules.py):
+// checked against the protocol's autotuner_answer when the result was read.
+void take_autotuner_answer(CellResult& cell, const nlohmann::json& answer) {
+  if (!answer.is_object()) return;
+  cell.autotuner_skips = answer.value("skips", false);
+  cell.autotuner_raises = answer.value("raises", "");
+}
+
 // What the worker measured of the compile, failed or not.
 void take_result(CellResult& cell, const nlohmann::json& r) {
   // The worker wrote `r`, but user code ran in its process: a value of the wrong type is dropped,
@@ -50,6 +58,7 @@ void take_result(CellResult& cell, const nlohmann::json& r) {
   if (r.contains("resources")) cell.resources = r["resources"];
   if (r.contains("export") && r["export"].is_object()) cell.exported = r["export"];
   if (r.contains("repro") && r["repro"].is_object()) cell.repro = r["repro"];
+  take_autotuner_answer(cell, r.value("autotuner", nlohmann::json()));
   cell.shared_with = util::string_member(r, "shared_with", "");
   cell.ttir_key = util::string_member(r, "ttir_key", "");
   if (const auto it = r.find("output_error"); it != r.end() && it->is_object())
@@ -102,6 +111,7 @@ void judge_launch(CellResult& cell, const Target& target, const Judgement& judge
                                {"problems", problems}};
   if (problems.empty() || judgement.launch_limits_warn) return;
   fail(cell, FailureKind::launch_limit, "launch", util::join(problems, "; "));
+  take_autotuner_answer(cell, verdict.value("autotuner", nlohmann::json()));
 }
 
 Status status_of(const CellResult& cell) {

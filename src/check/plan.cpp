@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "src/check/autotuned_launches.hpp"
 #include "src/check/reduce.hpp"
 #include "src/check/worker_targets.hpp"
 #include "src/check/zygote_key.hpp"
@@ -45,16 +47,32 @@ nlohmann::json cell_request(const KernelRow& row, const Target& target, const Ch
   return request;
 }
 
-// Costs from the manifest alone (never local timings), so every runner draws the same parts.
-std::vector<PlannedCell> shard_of(std::vector<PlannedCell> cells, const ShardInfo& shard) {
+// Costs from the manifest alone (never local timings), so every runner draws the same parts. The
+// configs of an autotuned launch on one target are one part's (their verdict is the launch's).
+std::vector<PlannedCell> shard_of(std::vector<PlannedCell> cells, const Manifest& manifest,
+                                  const ShardInfo& shard) {
+  const auto companions = autotune_companions(manifest);
+  std::map<std::string, std::size_t> unit_of;  // the first row of the group | target -> unit
   std::vector<double> costs;
   std::vector<std::string> keys;
-  for (const auto& cell : cells) {
-    costs.push_back(cell.expected_s);
-    keys.push_back(cell.row->display_name() + "|" + cell.target.name());
+  std::vector<std::vector<std::size_t>> members;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto row = static_cast<std::size_t>(cells[i].row - manifest.rows.data());
+    const auto key = manifest.rows[companions[row]].display_name() + "|" + cells[i].target.name();
+    const auto [it, added] = unit_of.emplace(key, costs.size());
+    if (added) {
+      costs.push_back(0);
+      keys.push_back(key);
+      members.emplace_back();
+    }
+    costs[it->second] += cells[i].expected_s;
+    members[it->second].push_back(i);
   }
   std::vector<PlannedCell> mine;
-  for (const auto index : select_shard(costs, keys, shard)) mine.push_back(std::move(cells[index]));
+  for (const auto unit : select_shard(costs, keys, shard))
+    for (const auto i : members[unit]) mine.push_back(std::move(cells[i]));
+  std::sort(mine.begin(), mine.end(),
+            [](const PlannedCell& a, const PlannedCell& b) { return a.index < b.index; });
   return mine;
 }
 
@@ -135,7 +153,7 @@ std::vector<PlannedCell> plan_cells(const Manifest& manifest, const Matrix& matr
       cells.push_back(std::move(cell));
     }
   }
-  return options.shard ? shard_of(std::move(cells), *options.shard) : cells;
+  return options.shard ? shard_of(std::move(cells), manifest, *options.shard) : cells;
 }
 
 Plan plan_environment(const Manifest& manifest, const Matrix& matrix, const CheckOptions& options,

@@ -51,6 +51,22 @@ bool failed_in_compile(FailureKind kind) {
   return row != nullptr && row->compiled;
 }
 
+std::string autotuner_note(const CellResult& cell) {
+  if (!cell.autotuned) return "";
+  const auto& launch = *cell.autotuned;
+  if (cell.status == Status::skipped)
+    return fmt::format(
+        "left to the autotuner, which skips a config raising {}: {} of {} configs "
+        "of launch {} remain on {}",
+        cell.autotuner_raises, launch.remaining, launch.configs, launch.name, cell.target);
+  if (cell.failed_outcome() && cell.autotuner_skips && launch.remaining == 0)
+    return fmt::format(
+        "no config of launch {} is left on {}: the autotuner skips each of its {}, "
+        "then launches one all the same, which raises",
+        launch.name, cell.target, launch.configs);
+  return "";
+}
+
 std::string host_choices_note(const CellResult& cell) {
   if (!cell.foreign_launch_verdict()) return "";
   std::string personas;

@@ -13,7 +13,10 @@ namespace portcheck {
 
 // launch: compiled, but needs more than the target allows at launch (--launch-limits error).
 // unchecked: not compiled (--static-only) and not predicted to fail.
-enum class Status { ok, failed, xfail, xpass, launch, unchecked };
+// skipped: a config of an autotuned launch that fails on the target with what that release's
+// autotuner skips (OutOfResources, PTXASError, ...), while the launch keeps other configs: Triton
+// benchmarks the rest and runs the best. Not a failure; its kind and message say why it is skipped.
+enum class Status { ok, failed, xfail, xpass, launch, unchecked, skipped };
 
 // Each status's name in reports and the result cache. One row per status, in enum order.
 struct StatusRow {
@@ -27,6 +30,7 @@ inline constexpr auto kStatuses = std::to_array<StatusRow>({
     {Status::xpass, "xpass"},
     {Status::launch, "launch"},
     {Status::unchecked, "unchecked"},
+    {Status::skipped, "skipped"},
 });
 
 // Why a cell failed. `internal_error` is a bug of ours and is never blamed on the kernel.
@@ -91,6 +95,14 @@ std::string short_label(FailureKind kind);
 // A failure that came from (or during) a compile, which a reproducer can replay.
 bool failed_in_compile(FailureKind kind);
 
+// One autotuned launch (the manifest's `autotune`) on one target and Triton: how many of its
+// configs that target's autotuner benchmarks, and how many of them compile and launch there.
+struct AutotunedLaunch {
+  std::string name;   // within the row's [[kernel]]
+  int configs = 0;    // its configs checked on this target
+  int remaining = 0;  // of them, those that neither fail nor are skipped: 0 fails the launch
+};
+
 struct SourceLocation {
   std::string file;
   int line = 0;
@@ -147,6 +159,14 @@ struct CellResult {
   // vendor (`capture --as`): a launch-limit verdict then says what another vendor's choices would
   // need here, not what this target is launched with, and is not new.
   std::vector<std::string> host_choices_of;
+  // What the worker said this release's autotuner does with the cell's failure: skips the config
+  // (and the launch goes on with the others) or lets `autotuner_raises` reach the user's call.
+  // Empty `autotuner_raises`: no failure the worker judged (a timeout, a crash, an import error).
+  bool autotuner_skips = false;
+  std::string autotuner_raises;
+  // For a config of autotuned launches: the launch it decides least well on this target (the
+  // fewest configs remaining) - check/autotuned_launches.hpp. Empty for a row launched as is.
+  std::optional<AutotunedLaunch> autotuned;
   std::string why;  // from the known-failure table
   // "cannot write PATH: OS error" when the worker could not write this cell's --save-ir or
   // export files (a full disk, no permission): the run's environment problem, not the cell's.
@@ -162,6 +182,11 @@ struct CellResult {
     return status == Status::failed || status == Status::xfail || status == Status::launch;
   }
 };
+
+// For a config of an autotuned launch, what every report format adds to its message: for a
+// skipped one, that the autotuner skips it and how many configs remain; for one red because no
+// config is left, that; else "".
+std::string autotuner_note(const CellResult& cell);
 
 // For a launch-limit verdict on another vendor's host choices (foreign_launch_verdict), the words
 // every report format adds to its message, so no one takes it for this target's breakage; else "".

@@ -218,6 +218,23 @@ class Parser {
     return out;
   }
 
+  // `autotune = "name"` or a list of names: the autotuned launches (of this [[kernel]]) whose
+  // configs the row is one of.
+  std::vector<std::string> need_launch_names(const toml::node& node, const std::string& key) const {
+    const auto name = [&](const toml::node& item, const std::string& item_key) {
+      return need_name(item, item_key, ".+=-", "'_', '-', '.', '+' or '='");
+    };
+    if (node.as_string() != nullptr) return {name(node, key)};
+    const auto* array = node.as_array();
+    if (array == nullptr || array->empty())
+      fail(node, key,
+           "expected the name of an autotuned launch, or a list of them, such as \"matmul-1\"");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < array->size(); ++i)
+      out.push_back(name(*array->get(i), fmt::format("{}[{}]", key, i)));
+    return out;
+  }
+
   // Folders relative to the manifest's, put on sys.path when the kernels are imported.
   std::vector<std::filesystem::path> need_folders(const toml::node& node,
                                                   const std::string& key) const {
@@ -402,17 +419,19 @@ class Parser {
         row.captured = need_string(v, row_key(row, key));
       } else if (key == "captured_as") {
         row.captured_as = need_targets(v, row_key(row, key));
+      } else if (key == "autotune") {
+        row.autotune = need_launch_names(v, row_key(row, key));
       } else if (key == "pythonpath" && !is_variant) {
         row.ref.python_path = need_folders(v, row_key(row, key));
       } else {
         fail(v, row_key(row, key),
              is_variant
                  ? "unknown key (a variant takes name, signature, constants, options, "
-                   "specialization, targets, xfail, timeout, max_rss, captured, captured_as)"
+                   "specialization, targets, xfail, timeout, max_rss, captured, captured_as, "
+                   "autotune)"
                  : "unknown key (a kernel takes name, target, signature, constants, options, "
                    "specialization, targets, xfail, timeout, max_rss, captured, captured_as, "
-                   "pythonpath, "
-                   "variant)");
+                   "autotune, pythonpath, variant)");
       }
       row.key_locations[key] = where(v);
     }

@@ -55,6 +55,10 @@ struct KernelRow {
   // The devices whose host code launched it (`capture --as`); empty for a hand-written row. A
   // kernel with rows of a vendor checks only those on that vendor's targets (check/plan.hpp).
   std::vector<std::string> captured_as;
+  // The autotuned launches (named within this row's [[kernel]]) that benchmark this row as one of
+  // their configs: the row's verdict on a target is the launch's (check/autotuned_launches.hpp).
+  // Empty: the row is launched as it is.
+  std::vector<std::string> autotune;
   Location where;                                 // the [[kernel]] or [[kernel.variant]] header
   std::map<std::string, Location> key_locations;  // "signature.n", "options.num_warps", ...
 
