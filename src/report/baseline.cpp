@@ -95,7 +95,8 @@ void apply_baseline(Report& report, const std::vector<BaselineEntry>& baseline,
     if (is_unexpected_failure(cell.status) && it->second->fingerprint == cell.fingerprint) {
       cell.is_new = false;
       cell.in_baseline = true;
-    } else if (cell.status == Status::ok || cell.status == Status::xpass) {
+    } else if (cell.status == Status::ok || cell.status == Status::xpass ||
+               cell.status == Status::skipped) {  // a config the autotuner skips is no failure
       report.baseline.fixed.push_back({cell.kernel, cell.target, cell.triton,
                                        it->second->fingerprint, it->second->kind,
                                        it->second->message});

@@ -57,6 +57,17 @@ std::string github_annotations(const Report& report, const std::filesystem::path
     out += fmt::format("::error {}title={}::{}\n", properties, command_property(title),
                        command_data(cell.message));
   }
+  // Skipped configs are information: one notice for all (GitHub shows few notices per step).
+  const auto skipped =
+      std::count_if(report.cells.begin(), report.cells.end(),
+                    [](const CellResult& c) { return c.status == Status::skipped; });
+  if (skipped > 0)
+    out += fmt::format(
+        "::notice title={}::{}\n", command_property("triton-portcheck: autotuned configs skipped"),
+        command_data(fmt::format("{} config(s) of autotuned launches fail on their target with "
+                                 "what Triton's autotuner skips; the launches run the configs that "
+                                 "remain (not failures: see the report)",
+                                 skipped)));
   return out;
 }
 

@@ -22,9 +22,8 @@ nlohmann::json location_of(const Report& report, const CellResult& cell,
 
 nlohmann::json issue_of(const Report& report, const CellResult& cell,
                         const std::filesystem::path& root) {
-  const auto description = fmt::format(
-      "{} on {} (Triton {}): {} {}: {}{}", cell.kernel, cell.target, cell.triton_version,
-      to_string(cell.kind), failure_where(cell), cell.message, bracketed_host_choices_note(cell));
+  const auto description = fmt::format("{} on {} (Triton {}): {}", cell.kernel, cell.target,
+                                       cell.triton_version, describe_failure(cell));
   // The failure's own fingerprint is shared by every cell that fails the same way; GitLab needs
   // one per issue, so the cell's identity joins it.
   const auto identity =
@@ -32,7 +31,10 @@ nlohmann::json issue_of(const Report& report, const CellResult& cell,
   return {{"description", description},
           {"check_name", "triton-portcheck/" + to_string(cell.kind)},
           {"fingerprint", util::sha1_hex(identity)},
-          {"severity", cell.is_new ? "major" : "minor"},
+          // A config the autotuner skips is information (GitLab's lowest severity).
+          {"severity", cell.status == Status::skipped ? "info"
+                       : cell.is_new                  ? "major"
+                                                      : "minor"},
           {"location", location_of(report, cell, root)}};
 }
 
@@ -41,7 +43,7 @@ nlohmann::json issue_of(const Report& report, const CellResult& cell,
 std::string render_gitlab_codequality(const Report& report, const std::filesystem::path& root) {
   auto issues = nlohmann::json::array();
   for (const auto& cell : report.cells)
-    if (cell.failed_outcome() && cell.status != Status::xfail)
+    if ((cell.failed_outcome() && cell.status != Status::xfail) || cell.status == Status::skipped)
       issues.push_back(issue_of(report, cell, root));
   // Compiler text may hold bytes that are not UTF-8; they are replaced rather than refused.
   return issues.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -24,6 +24,16 @@ nlohmann::json baseline_json(const BaselineSummary& baseline) {
   return baseline_summary_json(baseline);
 }
 
+// The autotuned launch a config belongs to, as its target's autotuner runs it; null for a row
+// launched as it is.
+nlohmann::json autotuned_json(const CellResult& c) {
+  if (!c.autotuned) return nullptr;
+  return {{"launch", c.autotuned->name},
+          {"configs", c.autotuned->configs},
+          {"remaining", c.autotuned->remaining},
+          {"note", or_null(autotuner_note(c))}};
+}
+
 // A cell; `letters` are the failure groups' letters by fingerprint.
 nlohmann::json cell_json(const CellResult& c, const std::map<std::string, std::string>& letters) {
   const bool failed = c.kind != FailureKind::none;
@@ -47,6 +57,10 @@ nlohmann::json cell_json(const CellResult& c, const std::map<std::string, std::s
       {"new", c.is_new},
       {"in_baseline", c.in_baseline},
       {"host_choices_of", c.host_choices_of},
+      {"autotuner", c.autotuner_raises.empty() ? nlohmann::json(nullptr)
+                                               : nlohmann::json{{"skips", c.autotuner_skips},
+                                                                {"raises", c.autotuner_raises}}},
+      {"autotuned", autotuned_json(c)},
       {"cached", c.cached},
       {"represented_by", or_null(c.represented_by)},
       {"shared_with", or_null(c.shared_with)},
@@ -79,7 +93,8 @@ nlohmann::json report_to_json(const Report& report) {
   nlohmann::json cells = nlohmann::json::array();
   for (const auto& c : report.cells) cells.push_back(cell_json(c, letters));
   nlohmann::json summary = {{"cells", report.cells.size()}};
-  std::map<std::string, int> counts{{"ok", 0}, {"failed", 0}, {"xfail", 0}, {"xpass", 0}};
+  std::map<std::string, int> counts{
+      {"ok", 0}, {"failed", 0}, {"xfail", 0}, {"xpass", 0}, {"skipped", 0}};
   int fresh = 0;
   int cached = 0;
   for (const auto& c : report.cells) {

@@ -2,6 +2,7 @@
 // renderers assume, so that a damaged or hostile report is one exit-2 line naming the file and
 // the key path, never an internal error or a stack overflow (issue 14).
 #include <climits>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -90,11 +91,25 @@ BaselineSummary baseline_from(const JsonAt& j) {
   return baseline;
 }
 
+// What the autotuner does with the cell's failure, and the autotuned launch it is a config of.
+void autotune_from(const JsonAt& c, CellResult& cell) {
+  if (const auto tuner = object_member(c, "autotuner")) {
+    cell.autotuner_skips = tuner->boolean_or("skips", false);
+    cell.autotuner_raises = tuner->string_or("raises");
+  }
+  if (const auto launch = object_member(c, "autotuned")) {
+    constexpr std::int64_t kMost = std::numeric_limits<int>::max();
+    cell.autotuned = AutotunedLaunch{(*launch)["launch"].string(),
+                                     static_cast<int>((*launch)["configs"].integer(0, kMost)),
+                                     static_cast<int>((*launch)["remaining"].integer(0, kMost))};
+  }
+}
+
 // The outcome of a cell: status, kind and where and how it failed.
 void outcome_from(const JsonAt& c, CellResult& cell) {
   const auto status_at = c["status"];
   const auto status = status_from_string(status_at.string());
-  if (!status) status_at.fail("one of ok, failed, xfail, xpass, launch, unchecked");
+  if (!status) status_at.fail("one of ok, failed, xfail, xpass, launch, unchecked, skipped");
   cell.status = *status;
   const auto kind = kind_from_string(c.string_or("kind"));
   if (!kind) c["kind"].fail("a failure kind such as \"mlir-error\"");
@@ -129,6 +144,7 @@ CellResult cell_from(const JsonAt& c) {
   cell.cached = c.boolean_or("cached", false);
   if (const auto predicted = object_member(c, "predicted")) cell.predicted = predicted->json();
   cell.launch = launch_from(c);
+  autotune_from(c, cell);
   cell.compile_s = c.number_or("compile_s", 0.0);
   cell.wall_s = c.number_or("wall_s", 0.0);
   cell.waited_s = c.number_or("waited_s", 0.0);

@@ -90,6 +90,7 @@ Outcome outcome_of(const CellResult& c) {
       return Outcome::passed;
     case Status::xfail:
     case Status::unchecked:
+    case Status::skipped:
       return Outcome::skipped;
     case Status::launch:
     case Status::failed:
@@ -157,6 +158,8 @@ std::string skipped(const std::string& message) {
 //    internal error is a bug of triton-portcheck that gives the cell no verdict.
 //  - xfail (failed where the manifest expects it): <skipped message="expected failure: ...">, as
 //    pytest reports xfail, so CI does not go red for failures the user accepted.
+//  - skipped (a config of an autotuned launch that its autotuner skips on the target, while the
+//    launch keeps others): <skipped message="config skipped by the autotuner: ...">.
 //  - failed but already in the --baseline (not new, so not what makes the exit code 1):
 //    <skipped message="known failure (baseline): ...">, for the same reason.
 std::string testcase_body(const CellResult& c) {
@@ -172,6 +175,8 @@ std::string testcase_body(const CellResult& c) {
       return skipped("expected failure: " + describe_failure(c));
     case Status::unchecked:
       return skipped("not compiled (--static-only) and not predicted to fail");
+    case Status::skipped:
+      return skipped("config skipped by the autotuner: " + describe_failure(c));
     case Status::launch:
     case Status::failed:
       break;

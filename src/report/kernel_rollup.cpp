@@ -19,9 +19,10 @@ bool passed(const CellResult& cell) {
 }
 
 // How bad a status is, for colouring a summary by its worst cell.
-constexpr std::array<std::pair<Status, int>, 6> kSeverity{{
+constexpr std::array<std::pair<Status, int>, 7> kSeverity{{
     {Status::ok, 0},
     {Status::unchecked, 0},
+    {Status::skipped, 1},
     {Status::xpass, 1},
     {Status::xfail, 2},
     {Status::failed, 3},
@@ -56,7 +57,7 @@ std::string rollup_label(const std::vector<const CellResult*>& cells,
                          std::size_t unfinished) {
   const std::string left = unfinished > 0 ? fmt::format(" ({} ?)", unfinished) : "";
   if (cells.empty()) return unfinished > 0 ? left.substr(1) : "-";
-  std::size_t ok = 0, compiled = 0;
+  std::size_t ok = 0, compiled = 0, skipped = 0;
   std::set<std::string> failing_labels, failing_letters;
   for (const auto* cell : cells) {
     if (cell->status == Status::unchecked) continue;
@@ -65,14 +66,19 @@ std::string rollup_label(const std::vector<const CellResult*>& cells,
       ++ok;
       continue;
     }
+    if (cell->status == Status::skipped) {  // neither ok nor failing: the autotuner's to skip
+      ++skipped;
+      continue;
+    }
     failing_labels.insert(cell_label(*cell, letters));
     const auto letter = letters.find(cell->fingerprint);
     failing_letters.insert(letter != letters.end() ? letter->second : "?");
   }
   if (compiled == 0) return "·" + left;
   const auto joined = util::join(std::vector(failing_letters.begin(), failing_letters.end()), ",");
-  if (ok > 0)
-    return fmt::format("ok {}/{}{}{}", ok, compiled + unfinished,
+  const std::string skips = skipped > 0 ? fmt::format(" skip {}", skipped) : "";
+  if (ok > 0 || (skipped > 0 && joined.empty()))
+    return fmt::format("ok {}/{}{}{}{}", ok, compiled + unfinished, skips,
                        joined.empty() ? "" : " " + joined, left);
   return (failing_labels.size() == 1 ? *failing_labels.begin() : joined) + left;
 }

@@ -40,10 +40,30 @@ std::string label(const CellResult& cell, const std::map<std::string, std::strin
   if (cell.status == Status::ok) return "✅ ok";
   if (cell.status == Status::xpass) return "⚠️ xpass";
   if (cell.status == Status::unchecked) return "·";
+  if (cell.status == Status::skipped) return "⏭️ skip";
   std::string text = short_label(cell.kind) + (cell.foreign_launch_verdict() ? "?" : "");
   if (const auto it = letters.find(cell.fingerprint); it != letters.end()) text += ":" + it->second;
   if (cell.status == Status::xfail) return "➖ x" + text;
   return (cell.is_new ? "❌ " : "⭕ ") + text;
+}
+
+// The configs autotuners skip, each with why: information under the failures, at most
+// kSkippedListed of them.
+constexpr std::size_t kSkippedListed = 20;
+std::string skipped_configs(const Report& report) {
+  std::string out;
+  std::size_t listed = 0, more = 0;
+  for (const auto& c : report.cells) {
+    if (c.status != Status::skipped) continue;
+    if (listed++ >= kSkippedListed) {
+      ++more;
+      continue;
+    }
+    out += fmt::format("- ⏭️ {} on {}: {} ({})\n", code(c.kernel), code(c.target),
+                       code(c.message), prose(autotuner_note(c)));
+  }
+  if (more) out += fmt::format("- ⏭️ and {} more configs the autotuner skips\n", more);
+  return out;
 }
 
 // The failure group's cells as one line: "ROW on TARGET", and for a kernel with more rows in the
@@ -148,12 +168,18 @@ std::string render_markdown(const Report& input) {
   for (std::size_t i = 0; i < report.targets.size(); ++i) out += "---|";
   out += "\n";
   out += table_rows(report, at, letters);
-  std::size_t failed = 0, fresh = 0;
+  std::size_t failed = 0, fresh = 0, skipped = 0;
   for (const auto& c : report.cells) {
     failed += c.failed_outcome() ? 1 : 0;
     fresh += c.is_new ? 1 : 0;
+    skipped += c.status == Status::skipped ? 1 : 0;
   }
   out += fmt::format("\n**{} cells: {} failed, {} new.**", report.cells.size(), failed, fresh);
+  if (skipped)
+    out += fmt::format(
+        " ⏭️ marks {} configs of autotuned launches that Triton's autotuner skips "
+        "on that target (not failures: the launch runs the configs that remain).",
+        skipped);
   if (report.baseline.applied)
     out += fmt::format(" ⭕ marks failures already in the baseline; {} of its failures are fixed.",
                        report.baseline.fixed.size());
@@ -169,11 +195,15 @@ std::string render_markdown(const Report& input) {
     if (const auto repro = repro_command(first, report.manifest); !repro.empty())
       out += fmt::format("  *repro:* {}\n", code(repro));
     out += upstream(first.link);
-    for (const auto* c : g.cells)
+    for (const auto* c : g.cells) {
       if (c->foreign_launch_verdict())
         out += fmt::format("  {} on {}: {}\n", code(c->kernel), code(c->target),
                            prose(host_choices_note(*c)));
+      if (const auto note = autotuner_note(*c); !note.empty())
+        out += fmt::format("  {} on {}: {}\n", code(c->kernel), code(c->target), prose(note));
+    }
   }
+  out += skipped_configs(report);
   for (const auto& f : report.baseline.fixed)
     out += fmt::format("- fixed since the baseline: {} on {}\n", code(f.row), code(f.target));
   return out;

@@ -30,6 +30,9 @@ namespace {
 //  - `failed` but already in the --baseline (not new): level "warning", baselineState
 //    "unchanged"; with a baseline applied, new failures get baselineState "new". Without one no
 //    result has a baselineState (SARIF: absent means not compared with a baseline).
+//  - `skipped` (a config of an autotuned launch that its autotuner skips on the target while the
+//    launch keeps others): level "note", under one rule of its own (kSkippedConfigId), so that it
+//    is visible as information and never opens an alert.
 //  - `xpass` and `ok` cells are not problems and produce no result (the counts are in
 //    run.properties).
 //  - `internal-error` is a bug of triton-portcheck, never the kernel's: blaming a line of the
@@ -38,6 +41,7 @@ namespace {
 constexpr const char* kSchema = "https://json.schemastore.org/sarif-2.1.0.json";
 constexpr const char* kSrcRoot = "%SRCROOT%";
 constexpr const char* kInternalErrorId = "portcheck/internal-error";
+constexpr const char* kSkippedConfigRule = "autotuner-skipped-config";
 // GitHub code scanning truncates rule descriptions beyond 1024 characters.
 constexpr std::size_t kMaxShortDescription = 1000;
 
@@ -185,6 +189,23 @@ nlohmann::json rule_for(const FailureGroup& group, const CellResult& first) {
   return rule;
 }
 
+// The one rule of every config an autotuner skips: information, not a failure.
+nlohmann::json skipped_config_rule() {
+  const std::string summary =
+      "A config of an autotuned launch that fails on this target with what Triton's autotuner "
+      "skips (OutOfResources, PTXASError, CompileTimeAssertionFailure, as the release catches "
+      "them): the launch runs the best of the configs that remain.";
+  return {
+      {"id", std::string("portcheck/") + kSkippedConfigRule},
+      {"name", "config-skipped-by-autotuner"},
+      {"shortDescription", text(summary)},
+      {"fullDescription", text(summary)},
+      {"help", {{"text", summary}, {"markdown", summary}}},
+      {"defaultConfiguration", {{"level", "note"}}},
+      {"properties", {{"tags", {"triton-portcheck", "portability", "autotune"}}}},
+  };
+}
+
 // The rules (one per failure group the kernel is answerable for), where each fingerprint's rule
 // sits in them, and each fingerprint's group letter.
 struct Rules {
@@ -213,6 +234,11 @@ Rules rules_of(const Report& report) {
     if (it == group.cells.end()) continue;
     rules.index[group.fingerprint] = rules.list.size();
     rules.list.push_back(rule_for(group, **it));
+  }
+  if (std::any_of(report.cells.begin(), report.cells.end(),
+                  [](const CellResult& c) { return c.status == Status::skipped; })) {
+    rules.index[kSkippedConfigRule] = rules.list.size();
+    rules.list.push_back(skipped_config_rule());
   }
   return rules;
 }
@@ -266,12 +292,14 @@ class ResultMaker {
 
   nlohmann::json result(const CellResult& cell) {
     const bool expected = cell.status == Status::xfail;
+    const bool skipped = cell.status == Status::skipped;
+    const std::string rule = skipped ? kSkippedConfigRule : cell.fingerprint;
     nlohmann::json result = {
-        {"ruleId", "portcheck/" + cell.fingerprint},
-        {"ruleIndex", rules_.index_of(cell.fingerprint)},
-        {"level", expected || cell.foreign_launch_verdict() ? "note"
-                  : cell.in_baseline                        ? "warning"
-                                                            : "error"},
+        {"ruleId", "portcheck/" + rule},
+        {"ruleIndex", rules_.index_of(rule)},
+        {"level", expected || skipped || cell.foreign_launch_verdict() ? "note"
+                  : cell.in_baseline                                   ? "warning"
+                                                                       : "error"},
         {"message", text(headline(cell))},
         // Stable across runs, machines and paths: the failure itself and the cell it happened in.
         // The Triton label ("current"), not its version, so an upgrade keeps the alert's identity.
@@ -367,7 +395,7 @@ nlohmann::json render_sarif(const Report& report) {
   nlohmann::json results = nlohmann::json::array();
   nlohmann::json notifications = nlohmann::json::array();
   for (const auto& cell : report.cells) {
-    if (!cell.failed_outcome()) continue;
+    if (!cell.failed_outcome() && cell.status != Status::skipped) continue;
     if (cell.kind == FailureKind::internal_error)
       notifications.push_back(internal_error_notification(cell, rules));
     else

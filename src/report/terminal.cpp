@@ -21,12 +21,14 @@ namespace portcheck {
 namespace {
 
 // "!" marks a cell the static pre-checks predicted to fail, whatever then happened to it; "?" a
-// launch-limit verdict on options another vendor's host code chose (host_choices_note).
+// launch-limit verdict on options another vendor's host code chose (host_choices_note); "skip" a
+// config its autotuner skips there (autotuner_note).
 std::string label_of(const CellResult& cell, const std::map<std::string, std::string>& letters) {
   const std::string mark = cell.predicted.is_object() ? "!" : "";
   if (cell.status == Status::ok) return "ok" + mark;
   if (cell.status == Status::xpass) return "xpass" + mark;
   if (cell.status == Status::unchecked) return "·";
+  if (cell.status == Status::skipped) return "skip" + mark;
   auto label = short_label(cell.kind) + (cell.foreign_launch_verdict() ? "?" : "");
   if (const auto it = letters.find(cell.fingerprint); it != letters.end())
     label += ":" + it->second;
@@ -52,7 +54,7 @@ std::string prediction_lines(const Report& report, bool expand) {
   std::vector<std::string> compiled_anyway, launch_warnings;
   for (const auto& c : report.cells) {
     if (c.status == Status::unchecked) ++unchecked;
-    if (c.launch.is_object() && c.status != Status::launch)
+    if (c.launch.is_object() && c.status != Status::launch && c.status != Status::skipped)
       for (const auto& p : c.launch.value("problems", nlohmann::json::array()))
         launch_warnings.push_back(
             fmt::format("{} on {}: {}", c.kernel, c.target, p.get<std::string>()));
@@ -180,9 +182,29 @@ std::string footnote(const FailureGroup& g, bool several_tritons, bool expand) {
                        first.error_source->line);
   if (!first.why.empty()) out += wrapped("why: ", first.why);
   if (!first.link.empty()) out += fmt::format("    see: {}\n", first.link);
-  for (const auto* c : g.cells)
+  std::set<std::string> launches_said;  // each launch with no config left, once
+  for (const auto* c : g.cells) {
     if (c->foreign_launch_verdict())
       out += wrapped(fmt::format("{} on {}: ", c->kernel, c->target), host_choices_note(*c));
+    if (const auto note = autotuner_note(*c); !note.empty() && launches_said.insert(note).second)
+      out += wrapped(c->base_kernel + ": ", note);
+  }
+  return out;
+}
+
+// The configs autotuners skip: information, not failures (check/autotuned_launches.hpp).
+std::string skipped_config_lines(const Report& report, bool expand) {
+  std::vector<std::string> lines;
+  for (const auto& c : report.cells)
+    if (c.status == Status::skipped)
+      lines.push_back(
+          fmt::format("{} on {}: {} ({})", c.kernel, c.target, c.message, autotuner_note(c)));
+  if (lines.empty()) return "";
+  std::string out = fmt::format(
+      "skip: {} config{} of autotuned launches that Triton's autotuner skips on that target (not "
+      "failures: the launch runs the best of the configs that remain)\n",
+      lines.size(), lines.size() == 1 ? "" : "s");
+  for (const auto& line : shortened(lines, expand)) out += "    " + line + "\n";
   return out;
 }
 
@@ -214,8 +236,10 @@ std::string failure_where(const CellResult& cell) {
 }
 
 std::string describe_failure(const CellResult& cell) {
-  return fmt::format("{} {}: {}{}", to_string(cell.kind), failure_where(cell), cell.message,
-                     bracketed_host_choices_note(cell));
+  const auto autotuner = autotuner_note(cell);
+  return fmt::format("{} {}: {}{}{}", to_string(cell.kind), failure_where(cell), cell.message,
+                     bracketed_host_choices_note(cell),
+                     autotuner.empty() ? "" : " [" + autotuner + "]");
 }
 
 std::string cell_label(const CellResult& cell, const std::map<std::string, std::string>& letters) {
@@ -224,7 +248,7 @@ std::string cell_label(const CellResult& cell, const std::map<std::string, std::
 
 std::string summary_line(const Report& report) {
   std::size_t ok = 0, failed = 0, fresh = 0, xfail = 0, xpass = 0, cached = 0, unchecked = 0,
-              represented = 0, shared = 0;
+              represented = 0, shared = 0, skipped = 0;
   const CellResult* slowest = nullptr;
   for (const auto& c : report.cells) {
     ok += c.status == Status::ok ? 1 : 0;
@@ -232,6 +256,7 @@ std::string summary_line(const Report& report) {
     unchecked += c.status == Status::unchecked ? 1 : 0;
     xfail += c.status == Status::xfail ? 1 : 0;
     xpass += c.status == Status::xpass ? 1 : 0;
+    skipped += c.status == Status::skipped ? 1 : 0;
     fresh += c.is_new ? 1 : 0;
     cached += c.cached ? 1 : 0;
     represented += c.represented_by.empty() ? 0 : 1;
@@ -243,6 +268,8 @@ std::string summary_line(const Report& report) {
                                     ok + xpass, failed + xfail, fresh);
   if (xfail) summary += fmt::format(", {} expected to fail", xfail);
   if (xpass) summary += fmt::format(", {} expected to fail but passed", xpass);
+  if (skipped)
+    summary += fmt::format(", {} config{} left to the autotuner", skipped, skipped == 1 ? "" : "s");
   if (unchecked) summary += fmt::format(", {} not compiled (static pre-checks only)", unchecked);
   if (represented)
     summary += fmt::format(
@@ -292,6 +319,7 @@ std::string render_terminal(const Report& input, const TerminalStyle& style) {
   out += render_matrix(report, letters, style, &several_tritons);
   out += missing_cells_line(report);
   for (const auto& g : groups) out += footnote(g, several_tritons, style.expand);
+  out += skipped_config_lines(report, style.expand);
   out += baseline_lines(report);
   out += prediction_lines(report, style.expand);
   const std::string summary = summary_line(report);

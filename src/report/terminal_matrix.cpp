@@ -17,13 +17,14 @@ namespace {
 const char* kReset = "\033[0m";
 
 // The colour of a cell's label, by its status.
-constexpr std::array<std::pair<Status, const char*>, 6> kColours{{
+constexpr std::array<std::pair<Status, const char*>, 7> kColours{{
     {Status::ok, "\033[32m"},
     {Status::failed, "\033[31m"},
     {Status::xfail, "\033[33m"},
     {Status::xpass, "\033[35m"},
     {Status::launch, "\033[31m"},
     {Status::unchecked, "\033[2m"},
+    {Status::skipped, "\033[36m"},
 }};
 
 const char* colour_for(Status status) {

@@ -16,7 +16,23 @@ namespace {
 
 using Mode = DiffSelection::Mode;
 
-bool passing(const CellResult& c) { return c.status == Status::ok || c.status == Status::xpass; }
+// A config the autotuner skips passes as far as its launch goes (configs_remaining tells more).
+bool passing(const CellResult& c) {
+  return c.status == Status::ok || c.status == Status::xpass || c.status == Status::skipped;
+}
+
+// Files a pair whose autotuned launch keeps another number of configs, once per launch.
+void file_configs_remaining(DiffResult& result, const CellChange& pair) {
+  const auto& o = *pair.old_cell;
+  const auto& n = *pair.new_cell;
+  if (!o.autotuned || !n.autotuned || o.autotuned->remaining == n.autotuned->remaining) return;
+  const auto same_launch = [&](const CellChange& c) {
+    return c.new_cell->base_kernel == n.base_kernel && c.new_cell->target == n.target &&
+           c.new_cell->triton == n.triton && c.new_cell->autotuned->name == n.autotuned->name;
+  };
+  if (std::none_of(result.configs_remaining.begin(), result.configs_remaining.end(), same_launch))
+    result.configs_remaining.push_back(pair);
+}
 
 // Two failures are the same when their fingerprints are; reports without fingerprints fall back
 // to what the fingerprint is made of.
@@ -267,6 +283,7 @@ void file_metrics(DiffResult& result, const CellChange& pair, std::vector<Metric
 // a passing pair may also be slower or changed in size.
 void file_pair(DiffResult& result, const CellResult& o, const CellResult& n) {
   CellChange change{o.kernel, o, n, {}};
+  file_configs_remaining(result, change);
   if (o.status == Status::unchecked || n.status == Status::unchecked) {
     result.not_compared.push_back(std::move(change));
   } else if (passing(o) && n.failed_outcome()) {
@@ -445,6 +462,7 @@ class DiffWriter {
     metrics(r_.changed, fmt::format("size and metadata changes ({:g}% or more)",
                                     r_.options.size_threshold * 100));
     slower();
+    configs_remaining();
     only(r_.only_in_old, true);
     only(r_.only_in_new, false);
     out_ += "\n" + paint_(std::string(kCompileOnlyDisclaimer), kDim) + "\n";
@@ -482,6 +500,9 @@ class DiffWriter {
       also.push_back(fmt::format("{} with register or spill changes", count(r_.registers)));
     if (!r_.changed.empty())
       also.push_back(fmt::format("{} with size or metadata changes", count(r_.changed)));
+    if (!r_.configs_remaining.empty())
+      also.push_back(fmt::format("{} autotuned launches with other configs remaining",
+                                 count(r_.configs_remaining)));
     if (!r_.only_in_old.empty())
       also.push_back(fmt::format("{} only in {}", count(r_.only_in_old), side_name(r_, true)));
     if (!r_.only_in_new.empty())
@@ -529,6 +550,20 @@ class DiffWriter {
                           c.new_cell->compile_s, c.new_cell->compile_s / c.old_cell->compile_s);
   }
 
+  void configs_remaining() {
+    if (r_.configs_remaining.empty()) return;
+    section("autotuned launches whose configs remaining changed", kYellow);
+    for (const auto& c : r_.configs_remaining) {
+      const auto& o = *c.old_cell->autotuned;
+      const auto& n = *c.new_cell->autotuned;
+      const char* note = n.remaining == 1   ? " (down to one)"
+                         : n.remaining == 0 ? " (none: it fails)"
+                                            : "";
+      out_ += fmt::format("  {}: launch {}: {} -> {} of {} configs remain{}\n", name_(c), n.name,
+                          o.remaining, n.remaining, n.configs, note);
+    }
+  }
+
   void only(const std::vector<CellChange>& list, bool old_side) {
     if (list.empty()) return;
     section("only in " + side_name(r_, old_side), kBold);
@@ -562,6 +597,7 @@ constexpr FailOn kFailOn[] = {
     {"slower", &DiffResult::slower},
     {"registers", &DiffResult::registers},
     {"changed", &DiffResult::changed},
+    {"configs-remaining", &DiffResult::configs_remaining},
     {"only-in-old", &DiffResult::only_in_old},
     {"only-in-new", &DiffResult::only_in_new},
 };

@@ -72,7 +72,10 @@ struct DiffResult {
   std::vector<CellChange> slower;     // compile time regressions
   std::vector<CellChange> registers;  // any change of registers or spills
   std::vector<CellChange> changed;    // size and metadata changes; see CellChange::metrics
-  CompileTime compile_time;           // of the passing pairs that both compiled
+  // Autotuned launches whose configs remaining on the target changed (one pair per launch,
+  // whatever its outcome category): a launch down to one config is worth knowing.
+  std::vector<CellChange> configs_remaining;
+  CompileTime compile_time;  // of the passing pairs that both compiled
   std::vector<CellChange> only_in_old, only_in_new;
   bool several_tritons = false;  // the cells selected carry several Triton labels
   // Mode::runs when the two runs share no Triton label: how their cells were paired instead
@@ -88,8 +91,9 @@ DiffResult diff_reports(const Report& old_report, const Report& new_report,
 // Terminal text: a header, the counts line, regressions, fixes, changes, slower compiles.
 std::string render_diff(const DiffResult& result, bool colour);
 
-// The names --fail-on accepts: regressed, fixed, fail-differently, slower, changed, only-in-old,
-// only-in-new. Entries may themselves be comma-separated ("regressed,slower").
+// The names --fail-on accepts: regressed, fixed, fail-differently, slower, registers, changed,
+// configs-remaining, only-in-old, only-in-new. Entries may themselves be comma-separated
+// ("regressed,slower").
 const std::vector<std::string>& fail_on_names();
 
 // exit_code::new_failures (1) when any category named in `fail_on` is non-empty, else 0.

@@ -1,10 +1,10 @@
 (function () {
   'use strict';
   const KNOWN = ['kernel', 'variant', 'row', 'target', 'triton', 'triton_version', 'status', 'kind', 'stage',
-    'pass', 'message', 'fingerprint', 'group', 'new', 'in_baseline', 'cached', 'why', 'link', 'compile_s', 'wall_s', 'stages',
+    'pass', 'message', 'fingerprint', 'group', 'new', 'in_baseline', 'autotuner', 'autotuned', 'cached', 'why', 'link', 'compile_s', 'wall_s', 'stages',
     'metadata', 'sizes', 'resources', 'source', 'error_source', 'log'];
   const STAGE_ORDER = ['import', 'frontend', 'ttir', 'ttgir', 'llir', 'ptx', 'cubin', 'amdgcn', 'hsaco'];
-  const STATUSES = ['ok', 'failed', 'xfail', 'xpass'];
+  const STATUSES = ['ok', 'failed', 'xfail', 'xpass', 'skipped'];
 
   // Only createElement/textContent/setAttribute below: report text is never parsed as markup.
   function el(tag, cls, text) {
@@ -343,6 +343,11 @@
           '\u2019s host code chose; capture --as ' + str(c.target) + ' records what ' + str(c.target) + ' is launched with)'
         : ''));
     field(tb, 'kind', c.kind);
+    // A config of an autotuned launch: how the target's autotuner runs the launch.
+    const tuned = c.autotuned && typeof c.autotuned === 'object' ? c.autotuned : null;
+    field(tb, 'autotuned launch', tuned ? str(tuned.launch) + ': ' + str(tuned.remaining) + ' of ' +
+      str(tuned.configs) + ' configs remain on ' + str(c.target) + (tuned.note ? ' \u2014 ' + str(tuned.note) : '') : null,
+    (td, v) => { td.id = 'd-autotuned'; td.textContent = v; });
     field(tb, 'stage', c.stage);
     field(tb, 'MLIR pass', c.pass);
     field(tb, 'message', c.message, (td, v) => { td.className = 'msg'; td.id = 'd-message'; td.textContent = str(v); });
