@@ -403,6 +403,8 @@ keys = set()
 for path in glob.glob(sys.argv[1] + "/*.jsonl"):
     for line in open(path):
         record = json.loads(line)
+        if "kernel" not in record:  # a warning, or an autotuned launch's list of its configs
+            continue
         kernel = record["kernel"]
         fn = loader.load_kernel({"module": kernel["module"], "function": kernel["attribute"],
                                  "import_root": kernel["import_root"]})

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import HELPERS, REPO, WORKER_DIR, run_tool
+from conftest import HELPERS, REPO, WORKER_DIR, run_tool, write_manifest
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("triton-releases")]
 
@@ -239,3 +239,75 @@ def test_a_reproducer_says_how_an_older_compiler_crashed(triton_release, venv_py
     assert crashed.returncode == 1, crashed.stdout + crashed.stderr
     assert "fails differently: Triton 3.0.0 for cuda:120 crashed (SIGABRT) in stage ttgir" in crashed.stdout
     assert "computeCapability not supported" in crashed.stderr
+
+
+# What each release family's autotuner skips and its loader refuses, as read from its own source
+# (compile/autotune_rules.py): 3.3 added PTXASError and the tensor-memory check, 3.4 the threads one.
+AUTOTUNER_RULES = {
+    (3, 0): (["CompileTimeAssertionFailure", "OutOfResources"], ["shared memory"]),
+    (3, 3): (["CompileTimeAssertionFailure", "OutOfResources", "PTXASError"], ["shared memory", "tensor memory"]),
+    (3, 4): (["CompileTimeAssertionFailure", "OutOfResources", "PTXASError"],
+             ["shared memory", "tensor memory", "threads"]),
+}
+
+
+@pytest.mark.parametrize("version", [*ROUND_TRIP, "current"])
+def test_what_each_releases_autotuner_skips_is_read_from_that_release(triton_release, venv_python, version):
+    python = venv_python if version == "current" else triton_release(version)
+    script = ("import json, triton\nfrom portcheck_worker.compile import autotune_rules as a\n"
+              "print(json.dumps([triton.__version__, sorted(c.__name__ for c in a.skipped_exceptions()),"
+              " sorted(a.load_checks())]))")
+    run = worker_python(python, "-c", script)
+    assert run.returncode == 0, run.stderr
+    release, skipped, checks = json.loads(run.stdout)
+    family = max(f for f in AUTOTUNER_RULES if f <= tuple(map(int, release.split(".")[:2])))
+    assert (skipped, checks) == AUTOTUNER_RULES[family]
+
+
+AUTOTUNED = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 2, mask=mask)
+'''
+
+
+def test_a_config_too_wide_for_gfx942_is_skipped_by_3_9_and_breaks_the_launch_on_3_2(triton_release, venv_python,
+                                                                                     tmp_path):
+    """Triton 3.2 loads a kernel without checking its threads (3.4 added the check): 2,048 threads on
+    gfx942 fail in the driver's launch, a RuntimeError its autotuner lets through. 3.9 raises
+    OutOfResources as it loads the kernel, which its autotuner skips."""
+    triton_release("3.2.0")
+    write_manifest(tmp_path, """
+[defaults]
+targets = ["hip:gfx942"]
+
+[[kernel]]
+name = "double"
+target = "kernels.py:double_kernel"
+signature = { x_ptr = "*fp32:16", out_ptr = "*fp32:16", n = "i32" }
+autotune = "tiles"
+  [[kernel.variant]]
+  name = "w4"
+  constants = { BLOCK = 1024 }
+  options = { num_warps = 4 }
+  [[kernel.variant]]
+  name = "w32"
+  constants = { BLOCK = 1024 }
+  options = { num_warps = 32 }
+""", kernels_py=AUTOTUNED)
+    run = run_tool(["check", "--python", venv_python, "--triton", "3.2.0,current", "--json", "r.json"],
+                   cwd=tmp_path, timeout=900)
+    assert run.returncode == 1, run.stdout + run.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    old, new = (cell(report, "double[w32]", "hip:gfx942", v) for v in ("3.2.0", "3.9.0"))
+    assert (old["status"], old["new"], old["autotuner"]) == ("launch", True, {"skips": False, "raises": "RuntimeError"})
+    assert (new["status"], new["new"], new["autotuner"]) == ("skipped", False,
+                                                             {"skips": True, "raises": "OutOfResources"})
+    diff = run_tool(["diff", "r.json", "--versions", "3.2.0", "3.9.0"], cwd=tmp_path)
+    assert "double[w32] on hip:gfx942: launch-limit" in diff.stdout and "-> skipped" in diff.stdout, diff.stdout
