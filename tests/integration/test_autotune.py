@@ -190,9 +190,9 @@ def test_diff_says_how_many_configs_remain(checked):
     assert "launch launch-1: 2 -> 0 of 2 configs remain (none: it fails)" in run.stdout
 
 
-def test_a_hand_written_launch_is_judged_alike_and_a_bad_name_is_refused(tmp_path, venv_python):
-    kernels = (PACKAGE / "autotuned_pkg" / "kernels.py").read_text()
-    manifest = write_manifest(tmp_path, """
+# double_kernel's launch written by hand: its two configs are the variants (what tells them apart
+# is theirs, so the [[kernel]] is no row of its own), for gfx942. Also test_releases.py's.
+HAND_WRITTEN_LAUNCH = """
 [defaults]
 targets = ["hip:gfx942"]
 
@@ -209,7 +209,12 @@ autotune = "tiles"
   name = "w32"
   constants = { BLOCK = 1024 }
   options = { num_warps = 32 }
+"""
 
+
+def test_a_hand_written_launch_is_judged_alike_and_a_bad_name_is_refused(tmp_path, venv_python):
+    kernels = (PACKAGE / "autotuned_pkg" / "kernels.py").read_text()
+    manifest = write_manifest(tmp_path, HAND_WRITTEN_LAUNCH + """
 [[kernel]]
 name = "alone"
 target = "kernels.py:double_kernel"

@@ -12,6 +12,7 @@ import subprocess
 import pytest
 
 from conftest import HELPERS, REPO, WORKER_DIR, run_tool, write_manifest
+from test_autotune import HAND_WRITTEN_LAUNCH
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("triton-releases")]
 
@@ -283,24 +284,7 @@ def test_a_config_too_wide_for_gfx942_is_skipped_by_3_9_and_breaks_the_launch_on
     gfx942 fail in the driver's launch, a RuntimeError its autotuner lets through. 3.9 raises
     OutOfResources as it loads the kernel, which its autotuner skips."""
     triton_release("3.2.0")
-    write_manifest(tmp_path, """
-[defaults]
-targets = ["hip:gfx942"]
-
-[[kernel]]
-name = "double"
-target = "kernels.py:double_kernel"
-signature = { x_ptr = "*fp32:16", out_ptr = "*fp32:16", n = "i32" }
-autotune = "tiles"
-  [[kernel.variant]]
-  name = "w4"
-  constants = { BLOCK = 1024 }
-  options = { num_warps = 4 }
-  [[kernel.variant]]
-  name = "w32"
-  constants = { BLOCK = 1024 }
-  options = { num_warps = 32 }
-""", kernels_py=AUTOTUNED)
+    write_manifest(tmp_path, HAND_WRITTEN_LAUNCH, kernels_py=AUTOTUNED)
     run = run_tool(["check", "--python", venv_python, "--triton", "3.2.0,current", "--json", "r.json"],
                    cwd=tmp_path, timeout=900)
     assert run.returncode == 1, run.stdout + run.stderr
