@@ -196,6 +196,16 @@ SABOTAGE = {
                              "os.dup2(fd, 4)\n", "ok", None),
     "monkeypatch": ("import json\n_dumps = json.dumps\njson.dumps = lambda *a, **k: _dumps(*a, **k)\n",
                     "ok", None),
+    # Issue 50: a telemetry-like module that writes a JSON line to the descriptors it finds. Over
+    # 0..63 it no longer reaches the zygote's channel (above 200); over every socket it does, and
+    # the message, which breaks the protocol, makes that zygote unusable: its cells fork from the
+    # server, and the kernel keeps its verdict.
+    "json-to-fds-0-63": ("import os\nfor fd in range(64):\n    try:\n        os.write(fd, b'{\"event\": 1}\\n')\n"
+                         "    except OSError:\n        pass\n", "ok", None),
+    "json-to-every-socket": ("import os, stat\nfor fd in range(1024):\n    try:\n"
+                             "        if stat.S_ISSOCK(os.fstat(fd).st_mode):\n"
+                             "            os.write(fd, b'{\"event\": \"forged\"}\\n')\n"
+                             "    except OSError:\n        pass\n", "ok", None),
 }
 
 

@@ -114,7 +114,7 @@ def _write_all(fd, data):
         data = data[_os_write(fd, data):]
 
 
-def _high_fd(fd):
+def high_fd(fd):
     """`fd` moved above the numbers code dup2()s onto, close-on-exec."""
     if _fcntl is None:
         return fd
@@ -154,7 +154,7 @@ class ProgressLog:
             self._open()
 
     def _open(self):
-        self._fd = _high_fd(_os_open(self._path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+        self._fd = high_fd(_os_open(self._path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
                                      0o644))
         stat = _os_fstat(self._fd)
         self._identity = (stat.st_dev, stat.st_ino)

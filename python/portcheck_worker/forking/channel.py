@@ -33,6 +33,16 @@ def pair():
     return socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
 
 
+def out_of_reach(sock):
+    """The zygote's end moved above the descriptors a user's import touches (a telemetry library
+    that writes to every socket it finds, code that dup2()s onto low numbers), as the cells' files
+    are: the socket on the new descriptor; the old one is closed."""
+    fd = protocol.high_fd(os.dup(sock.fileno()))
+    moved = socket.socket(fileno=fd)
+    sock.close()
+    return moved
+
+
 def send(sock, message, fds=()):
     """One message (and `fds`, duplicated into the receiver). Raises OSError when the other end is
     gone."""
@@ -43,11 +53,14 @@ def send(sock, message, fds=()):
         sock.sendmsg([data])
 
 
-def receive(sock, message_kind):
+def receive(sock, message_kind, breaches=None):
     """The messages waiting now, without blocking: a list of (message, fds), and whether the other
     end has closed. Descriptors arrive open; the caller owns them. Each message is checked as a
-    `message_kind` of protocol.schema.json (zygote_command, zygote_event): ProtocolError, a bug of
-    ours, ends the process that reads it."""
+    `message_kind` of protocol.schema.json (zygote_command, zygote_event). A message that breaks
+    it raises ProtocolError, a bug of ours that ends the process that reads it, unless the caller
+    passes a list `breaches`: the ProtocolError is added there, the message dropped (its
+    descriptors closed) and the next read. The server passes one: a zygote's import ran user code
+    beside its end (server/zygote_pool.py)."""
     messages, ended = [], False
     space = socket.CMSG_SPACE(_MAX_FDS * array.array("i").itemsize)
     while True:
@@ -73,7 +86,15 @@ def receive(sock, message_kind):
             for fd in fds:  # not ours: nothing else writes here, but never die on it
                 _close(fd)
             continue
-        protocol.check(message_kind, message)
+        try:
+            protocol.check(message_kind, message)
+        except protocol.ProtocolError as breach:
+            if breaches is None:
+                raise
+            breaches.append(breach)
+            for fd in fds:
+                _close(fd)
+            continue
         messages.append((message, fds))
     return messages, ended
 

@@ -305,7 +305,10 @@ class Zygotes:
     def on_readable(self, sock):
         for zygote in self._all():
             if zygote.sock is sock:
-                messages, ended = channel.receive(sock, "zygote_event")
+                breaches = []
+                messages, ended = channel.receive(sock, "zygote_event", breaches)
+                if breaches:
+                    self._breached(zygote, breaches[0])
                 for message, fds in messages:
                     for fd in fds:
                         os.close(fd)
@@ -313,6 +316,23 @@ class Zygotes:
                 if ended:
                     self._on_end(zygote)
                 return
+
+    def _breached(self, zygote, breach):
+        """A message on a zygote's channel that breaks the protocol was written by code its import
+        ran, not by us: from now on its key's cells fork from the server (as for a failed
+        import), while what it already forked ends as it would (its valid events still count),
+        and it exits once idle. Never the server's end, nor the kernel's fault."""
+        if not zygote.usable or zygote.retiring:
+            return  # said once
+        sys.stderr.write(f"portcheck-worker: the {zygote.role} zygote for {zygote.key} is not used: a message "
+                         f"on its channel breaks the protocol ({breach}); its import wrote there\n")
+        self._tell("unusable", zygote)
+        zygote.state = "unusable"
+        if zygote.role == "package" and self.by_key.get(zygote.key) is zygote:
+            self.unusable.add(zygote.key)
+            del self.by_key[zygote.key]
+            self.retired.append(zygote)  # watched until its channel ends (a base stays in bases)
+        zygote.retire()
 
     def _on_event(self, zygote, event):
         kind = event.get("event")

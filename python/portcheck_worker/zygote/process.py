@@ -59,6 +59,7 @@ def main(spec, sock, server_pid, parent_pid, close_fds=()):
     its children have ended."""
     try:
         _become_zygote(server_pid, parent_pid, close_fds)
+        sock = channel.out_of_reach(sock)
         _CLOSE_IN_CHILDREN.clear()
         _CLOSE_IN_CHILDREN.add(sock.fileno())
         if not _AT_FORK:
