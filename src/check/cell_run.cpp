@@ -156,9 +156,12 @@ Task CellRun::task_for(std::size_t id) const {
   // The cells one zygote serves run together, and a batch never spans two zygotes.
   task.group = zygote_key(cell.row->ref, cell.target.name());
   // Cells of one kernel module share a batch's process (the module imported once, as its
-  // zygote would): never a reproducer's, which is one cell.
+  // zygote would): never a reproducer's, which is one cell. Only cells of the same limits: a
+  // cell of a batch may take an earlier cell's backend outcome (compile/shared_backend.py),
+  // which is its own only where its limits are the ones that outcome was reached under.
   if (cell.request.value("kind", "") != "repro")
-    task.batch = task.group + "|" + cell.row->ref.module + "|" + cell.row->ref.file.string();
+    task.batch = fmt::format("{}|{}|{}|{}|{}", task.group, cell.row->ref.module,
+                             cell.row->ref.file.string(), cell.timeout_s, cell.max_rss);
   return task;
 }
 

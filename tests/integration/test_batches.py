@@ -241,3 +241,22 @@ def test_a_failed_cell_leaves_no_state_for_the_next_one(tmp_path, venv_python):
     assert batched == alone, batched
     assert {v[:3] for v in alone.values()} == {("failed", "frontend-error", "frontend")}, alone
     assert resources["batches"] >= 1 and resources["cells_returned_by_batches"] >= 1, resources
+
+
+def test_rows_of_other_limits_never_share_a_batch_or_its_backend_work(tmp_path, venv_python):
+    """Issue 50: a row's backend outcome is handed only to a row of the same limits, or a row whose
+    tighter limit fails it alone could take another's `ok`. Rows a and b print the same TTIR; b
+    has its own memory limit, so each compiles in a process of its own, with its own backend."""
+    work = tmp_path / "work"
+    rows = ""
+    for name, mode, extra in (("a", 2, ""), ("b", 3, 'max_rss = "3GiB"\n')):
+        rows += (f'[[kernel]]\nname = "{name}"\ntarget = "kernels.py:fill"\n'
+                 f'signature = {{ x_ptr = "*fp32:16", n = "i32:16" }}\nconstants = {{ BLOCK = 256, MODE = {mode} }}\n'
+                 f'{extra}\n')
+    write_manifest(work, '[defaults]\ntargets = ["cuda:80"]\n\n' + rows, kernels_py=SAME_TTIR)
+    batched, _, report = check(venv_python, work, "limits", "3")
+    alone, _, _ = check(venv_python, work, "limits", "1")
+    assert batched == alone
+    cells = {c["row"]: c for c in report["cells"]}
+    assert cells["a"]["ttir_key"] == cells["b"]["ttir_key"]
+    assert cells["a"]["shared_with"] is None and cells["b"]["shared_with"] is None
