@@ -75,12 +75,22 @@ ReproducerHeader parse_header(const std::string& text, const std::string& where)
   h.target = *target;
   h.time_limit_s = time_limit(header, where);
   h.max_rss_bytes = memory_limit(header, where);
+  // A limit the cell ran into is what the file reproduces: without it the run would have none.
+  if (h.kind == to_string(FailureKind::timeout) && !h.time_limit_s)
+    throw UsageError(fmt::format(
+        "{}: key 'time_limit_s': a reproducer of a timeout needs the cell's time limit", where));
+  if (h.kind == to_string(FailureKind::oom) && !h.max_rss_bytes)
+    throw UsageError(fmt::format(
+        "{}: key 'max_rss_bytes': a reproducer of an oom needs the cell's memory limit", where));
   return h;
 }
 
-// The verdict of the run against the recorded one.
+// The verdict of the run against the recorded one. A timeout is the same timeout in whatever
+// stage the limit strikes: how far a compile gets in its time depends on the machine's load.
 Reproduction compare(const CellResult& cell, const ReproducerHeader& header) {
   if (cell.kind == FailureKind::none) return Reproduction::fixed;
+  if (header.kind == to_string(FailureKind::timeout))
+    return cell.kind == FailureKind::timeout ? Reproduction::same : Reproduction::differs;
   return cell.fingerprint == header.fingerprint ? Reproduction::same : Reproduction::differs;
 }
 

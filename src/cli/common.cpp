@@ -8,6 +8,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/manifest.hpp"
 #include "src/run/result_cache.hpp"
+#include "util/ascii.hpp"
 #include "util/strings.hpp"
 #include "util/text_escape.hpp"
 
@@ -53,7 +54,8 @@ double parse_timeout(const std::string& text) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used == 0 || used != text.size())
+  // std::stod skips leading blanks: " 2" is no number as typed, in any command.
+  if (used == 0 || used != text.size() || util::ascii::is_space(text.front()))
     throw UsageError(fmt::format("--timeout: '{}' is not a number of seconds", text));
   if (const auto problem = timeout_problem(seconds); !problem.empty())
     throw UsageError(fmt::format("--timeout {}: {}", text, problem));

@@ -179,15 +179,18 @@ void write_draft(const std::filesystem::path& draft, const nlohmann::json& repro
 
 // The checked text where -o points, as reports are written (util::write_output_file): "-" and
 // our own standard output through fd 1, a FIFO or a device written into as it is, a regular file
-// replaced whole through any symbolic link, which stays a link. Only a regular file is made
-// executable (it starts with #!/usr/bin/env python3): the link's target, never a device.
+// replaced whole through any symbolic link, which stays a link. A new regular file is made
+// executable (it starts with #!/usr/bin/env python3); one that was there keeps its mode bits.
 void deliver(const std::filesystem::path& path, const nlohmann::json& repro, std::FILE* say) {
   const bool to_stdout = util::is_standard_output(path);
   const bool regular = !to_stdout && !util::is_special_file(path);
   try {
     make_folder_for(path);
+    const auto file = regular ? util::resolve_links(path) : path;
+    struct stat before {};
+    const bool existed = regular && ::stat(file.c_str(), &before) == 0;
     util::write_output_file(path, repro["text"].get<std::string>());
-    if (regular) ::chmod(util::resolve_links(path).c_str(), 0755);
+    if (regular) ::chmod(file.c_str(), existed ? (before.st_mode & 07777) : 0755);
   } catch (const std::runtime_error& e) {  // util's file errors; nothing is left half-written
     throw EnvironmentError(util::printable(e.what()) +
                            ": free space there or choose a folder you can write to (-o)");

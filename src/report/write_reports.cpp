@@ -1,5 +1,6 @@
 #include "src/report/write_reports.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -54,6 +55,12 @@ void check_output_path(const std::optional<std::filesystem::path>& file, const c
         fmt::format("{} {}: the folder {} is not writable", flag, file->string(), dir.string()));
   if (std::filesystem::is_directory(*file, ec))
     throw UsageError(fmt::format("{} {}: is a folder, not a file", flag, file->string()));
+  // A file made read-only is not replaced (renaming over it would): whoever made it so, root
+  // included, meant it to stay.
+  struct stat st {};
+  if (::stat(target.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      ((st.st_mode & S_IWUSR) == 0 || ::access(target.c_str(), W_OK) != 0))
+    throw UsageError(fmt::format("{} {}: is read-only; nothing was written", flag, file->string()));
 }
 
 void make_folder_for(const std::filesystem::path& file) {

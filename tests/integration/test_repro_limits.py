@@ -17,7 +17,8 @@ ROW = ["quantize_fp8", "--demo", "-t", "cuda:80"]  # a frontend failure: quick t
 
 
 @pytest.mark.parametrize("flag, value", [("--timeout", "-1"), ("--timeout", "nan"), ("--timeout", "0"),
-                                         ("--timeout", "inf"), ("--max-rss", "0"), ("--max-rss", "lots")])
+                                         ("--timeout", "inf"), ("--timeout", " 2"), ("--max-rss", "0"),
+                                         ("--max-rss", "lots")])
 def test_repro_refuses_limits_check_refuses(venv_python, tmp_path, flag, value):
     run = run_tool(["repro", *ROW, "--python", venv_python, f"{flag}={value}"], cwd=tmp_path)
     assert run.returncode == 2, run.stdout + run.stderr
@@ -94,3 +95,76 @@ def test_a_cell_out_of_memory_carries_its_limit_and_reproduces(venv_python, tmp_
     roomy = run_tool(["repro", "greedy", "-t", "cuda:90", "--python", venv_python, "--max-rss", "8GiB"],
                      cwd=tmp_path)
     assert roomy.returncode == 2 and "compiles: there is no failure to reproduce" in roomy.stderr, roomy.stderr
+
+
+def test_check_parses_the_timeout_as_repro_does(venv_python, tmp_path):
+    run = run_tool(["check", "--demo", "--python", venv_python, "--timeout= 2"], cwd=tmp_path)
+    assert run.returncode == 2 and "--timeout: ' 2' is not a number of seconds" in run.stderr, run.stderr
+
+
+def test_o_never_replaces_a_read_only_file_nor_changes_a_files_mode(venv_python, tmp_path):
+    """Issue 50: -o onto a read-only file replaced it and made it executable."""
+    kept = tmp_path / "kept.py"
+    kept.write_text("keep me\n")
+    kept.chmod(0o444)
+    run = run_tool(["repro", *ROW, "--python", venv_python, "-o", kept], cwd=tmp_path)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.strip() == f"triton-portcheck: -o {kept}: is read-only; nothing was written"
+    assert kept.read_text() == "keep me\n" and kept.stat().st_mode & 0o777 == 0o444
+    private = tmp_path / "private.py"
+    private.write_text("old\n")
+    private.chmod(0o600)
+    run = run_tool(["repro", *ROW, "--python", venv_python, "-o", private], cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert private.read_text().startswith("#!/usr/bin/env python3") and private.stat().st_mode & 0o777 == 0o600
+    fresh = tmp_path / "fresh.py"
+    assert run_tool(["repro", *ROW, "--python", venv_python, "-o", fresh], cwd=tmp_path).returncode == 0
+    assert fresh.stat().st_mode & 0o777 == 0o755
+
+
+SLOW = '''import triton
+import triton.language as tl
+
+
+@triton.constexpr_function
+def ponder(n):
+    spin = 0
+    while spin < 2000000000:  # a minute or more: far past the limit below, and bounded all the same
+        spin += 1
+    return n
+
+
+@triton.jit
+def slow(x_ptr, N: tl.constexpr):
+    tl.store(x_ptr, tl.load(x_ptr) * ponder(N))
+'''
+
+
+def test_a_timeout_reproducer_verifies_by_its_kind_and_needs_its_limit(venv_python, tmp_path):
+    """Issue 50: a fresh reproducer of a timeout failed its own --verify when the limit struck in
+    another stage (that depends on the load), and a header without the limit ran with none."""
+    (tmp_path / "slow.py").write_text(SLOW)
+    (tmp_path / "portcheck.toml").write_text('[[kernel]]\nname = "slow"\ntarget = "slow.py:slow"\n'
+                                             'signature = { x_ptr = "*fp32:16" }\nconstants = { N = 2 }\n'
+                                             'timeout = 3\n')
+    out = tmp_path / "slow_repro.py"
+    run = run_tool(["repro", "slow", "-t", "cuda:90", "--python", venv_python, "-o", out], cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    verified = run_tool(["repro", "--verify", out, "--python", venv_python], cwd=tmp_path)
+    assert verified.returncode == 0 and "reproduces" in verified.stdout, verified.stdout + verified.stderr
+    lines = out.read_text().splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines) if line.startswith("# portcheck-repro: "))
+    header = json.loads(lines[number][len("# portcheck-repro: "):])
+    assert header["kind"] == "timeout" and header["time_limit_s"] == 3
+    # Recorded where another machine's load let the compile get: the kind is what reproduces.
+    lines[number] = "# portcheck-repro: " + json.dumps({**header, "stage": "ttgir", "fingerprint": "0123456789ab"}) + "\n"
+    out.write_text("".join(lines))
+    elsewhere = run_tool(["repro", "--verify", out, "--python", venv_python], cwd=tmp_path)
+    assert elsewhere.returncode == 0 and "reproduces" in elsewhere.stdout, elsewhere.stdout + elsewhere.stderr
+    header["time_limit_s"] = None
+    lines[number] = "# portcheck-repro: " + json.dumps(header) + "\n"
+    out.write_text("".join(lines))
+    refused = run_tool(["repro", "--verify", out, "--python", venv_python], cwd=tmp_path)
+    assert refused.returncode == 2
+    assert f"{out}:{number + 1}: key 'time_limit_s': a reproducer of a timeout needs the cell's time limit" \
+        in refused.stderr, refused.stderr
