@@ -19,6 +19,7 @@ from conftest import REPO, run_tool
 pytestmark = [pytest.mark.slow]
 
 HOSTILE = r'''import math
+import sys
 import types
 
 import triton
@@ -87,6 +88,31 @@ def renamed(x_ptr, BLOCK: tl.constexpr):
 renamed.fn.__name__ = f"renamed\n{{RUN}}\nrenamed"
 
 
+@triton.constexpr_function
+def half(n):
+    return n // 2
+
+
+half._src = f"def half(n):\n    {{RUN}}\n    return n // 2\n"
+
+
+@triton.jit
+def constexpr_src(x_ptr, BLOCK: tl.constexpr):
+    tl.static_assert(half(BLOCK) < 0, "a failing cell")
+
+
+_blank = types.ModuleType("this")
+_blank.WIDTH = tl.constexpr(4)
+sys.modules["this"] = _blank
+import this as config  # noqa: E402  (the blank module: the standard library's `this` prints at import)
+
+
+@triton.jit
+def blank_stdlib(x_ptr, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK < 0, "a failing cell")
+    tl.store(x_ptr, config.WIDTH)
+
+
 @triton.jit
 def commented(x_ptr, BLOCK: tl.constexpr):
     tl.static_assert(BLOCK < 0, "a failing cell")  # \u000a__import__('pathlib').Path({marker!r}).touch()
@@ -94,14 +120,16 @@ def commented(x_ptr, BLOCK: tl.constexpr):
 
 ROW = 'name = "{name}"\ntarget = "hostile.py:{name}"\nsignature = {{ x_ptr = "*fp32:16" }}\n'
 MANIFEST = "".join(f"[[kernel]]\n{ROW.format(name=n)}constants = {{ BLOCK = 64 }}\n\n"
-                   for n in ("str_subclass", "float_subclass", "module_name", "function_name", "renamed"))
+                   for n in ("str_subclass", "float_subclass", "module_name", "function_name", "renamed",
+                             "constexpr_src", "blank_stdlib"))
 # A variant name may hold '=': on line 2 of the file, "coding=raw_unicode_escape" was PEP 263's
 # encoding declaration, which turns the \u000a in the kernel's comment into a line of code.
 MANIFEST += (f"[[kernel]]\n{ROW.format(name='commented')}"
              '  [[kernel.variant]]\n  name = "coding=raw_unicode_escape"\n  constants = { BLOCK = 64 }\n')
 
 # Rows whose file must import the kernel's module (and say why): what they reach has no safe text.
-IMPORTED = {"str_subclass": "LABEL", "float_subclass": "SCALE", "module_name": "helpers", "function_name": "PICK"}
+IMPORTED = {"str_subclass": "LABEL", "float_subclass": "SCALE", "module_name": "helpers", "function_name": "PICK",
+            "blank_stdlib": "config"}
 
 # Calls the tool writes outside its harness: the cell's constants, the decorator, the import of the
 # kernel's module, the entry point. Anything else must be a call of the kernel module's source.
@@ -147,8 +175,10 @@ def hostile(tmp_path_factory):
     return folder, marker
 
 
+# Issue 50: constexpr_src's constexpr_function carries other text in its `_src` (its code object
+# is what runs); blank_stdlib's module registers a blank module as the standard library's `this`.
 @pytest.mark.parametrize("row", ["str_subclass", "float_subclass", "module_name", "function_name", "renamed",
-                                 "commented[coding=raw_unicode_escape]"])
+                                 "constexpr_src", "blank_stdlib", "commented[coding=raw_unicode_escape]"])
 def test_nothing_of_the_kernels_module_becomes_code_in_the_reproducer(hostile, venv_python, row):
     folder, marker = hostile
     marker.unlink(missing_ok=True)

@@ -13,9 +13,15 @@ defines. Anything else is a blocker, never text.
 """
 import ast
 import builtins
+import importlib.machinery
+import inspect
 import keyword
+import linecache
 import math
+import re
 import sys
+import textwrap
+import tokenize
 import types
 
 # Nesting a literal may have: deeper (or a list that holds itself) is not a constant worth copying.
@@ -66,8 +72,10 @@ def _function(obj, reached):
     if id(obj) in reached.names_of:
         return reached.names_of[id(obj)]
     python_fn = obj.fn
-    text = obj.src if type(getattr(obj, "src", None)) is str else getattr(obj, "_src", None)
+    text = code_source(python_fn)
     name, problem = defined_name(text)
+    if not problem and _compiles_other_text(obj, text):
+        problem = "the source Triton compiles of it is not its def's (set after it was defined)"
     shown = name or shown_name(_attribute(python_fn, "__name__"))
     qualname = _attribute(python_fn, "__qualname__")
     if type(qualname) is not str or "<locals>" in qualname or _attribute(python_fn, "__closure__"):
@@ -90,6 +98,37 @@ def _function(obj, reached):
         if used in python_fn.__globals__:
             _global(used, python_fn.__globals__[used], reached)
     return name
+
+
+def code_source(python_fn):
+    """The def as the interpreter compiled it, from its code object (its file and first line, the
+    block from there, dedented, from `def` on, as Triton keeps a source): never from what the
+    object carries about itself (`src`, `_src`, `__wrapped__`), which its code may have set to
+    any text. None where the file cannot be read."""
+    code = _attribute(python_fn, "__code__")
+    if type(code) is not types.CodeType:
+        return None
+    lines = linecache.getlines(code.co_filename)
+    if not lines or not 0 < code.co_firstlineno <= len(lines):
+        return None
+    try:
+        block = "".join(inspect.getblock(lines[code.co_firstlineno - 1:]))
+    except (IndentationError, SyntaxError, tokenize.TokenError):
+        return None
+    text = textwrap.dedent(block)
+    start = re.search(r"^def\s+\w+\s*\(", text, re.MULTILINE)
+    return text[start.start():] if start else None
+
+
+def _compiles_other_text(obj, text):
+    """Whether Triton's frontend compiles a text of a @triton.jit function other than its def's:
+    the copy would then not be the kernel that was checked. (A constexpr_function runs its code
+    object, whatever text it carries.)"""
+    from triton.runtime.jit import JITFunction
+    if not isinstance(obj, JITFunction):
+        return False
+    kept = obj.src if type(getattr(obj, "src", None)) is str else getattr(obj, "_src", None)
+    return type(kept) is str and kept.strip() != text.strip()
 
 
 def defined_name(text):
@@ -230,16 +269,38 @@ def _lives_in_triton_or_stdlib(value):
 def import_line(name, value):
     """`import a.b as name` for a module, `from a import b as name` for an object its module
     gives under its own name; None when neither reaches it. Every name in the line is an
-    identifier, and the module it names is the one the kernel's module holds (sys.modules)."""
+    identifier, and the module it names is the one the kernel's module holds (sys.modules) and
+    the one the import system finds by that name in a fresh interpreter."""
     if isinstance(value, types.ModuleType):
         module = _attribute(value, "__name__")
-        if not dotted_name(module) or sys.modules.get(module) is not value:
+        if not dotted_name(module) or sys.modules.get(module) is not value or not found_by_import(module, value):
             return None
         return f"import {module}\n" if name == module else f"import {module} as {name}\n"
     module, own = _attribute(value, "__module__"), _attribute(value, "__name__")
-    if not dotted_name(module) or not identifier(own) or _attribute(sys.modules.get(module), own) is not value:
+    if not dotted_name(module) or not identifier(own) or _attribute(sys.modules.get(module), own) is not value \
+            or not found_by_import(module, sys.modules.get(module)):
         return None
     return f"from {module} import {own}\n" if own == name else f"from {module} import {own} as {name}\n"
+
+
+def found_by_import(name, module):
+    """Whether `import name` finds this very module: its spec names it and comes from where the
+    import system's own finders find that name. A module made at run time and registered under a
+    standard library's name (sys.modules["this"]) is not what the name imports elsewhere."""
+    spec = _attribute(module, "__spec__")
+    if spec is None or getattr(spec, "name", None) != name:
+        return False
+    parent = name.rpartition(".")[0]
+    path = _attribute(sys.modules.get(parent), "__path__") if parent else None
+    for finder in (importlib.machinery.BuiltinImporter, importlib.machinery.FrozenImporter,
+                   importlib.machinery.PathFinder):
+        try:
+            found = finder.find_spec(name, path)
+        except Exception:  # a finder that refuses the name: the next one is asked
+            found = None
+        if found is not None:
+            return found.origin == getattr(spec, "origin", None)
+    return False
 
 
 def literal(value, depth=0):
