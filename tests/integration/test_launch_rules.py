@@ -19,7 +19,8 @@ def test_a_kernel_that_fits_needs_what_its_metadata_says():
     verdict = launch_check({"num_warps": 4, "warp_size": 32, "shared": 1024, "num_ctas": 1}, 40, H100, "cuda:90", 32)
     # 40 registers x 32 lanes = 1280, a multiple of the 256 allocation unit: 1280 per warp.
     assert verdict == {"needs": {"threads_per_block": 128, "shared_bytes": 1024, "num_ctas": 1,
-                                 "registers_per_thread": 40, "registers_per_block": 5120}, "problems": []}
+                                 "registers_per_thread": 40, "registers_per_block": 5120}, "problems": [],
+                       "exceeded": []}
 
 
 def test_each_limit_exceeded_is_one_problem_in_the_reports_words():
@@ -32,6 +33,9 @@ def test_each_limit_exceeded_is_one_problem_in_the_reports_words():
         "needs a cluster of 32 CTAs; cuda:90 allows 16",
         "needs 1024 columns of tensor memory; cuda:90 allows 512",
     ]
+    # Which need each problem is, in the same order: what the autotuner rules map to Triton's checks.
+    assert verdict["exceeded"] == ["threads_per_block", "shared_bytes", "registers_per_block", "num_ctas",
+                                   "tensor_memory_columns"]
 
 
 def test_registers_are_allocated_per_warp_in_whole_units():
@@ -46,7 +50,8 @@ def test_registers_are_allocated_per_warp_in_whole_units():
 def test_what_is_unknown_is_not_judged():
     # No registers (no cubin: an AMD target), no tensor memory used, no limit in the table.
     verdict = launch_check({"num_warps": 8}, None, {"max_threads_per_block": 1024}, "hip:gfx942", 64)
-    assert verdict == {"needs": {"threads_per_block": 512, "shared_bytes": 0, "num_ctas": 1}, "problems": []}
+    assert verdict == {"needs": {"threads_per_block": 512, "shared_bytes": 0, "num_ctas": 1}, "problems": [],
+                       "exceeded": []}
 
 
 def test_metadata_that_is_not_a_count_reads_as_its_default():
