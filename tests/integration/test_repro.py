@@ -143,12 +143,18 @@ def slow(x_ptr, N: tl.constexpr):
 '''
 
 
+def write_slow_row(folder, kernel_py, n, timeout):
+    """slow.py's kernel `slow` as the one row of a manifest, with constant N and a time limit; the
+    reproducer's path."""
+    (folder / "slow.py").write_text(kernel_py)
+    (folder / "portcheck.toml").write_text('[[kernel]]\nname = "slow"\ntarget = "slow.py:slow"\n'
+                                           f'signature = {{ x_ptr = "*fp32:16" }}\nconstants = {{ N = {n} }}\n'
+                                           f'timeout = {timeout}\n')
+    return folder / "slow_repro.py"
+
+
 def test_a_cell_that_ran_out_of_time_stops_at_the_same_limit(bare_python, tmp_path):
-    (tmp_path / "slow.py").write_text(SLOW_KERNEL)
-    (tmp_path / "portcheck.toml").write_text('[[kernel]]\nname = "slow"\ntarget = "slow.py:slow"\n'
-                                             'signature = { x_ptr = "*fp32:16" }\nconstants = { N = 200000 }\n'
-                                             'timeout = 2\n')
-    out = tmp_path / "slow_repro.py"
+    out = write_slow_row(tmp_path, SLOW_KERNEL, 200000, 2)
     run = run_tool(["repro", "slow", "-t", "cuda:90", "--python", bare_python, "-o", out], cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "not run here: the cell ran out of time (2 s)" in run.stdout

@@ -10,6 +10,7 @@ import subprocess
 import pytest
 
 from conftest import run_tool
+from test_repro import write_slow_row
 
 pytestmark = [pytest.mark.slow]
 
@@ -143,11 +144,7 @@ def slow(x_ptr, N: tl.constexpr):
 def test_a_timeout_reproducer_verifies_by_its_kind_and_needs_its_limit(venv_python, tmp_path):
     """Issue 50: a fresh reproducer of a timeout failed its own --verify when the limit struck in
     another stage (that depends on the load), and a header without the limit ran with none."""
-    (tmp_path / "slow.py").write_text(SLOW)
-    (tmp_path / "portcheck.toml").write_text('[[kernel]]\nname = "slow"\ntarget = "slow.py:slow"\n'
-                                             'signature = { x_ptr = "*fp32:16" }\nconstants = { N = 2 }\n'
-                                             'timeout = 3\n')
-    out = tmp_path / "slow_repro.py"
+    out = write_slow_row(tmp_path, SLOW, 2, 3)
     run = run_tool(["repro", "slow", "-t", "cuda:90", "--python", venv_python, "-o", out], cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     verified = run_tool(["repro", "--verify", out, "--python", venv_python], cwd=tmp_path)
