@@ -55,10 +55,10 @@ void judge_autotuned_launches(const Manifest& manifest, std::vector<CellResult>&
   // A config is skipped only where every launch that benchmarks it keeps another config.
   std::vector<bool> skipped(cells.size(), true);
   for (const auto& [key, launch] : launches) {
+    const AutotunedLaunch seen{std::get<1>(key), static_cast<int>(launch.cells.size()),
+                               launch.remaining};
     for (const auto i : launch.cells) {
       auto& cell = cells[i];
-      const AutotunedLaunch seen{std::get<1>(key), static_cast<int>(launch.cells.size()),
-                                 launch.remaining};
       if (!cell.autotuned || seen.remaining < cell.autotuned->remaining) cell.autotuned = seen;
       skipped[i] = skipped[i] && launch.keeps_another();
     }
@@ -72,7 +72,8 @@ void judge_autotuned_launches(const Manifest& manifest, std::vector<CellResult>&
 }
 
 std::vector<std::size_t> autotune_companions(const Manifest& manifest) {
-  // Union-find over the rows: two rows one launch benchmarks are one group.
+  // Union-find over the rows: two rows one launch benchmarks are one group, whose root is always
+  // its first row (the smaller root joins the larger's group), so every runner derives the same.
   std::vector<std::size_t> parent(manifest.rows.size());
   std::iota(parent.begin(), parent.end(), 0);
   const auto root = [&](std::size_t i) {
@@ -83,14 +84,11 @@ std::vector<std::size_t> autotune_companions(const Manifest& manifest) {
   for (std::size_t i = 0; i < manifest.rows.size(); ++i)
     for (const auto& name : manifest.rows[i].autotune) {
       const auto [it, added] = first_row.emplace(std::pair(manifest.rows[i].kernel, name), i);
-      if (!added) parent[root(i)] = root(it->second);
+      const auto a = root(i), b = root(it->second);
+      if (!added) parent[std::max(a, b)] = std::min(a, b);
     }
   std::vector<std::size_t> out(parent.size());
   for (std::size_t i = 0; i < parent.size(); ++i) out[i] = root(i);
-  // The group's first row stands for it, so every runner derives the same names.
-  std::vector<std::size_t> first_of(parent.size(), parent.size());
-  for (std::size_t i = 0; i < out.size(); ++i) first_of[out[i]] = std::min(first_of[out[i]], i);
-  for (auto& r : out) r = first_of[r];
   return out;
 }
 
