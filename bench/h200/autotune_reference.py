@@ -25,16 +25,26 @@ def config_of(text):
 
 
 def skipped_on_gpu(log_text):
-    """{(kernel, config items)} the autotuner skipped, and how many configs it benchmarked."""
-    skipped, benchmarked, current = set(), 0, None
+    """({(kernel, config items)} the autotuner skipped while others of the launch remained,
+    {(kernel, config items)} of launches it skipped every config of (the launch then raises),
+    how many configs it benchmarked). One launch's benchmarks are consecutive lines of one kernel."""
+    launches, benchmarked = [], 0
     for line in log_text.splitlines():
         started = re.match(r"Autotuning kernel (\S+) with config (.*)$", line)
         if started:
             benchmarked += 1
-            current = (started.group(1), frozenset(config_of(started.group(2)).items()))
-        elif line.startswith("Autotuning failed with") and current is not None:
-            skipped.add(current)
-    return skipped, benchmarked
+            config = (started.group(1), frozenset(config_of(started.group(2)).items()))
+            if not launches or launches[-1][0] != started.group(1) or config in launches[-1][1]:
+                launches.append((started.group(1), {}))
+            launches[-1][1][config] = False
+            current = config
+        elif line.startswith("Autotuning failed with") and launches:
+            launches[-1][1][current] = True
+    skipped, nothing_left = set(), set()
+    for _, configs in launches:
+        failed = {config for config, did_fail in configs.items() if did_fail}
+        (nothing_left if failed == set(configs) else skipped).update(failed)
+    return skipped, nothing_left, benchmarked
 
 
 def rows_of(manifest):
@@ -56,7 +66,7 @@ def matches(config, values):
 
 
 def main(log_path, manifest, after_path, before_path):
-    gpu_skipped, benchmarked = skipped_on_gpu(Path(log_path).read_text())
+    gpu_skipped, gpu_nothing_left, benchmarked = skipped_on_gpu(Path(log_path).read_text())
     rows = rows_of(manifest)
     after = json.loads(Path(after_path).read_text())["cells"]
     before = {(c["row"], c["target"]): c["status"] for c in json.loads(Path(before_path).read_text())["cells"]}
@@ -92,6 +102,12 @@ def main(log_path, manifest, after_path, before_path):
         print(f"  skipped on the GPU, not by check: {kernel} {dict(sorted(cfg))}")
     for row in extra:
         print(f"  skipped by check, not on the GPU: {row}")
+    red = {c["row"] for c in after if c["target"] == "cuda:90" and c["status"] in RED}
+    red_found = {cfg for cfg in gpu_nothing_left
+                 if any(rows[r][0] == cfg[0] and matches(cfg[1], rows[r][1]) for r in red)}
+    print(f"launches with no config left on the GPU (the autotuner skipped each, then the launch "
+          f"raised): {len(gpu_nothing_left)} configs; {len(red_found)} of them are red cells on "
+          f"cuda:90, {len(gpu_nothing_left) - len(red_found)} are not")
 
 
 if __name__ == "__main__":
