@@ -13,18 +13,21 @@ namespace portcheck {
 
 bool parse_batch_mark(const std::string& line, BatchMark& mark) {
   const auto words = util::split(line, ' ');
-  if (words.size() != 3) return false;
+  if (words.size() != 4) return false;
   if (words[0] == "begun")
     mark.kind = BatchMark::Kind::begun;
   else if (words[0] == "done")
     mark.kind = BatchMark::Kind::done;
   else
     return false;
-  if (words[1].empty() ||
-      !std::all_of(words[1].begin(), words[1].end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return false;
+  const auto digits = [](const std::string& word) {
+    return !word.empty() && word.size() <= 19 &&
+           std::all_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!digits(words[1]) || !digits(words[3])) return false;
   char* end = nullptr;
   const auto id = std::strtoull(words[1].c_str(), &end, 10);
+  mark.figure = std::strtoull(words[3].c_str(), &end, 10);
   const double seconds = std::strtod(words[2].c_str(), &end);
   if (words[2].empty() || *end != '\0' || !std::isfinite(seconds) || seconds < 0) return false;
   mark.id = static_cast<std::size_t>(id);

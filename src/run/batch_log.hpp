@@ -1,11 +1,13 @@
 #pragma once
-// The log a batch's process appends as its cells begin and end
-// (python/portcheck_worker/cell/batch.py): lines "begun ID T" and "done ID T", T in seconds of
-// CLOCK_MONOTONIC, which is the steady clock here too. The cells' own code runs in that process
-// and could write into the log: a line that does not parse is skipped, and what a parsed one
-// claims is checked by its reader (ForkServerRunner) against what the batch holds.
+// The log a batch's leader appends as it forks each cell and sees it end
+// (python/portcheck_worker/cell/batch.py): lines "begun ID T THREADS" and "done ID T MAXRSS", T
+// in seconds of CLOCK_MONOTONIC, which is the steady clock here too; THREADS the leader's threads
+// when it forked the cell (a fork hazard), MAXRSS the cell's peak resident bytes (wait4). The
+// cells' own code could write into the log: a line that does not parse is skipped, and what a
+// parsed one claims is checked by its reader (ForkServerRunner) against what the batch holds.
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -19,6 +21,7 @@ struct BatchMark {
   Kind kind = Kind::begun;
   std::size_t id = 0;
   std::chrono::steady_clock::time_point at;
+  std::uint64_t figure = 0;  // THREADS of a begun mark, MAXRSS of a done one
 };
 
 // One line of the log, or nothing when it is not one.

@@ -216,7 +216,9 @@ std::vector<nlohmann::json> ForkServerRunner::pump(
         // time limit from now: under load a zygote's import may outlive its deadline, and a cell
         // then charged with that wait timed out importing for itself where a fresh process did
         // not (issue 42).
-        limits_.watch(pid, id, it->second.spec, it->second.requested, Clock::now());
+        it->second.forked = Clock::now();
+        limits_.watch(pid, id, it->second.spec, it->second.requested, it->second.forked);
+        if (it->second.log != nullptr) limits_.leader_forks_cells(pid);
       }
     } else if (name == "exited") {
       const pid_t pid = event.at("pid").get<pid_t>();

@@ -58,12 +58,11 @@ class ForkServerRunner final : public ProcessRunner {
   nlohmann::json probe(const nlohmann::json& request, std::chrono::seconds timeout);
 
   void start(Id id, const ProcessSpec& spec) override;
-  // The cells in one forked child, one after another (python/portcheck_worker/cell/batch.py):
-  // each begins with its own limits, ends with its result, and the child's batch log says when
-  // (run/batch_log.hpp). The first takes the child's end as its own, as a cell alone would; a
-  // later one the child began and did not finish ends as Termination::unfinished, as does one
-  // that passed its memory limit (memory the cells before it left could have counted); one it
-  // never began, as Termination::returned.
+  // The cells of one forked leader, one after another, each in a child the leader forks after
+  // its one import (python/portcheck_worker/cell/batch.py): each begins with its own limits, ends
+  // with its result, and the batch log says when (run/batch_log.hpp). A cell begun and not
+  // finished ends as Termination::unfinished (the tool runs it alone), but the first when it
+  // timed out, which its limit counted as alone; one never begun, as Termination::returned.
   [[nodiscard]] bool runs_batches() const override { return true; }
   void start_batch(const std::vector<std::pair<Id, ProcessSpec>>& cells) override;
   // The batch's stop file (its log's path + ".stop"), which the child looks for before each cell.
@@ -121,7 +120,9 @@ class ForkServerRunner final : public ProcessRunner {
     ProcessSpec spec;
     bool begun = false;
     bool done = false;
-    Clock::time_point began;  // where its limit and wall time start (but the first's)
+    Clock::time_point began;           // where its limit and wall time start (but the first's)
+    int threads = 0;                   // of the leader when it forked this cell
+    std::uint64_t peak_rss_bytes = 0;  // its process's own high-water mark (the done mark)
   };
   // One process the server forks: a cell, or a batch (`batch` holds its cells, the first one's
   // id and spec are the process's).
@@ -139,6 +140,7 @@ class ForkServerRunner final : public ProcessRunner {
     // A suspect handed to the server runs as its only cell: its trial.
     [[nodiscard]] bool on_trial() const { return sent && suspect; }
     Clock::time_point requested;
+    Clock::time_point forked;            // when the server said "forked"
     std::optional<Termination> verdict;  // set when we killed it
     SessionLimits::Entry entry;          // limits and peak memory, kept once it left limits_
   };
@@ -174,8 +176,11 @@ class ForkServerRunner final : public ProcessRunner {
   // A done cell of a batch, as it ended `at`.
   [[nodiscard]] ProcessOutcome member_outcome(const InFlight& batch, std::size_t index,
                                               Clock::time_point at) const;
-  // The batch's process ended with `process`: the first cell, begun and not done, takes that as
-  // its end; another begun and not done is unfinished; one never begun is returned.
+  // How long the leader took from its fork to the first cell's: the module's import, which each
+  // cell alone would have spent within its own time limit.
+  [[nodiscard]] static Clock::duration import_time(const InFlight& batch);
+  // The batch's process ended with `process`: the first cell, begun and not done, takes a timeout
+  // as its end; another begun and not done is unfinished; one never begun is returned.
   void end_batch(InFlight& batch, const ProcessOutcome& process,
                  std::vector<std::pair<Id, ProcessOutcome>>& ended);
 

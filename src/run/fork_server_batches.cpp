@@ -1,7 +1,8 @@
-// ForkServerRunner's batches: several cells of one kernel module and target in one forked child
-// (issue 43). The fork of a zygote that holds a gigabyte of torch, the child's set-up and its exit
-// cost tens of milliseconds of CPU a cell; a batch pays them once. fork_server.cpp forks and
-// reaps batches as it does cells; this file follows what runs inside one.
+// ForkServerRunner's batches: several cells of one kernel module and target run by one forked
+// leader, which imports the module once and forks each cell from there (issue 43, issue 50). The
+// fork of a zygote that holds a gigabyte of torch, the child's set-up and the import cost tens of
+// milliseconds of CPU or more a cell; a batch pays them once. fork_server.cpp forks and reaps
+// batches as it does cells; this file follows what runs inside one.
 #include <fcntl.h>
 
 #include <algorithm>
@@ -65,9 +66,11 @@ void ForkServerRunner::advance(InFlight& batch, std::vector<std::pair<Id, Proces
       if (k == members.size() || members[k].id != mark.id) continue;
       members[k].begun = true;
       members[k].began = mark.at;
-      // The first cell's limit counts from the fork, as a cell's alone does.
+      members[k].threads = static_cast<int>(std::min<std::uint64_t>(mark.figure, 1 << 20));
+      // The first cell's limit counts from the fork, as a cell's alone does; a later one's from
+      // its own fork, charged with the import the leader did before the first began.
       if (k > 0 && limits_.find(batch.pid))
-        limits_.rearm(batch.pid, mark.id, members[k].spec, mark.at);
+        limits_.rearm(batch.pid, mark.id, members[k].spec, mark.at, import_time(batch));
       continue;
     }
     const auto k = first(&Member::done);
@@ -75,14 +78,21 @@ void ForkServerRunner::advance(InFlight& batch, std::vector<std::pair<Id, Proces
         !std::filesystem::exists(members[k].spec.result_path))
       continue;
     members[k].done = true;
+    members[k].peak_rss_bytes = mark.figure;
     auto outcome = member_outcome(batch, k, mark.at);
     ++(outcome.how == Termination::unfinished ? stats_.cells_left_by_batches
                                               : stats_.cells_in_batches);
     ended.emplace_back(mark.id, std::move(outcome));
-    // Until the next one says it began: a child stuck between two cells is stopped all the same.
+    // Until the next one says it began: a leader stuck between two cells is stopped all the same.
     if (k + 1 < members.size() && limits_.find(batch.pid))
-      limits_.rearm(batch.pid, members[k + 1].id, members[k + 1].spec, mark.at);
+      limits_.rearm(batch.pid, members[k + 1].id, members[k + 1].spec, mark.at, import_time(batch));
   }
+}
+
+ForkServerRunner::Clock::duration ForkServerRunner::import_time(const InFlight& batch) {
+  const auto& first = batch.batch.front();
+  if (!first.begun || first.began < batch.forked) return {};
+  return first.began - batch.forked;
 }
 
 ProcessOutcome ForkServerRunner::member_outcome(const InFlight& batch, std::size_t index,
@@ -92,12 +102,17 @@ ProcessOutcome ForkServerRunner::member_outcome(const InFlight& batch, std::size
   const auto from = index == 0 ? batch.requested : member.began;
   outcome.wall_seconds = std::chrono::duration<double>(at - from).count();
   outcome.waited_seconds = index == 0 ? batch.waited : 0.0;
-  outcome.forked_from_threads = batch.threads;
-  if (const auto* entry = limits_.find(batch.pid)) outcome.peak_rss_bytes = entry->peak_rss_bytes;
-  // Past its limit between two samples: the first cell's verdict, as alone; a later one's peak
-  // may hold what the cells before it left, so it runs again alone.
-  if (member.spec.max_rss_bytes > 0 && outcome.peak_rss_bytes > member.spec.max_rss_bytes)
-    outcome.how = index == 0 ? Termination::out_of_memory : Termination::unfinished;
+  outcome.forked_from_threads = std::max(batch.threads, member.threads);
+  const std::uint64_t sampled =
+      limits_.find(batch.pid) != nullptr ? limits_.find(batch.pid)->peak_rss_bytes : 0;
+  outcome.peak_rss_bytes = std::max(sampled, member.peak_rss_bytes);
+  // Its own process's high-water mark past its limit: its verdict, as alone. Only a sample past
+  // it: the sample may have caught the next cell's process as well, so it runs again alone.
+  const auto limit = member.spec.max_rss_bytes;
+  if (limit > 0 && member.peak_rss_bytes > limit)
+    outcome.how = Termination::out_of_memory;
+  else if (limit > 0 && sampled > limit)
+    outcome.how = Termination::unfinished;
   return outcome;
 }
 
@@ -109,8 +124,10 @@ void ForkServerRunner::end_batch(InFlight& batch, const ProcessOutcome& process,
   for (std::size_t k = 0; k < batch.batch.size(); ++k) {
     const auto& member = batch.batch[k];
     if (member.done) continue;
-    // The first cell ran in a fresh fork, as alone: how the process ended is its verdict.
-    const bool first = k == 0 && member.begun;
+    // The first cell's time limit counted from the fork, as alone: a timeout is its verdict.
+    // Anything else that ended it (a crash, exit(), a sample past its memory limit) may have been
+    // the leader's, not the cell's own process's: it runs again alone.
+    const bool first = k == 0 && member.begun && process.how == Termination::timed_out;
     // Never begun (the batch stopped after a cell before it, or was asked to): untouched by
     // anything the batch ran, it starts anew like a cell never started.
     if (k > 0 && !member.begun) {

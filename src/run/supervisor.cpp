@@ -102,17 +102,25 @@ void SessionLimits::watch(pid_t session, ProcessRunner::Id id, const ProcessSpec
 }
 
 void SessionLimits::rearm(pid_t session, ProcessRunner::Id id, const ProcessSpec& spec,
-                          Clock::time_point began) {
+                          Clock::time_point began, Clock::duration spent) {
   const auto it = entries_.find(session);
   if (it == entries_.end()) return;
   auto& entry = it->second;
   entry.id = id;
   entry.started = began;
-  entry.deadline = spec.timeout.count() > 0 ? began + spec.timeout : Clock::time_point::max();
+  entry.deadline =
+      spec.timeout.count() > 0 ? began + spec.timeout - spent : Clock::time_point::max();
   entry.max_rss_bytes = spec.max_rss_bytes;
-  entry.peak_rss_bytes = entry.last_rss_bytes;
+  // A forked cell's memory is its own from its birth; a cell run in the leader itself held what
+  // the leader holds now.
+  entry.peak_rss_bytes = entry.leader_forks_cells ? 0 : entry.last_rss_bytes;
   entry.cpu = entry.cpu.anew(began, spec.timeout);
   entry.stalled = false;
+}
+
+void SessionLimits::leader_forks_cells(pid_t session) {
+  if (const auto it = entries_.find(session); it != entries_.end())
+    it->second.leader_forks_cells = true;
 }
 
 const SessionLimits::Entry* SessionLimits::find(pid_t session) const {
@@ -158,11 +166,13 @@ std::vector<std::pair<pid_t, Termination>> SessionLimits::enforce(
   const auto now = Clock::now();
   last_sample_ = now;
   std::unordered_map<pid_t, std::uint64_t> rss_by_session;
+  std::unordered_map<pid_t, std::uint64_t> leader_rss;  // of sessions with other processes too
   std::unordered_map<pid_t, std::uint64_t> cpu_by_session;
   const auto processes = util::snapshot_processes();
   for (const auto& p : processes) {
     rss_by_session[p.session] += p.rss_bytes;
     cpu_by_session[p.session] += p.cpu_ticks;
+    if (p.pid == p.session) leader_rss[p.session] += p.rss_bytes;
   }
   std::set<pid_t> ours(also_count.begin(), also_count.end());
   for (const auto& [session, entry] : entries_) ours.insert(session);
@@ -172,8 +182,9 @@ std::vector<std::pair<pid_t, Termination>> SessionLimits::enforce(
     total += rss_by_session[s];
   }
   for (auto& [session, entry] : entries_) {
-    const auto rss = rss_by_session[session];
+    auto rss = rss_by_session[session];
     total += rss;
+    if (entry.leader_forks_cells && rss > leader_rss[session]) rss -= leader_rss[session];
     entry.peak_rss_bytes = std::max(entry.peak_rss_bytes, rss);
     entry.last_rss_bytes = rss;
     entry.sampled = true;

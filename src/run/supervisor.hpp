@@ -34,6 +34,10 @@ class SessionLimits {
     bool sampled = false;
     CpuWindow cpu;         // the session's CPU time, sampled with its memory
     bool stalled = false;  // when killed at its deadline, cpu.stalled()
+    // A batch's leader, which forks each cell: while a cell's process exists, the session's
+    // memory is the cell's (its copy of the leader's pages counted in it, as a cell forked alone
+    // counts its zygote's), not the leader's as well.
+    bool leader_forks_cells = false;
   };
 
   // A walk of /proc costs about a millisecond of system time, so sampling every `shortest` all
@@ -49,8 +53,12 @@ class SessionLimits {
   void watch(pid_t session, ProcessRunner::Id id, const ProcessSpec& spec,
              Clock::time_point started, Clock::time_point born);
   // The session's next cell (a batch's: ForkServerRunner::start_batch), from `began`: its id and
-  // limits, its peak from the memory the session holds now, its CPU window anew.
-  void rearm(pid_t session, ProcessRunner::Id id, const ProcessSpec& spec, Clock::time_point began);
+  // limits, its peak anew, its CPU window anew. `spent`: the time the cell would have spent alone
+  // before it began here (the import its batch's leader did once for all), charged to its limit.
+  void rearm(pid_t session, ProcessRunner::Id id, const ProcessSpec& spec, Clock::time_point began,
+             Clock::duration spent = {});
+  // The session is a batch's whose leader forks each cell (Entry::leader_forks_cells).
+  void leader_forks_cells(pid_t session);
   [[nodiscard]] const Entry* find(pid_t session) const;
   Entry take(pid_t session);
   [[nodiscard]] const std::map<pid_t, Entry>& entries() const { return entries_; }

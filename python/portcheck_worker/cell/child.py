@@ -16,10 +16,12 @@ import os
 import resource
 import signal
 import sys
+import threading
 import traceback
+import warnings
 
 from . import batch, handlers
-from ..base import protocol, signal_guard
+from ..base import at_fork, protocol, signal_guard
 from ..compile import shared_backend, stages
 
 _PR_SET_PDEATHSIG = 1
@@ -37,17 +39,72 @@ def die_with_parent(parent):
 
 
 def run_batch(command, failure_code, parent):
-    """In the child forked by `parent` for a batch of cells (batch.py): as run_cell_and_exit, for
-    each cell in turn. Never returns."""
+    """In the child forked by `parent` for a batch of cells (batch.py): imports the cells' module
+    once, then forks each cell from that state and waits for it. Never returns."""
     def run():
         die_with_parent(parent)
         signal_guard.install()
-        shared_backend.enable()
-        batch.run(command["batch"], command["batch_log"],
-                  lambda cell: stages.import_for(protocol.read_request(cell["request"]))[1].fn.__globals__,
-                  lambda cell: handlers.run_cell_files(cell["request"], cell["result"], cell["progress"]))
+        shared_backend.enable(command["batch_log"] + _SHARED_SUFFIX)
+        leader = os.getpid()
+
+        def prepare(cell):
+            # As a zygote imports: the import's own at-fork handlers run at each cell's own later
+            # forks (each cell registers them as it starts), not at its birth from this process.
+            with at_fork.recording():
+                stages.import_for(protocol.read_request(cell["request"]))
+
+        def fork_cell(cell, first):
+            pid = _quiet_fork()
+            if pid == 0:
+                _run_batch_cell(cell, first, leader, failure_code)  # never returns
+            return _wait(pid)
+
+        batch.run(command["batch"], command["batch_log"], prepare, fork_cell, _threads_now)
 
     _run_and_exit(run, failure_code)
+
+
+# Beside the batch log: the backend outcomes its cells share (compile/shared_backend.py).
+_SHARED_SUFFIX = ".shared"
+
+
+def _run_batch_cell(cell, first, leader, failure_code):
+    """In a cell's child of a batch's leader: as a cell forked from a zygote. Its own process
+    group in the batch's session, so it cannot leave the session the tool's limits watch."""
+    def run():
+        die_with_parent(leader)
+        os.setpgid(0, 0)
+        if not first:
+            batch.point_streams_at(cell)
+        at_fork.register_recorded()
+        handlers.run_cell_files(cell["request"], cell["result"], cell["progress"])
+
+    _run_and_exit(run, failure_code)
+
+
+def _quiet_fork():
+    """fork(), quietly: Python 3.12 warns about forking with threads, and a user's warning filter
+    may turn that warning into an exception in this process."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return os.fork()
+
+
+def _wait(pid):
+    """(exit status as os.waitstatus_to_exitcode gives it, resource usage) of child `pid`."""
+    while True:
+        try:
+            _, status, usage = os.wait4(pid, 0)
+            return os.waitstatus_to_exitcode(status), usage
+        except InterruptedError:
+            continue
+
+
+def _threads_now():
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
 
 
 def _run_and_exit(run, failure_code):

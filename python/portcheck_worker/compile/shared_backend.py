@@ -1,4 +1,4 @@
-"""Exact sharing of backend work between the cells of one process (a batch: serve/batch.py).
+"""Exact sharing of backend work between the cells of one batch (cell/batch.py).
 
 Triton's backend stages (ttir, ttgir, llir, ptx or amdgcn, cubin or hsaco) take two things: the
 module the frontend produced and the compile's metadata (the target, the parsed options, the
@@ -8,18 +8,26 @@ specialisations differ only where the kernel never looks. The first such cell ru
 each later one stops after its own frontend and takes that outcome, with what the compiler printed
 on descriptor 2, marked as shared with the first: proven equal, where `--reduce` assumes it.
 
+Each cell of a batch runs in a child of its own, so an outcome goes to the batch's folder, one
+file per key written whole (atomically) by the cell that reached it, and later cells read it from
+there; a file that is not one we wrote whole is a miss.
+
 `key` is also reported for every compiled cell (`ttir_key`), so that a run can be measured for
 what it could share (bench/ttir_sharing.py).
 """
+import base64
 import copy
 import hashlib
+import json
 import os
+
+from ..base import protocol
 
 # A reproducible compile's metadata without what names the specialisation rather than the code.
 _NOT_THE_CODE = ("hash", )
 _STDERR_LIMIT = 1 << 20
 
-_outcomes = None  # key -> Outcome while sharing; None outside a batch
+_folder = None  # where a batch's outcomes are kept; None outside a batch
 
 
 class Outcome:
@@ -37,10 +45,12 @@ class Shared(Exception):
         self.outcome, self.own_hash = outcome, own_hash
 
 
-def enable():
-    """From now on, in this process, cells share (a batch's child calls it once)."""
-    global _outcomes
-    _outcomes = {}
+def enable(folder):
+    """From now on, cells forked from this process share through `folder` (a batch's leader
+    calls it once)."""
+    global _folder
+    os.makedirs(folder, exist_ok=True)
+    _folder = folder
 
 
 def key(module, metadata):
@@ -53,14 +63,36 @@ def key(module, metadata):
 
 
 def lookup(ttir_key):
-    return _outcomes.get(ttir_key) if _outcomes is not None else None
+    """The outcome an earlier cell of the batch reached for `ttir_key`, or None."""
+    if _folder is None or ttir_key is None:
+        return None
+    try:
+        with open(_path(ttir_key), "rb") as f:
+            saved = json.load(f)
+        return Outcome(saved["row"], saved["result"], base64.b64decode(saved["stderr"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def remember(ttir_key, row, result):
     """The first outcome of a key; what this cell printed on descriptor 2 goes with it."""
-    if _outcomes is None or ttir_key is None or ttir_key in _outcomes:
+    if _folder is None or ttir_key is None or os.path.exists(_path(ttir_key)):
         return
-    _outcomes[ttir_key] = Outcome(row, copy.deepcopy(result), _own_stderr())
+    saved = {"row": row, "result": result, "stderr": base64.b64encode(_own_stderr()).decode()}
+    temporary = f"{_path(ttir_key)}.{os.getpid()}"
+    try:
+        with open(temporary, "w") as f:
+            json.dump(saved, f, default=protocol.jsonable)
+        os.replace(temporary, _path(ttir_key))
+    except (OSError, TypeError, ValueError):  # not shared: each later cell runs its backend
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+
+
+def _path(ttir_key):
+    return os.path.join(_folder, ttir_key + ".json")
 
 
 def result_of(shared, stages, compile_s, source):

@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 
-from . import at_fork
+from ..base import at_fork
 from ..cell import child as cell_child
 
 COMMAND_FD = 3
@@ -63,7 +63,8 @@ def run_child(command, server, inherited=(COMMAND_FD, EVENT_FD)):
                 pass
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
-        at_fork.register_recorded()
+        if not command.get("batch"):  # a batch's leader forks its cells: each registers them
+            at_fork.register_recorded()
     except BaseException:  # report on whatever stderr we have; the supervisor sees the status
         import traceback
         try:

@@ -25,7 +25,8 @@ import time
 import warnings
 
 from ..cell import child as cell_child
-from ..forking import at_fork, channel, fork as forking, warm_up
+from ..base import at_fork
+from ..forking import channel, fork as forking, warm_up
 from ..base import signal_guard
 from ..compile import driver, loader
 from ..compile.stages import make_target
