@@ -89,6 +89,8 @@ class Pipeline {
   void inspected(const std::optional<ModuleInspections::Inspected>& module, Scheduler& scheduler) {
     if (module && valid_) valid_ = valid(inspections_.results().kernels, &module->rows);
     if (module && valid_) scheduler.add(cells_.serve(module->cells));
+    if (module && valid_ && module->per_target)
+      scheduler.add(inspections_.inspect_per_target(*module->per_target));
     if (valid_ || inspections_.pending() > 0) return;
     validate_against_triton(manifest_, option_fields_, inspections_.results().kernels,
                             matrix_.row_targets);

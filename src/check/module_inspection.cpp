@@ -53,6 +53,14 @@ Limit most_generous(Limit a, Limit b) {
   return a == Limit{} || b == Limit{} ? Limit{} : std::max(a, b);
 }
 
+bool every_cell_has_a_target(const ModuleToInspect& module) {
+  return std::all_of(module.cells.begin(), module.cells.end(), [](const nlohmann::json& cell) {
+    const auto& request = cell.at("request");
+    const auto target = request.find("target");
+    return target != request.end() && target->is_object();
+  });
+}
+
 Task inspection_task(ProcessRunner::Id id, const ModuleToInspect& module,
                      const InspectionSettings& settings, const std::filesystem::path& dir) {
   util::atomic_write_file(dir / "request.json", inspection_request(module, settings).dump());
@@ -76,6 +84,7 @@ nlohmann::json inspection_request(const ModuleToInspect& module,
   request["zygote"] = module.zygote;
   request["kernels"] = module.kernels;
   request["cells"] = module.cells;
+  if (!module.target.is_null()) request["target"] = module.target;
   return request;
 }
 
@@ -191,6 +200,7 @@ std::vector<Task> ModuleInspections::tasks() const {
 std::optional<ProcessSpec> ModuleInspections::rerun(ProcessRunner::Id id,
                                                     const ProcessOutcome& outcome) {
   const auto module = id - first_id_;
+  if (!modules_[module].target.is_null()) return std::nullopt;  // its cells compile regardless
   if (outcome.forked_from_threads <= 1 || rerun_.count(module) != 0) return std::nullopt;
   // A timeout computing until the limit is the import's own (check/fork_hazard.hpp).
   if (outcome.how == Termination::timed_out && !outcome.stalled) return std::nullopt;
@@ -214,12 +224,42 @@ std::optional<ModuleInspections::Inspected> ModuleInspections::ended(
     out.cells.push_back(cell.at("id").get<std::size_t>());
   for (const auto& row : modules_[module].kernels) out.rows.insert(row.at("id").get<std::string>());
   auto evidence = evidence_from_files(dir_of(module), outcome, "inspect_answer");
+  const bool per_target = !modules_[module].target.is_null();
   if (answered(evidence)) {
     merge_answer(*evidence.result, results_);
-  } else {
+    if (!per_target && evidence.result->value("asked_driver", false) &&
+        every_cell_has_a_target(modules_[module])) {
+      out.per_target = module;
+      out.cells.clear();
+    }
+  } else if (!per_target) {
     for (const auto cell : out.cells) results_.failed.emplace(cell, evidence);
   }
   return out;
+}
+
+std::vector<Task> ModuleInspections::inspect_per_target(std::size_t module) {
+  std::map<std::string, ModuleToInspect> by_target;
+  for (const auto& cell : modules_[module].cells) {
+    const auto& request = cell.at("request");
+    const auto& target = request.at("target");
+    auto [it, inserted] = by_target.try_emplace(target.dump(), modules_[module]);
+    if (inserted) {
+      it->second.cells = nlohmann::json::array();
+      it->second.target = target;
+      it->second.zygote = request.value("zygote", nlohmann::json());
+    }
+    it->second.cells.push_back(cell);
+  }
+  std::vector<Task> tasks;
+  for (auto& [target, inspection] : by_target) {
+    const auto index = modules_.size();
+    modules_.push_back(std::move(inspection));
+    std::filesystem::create_directories(dir_of(index));
+    tasks.push_back(inspection_task(first_id_ + index, modules_[index], settings_, dir_of(index)));
+    ++pending_;
+  }
+  return tasks;
 }
 
 }  // namespace portcheck

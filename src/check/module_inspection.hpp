@@ -50,6 +50,10 @@ struct ModuleToInspect {
   std::filesystem::path cwd;                         // the manifest's folder
   std::chrono::milliseconds timeout{0};              // 0: none
   std::uint64_t max_rss_bytes = 0;                   // 0: none
+  // Null for a module's inspection. The target of an inspection that keys the cells of one
+  // target only, importing the module under that target's driver, as those cells do: a module
+  // whose import asked Triton's driver may differ from one target to the next (issue 50).
+  nlohmann::json target;
 };
 
 // One inspection per user module (and import path), serving every row defined in it: the
@@ -107,14 +111,22 @@ class ModuleInspections {
   // cell of its module would otherwise carry what may be a fork hazard. nullopt: it ended.
   std::optional<ProcessSpec> rerun(ProcessRunner::Id id, const ProcessOutcome& outcome);
 
-  // One module whose inspection has ended: its cells' ids and its rows' names.
+  // One module whose inspection has ended: the ids of the cells it lets start, its rows' names,
+  // and the inspections per target it asks for instead (their cells start when those end).
   struct Inspected {
     std::vector<std::size_t> cells;
     std::set<std::string> rows;
+    std::optional<std::size_t> per_target;  // the module to pass to inspect_per_target()
   };
   // Takes in what the inspection answered (or its fault, for each of its module's cells); returns
-  // the module's cells and rows, or nothing when the run was interrupted before it ended.
+  // the module's cells and rows, or nothing when the run was interrupted before it ended. A module
+  // whose import asked Triton's driver, with keys asked for, is inspected again for each target of
+  // its cells; such an inspection that fails only leaves its cells without keys (they compile).
   std::optional<Inspected> ended(ProcessRunner::Id id, const ProcessOutcome& outcome);
+
+  // The inspections per target that ended() asked for (`module`: Inspected::per_target), as
+  // tasks of the run; their ends let the cells of their targets start.
+  std::vector<Task> inspect_per_target(std::size_t module);
 
   [[nodiscard]] const InspectionResults& results() const { return results_; }
 

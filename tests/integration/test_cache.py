@@ -195,3 +195,40 @@ print(json.dumps([first, same, other_version, other_tool, other_target]))
     first, same, other_version, other_tool, other_target = json.loads(out.strip().splitlines()[-1])
     assert first == same
     assert len({first, other_version, other_tool, other_target}) == 4
+
+
+ASKS_THE_DRIVER = '''\
+import triton
+import triton.language as tl
+
+# As a library's utils pick their backend: the active driver's target, at import.
+IS_HIP = triton.runtime.driver.active.get_current_target().backend == "hip"
+FACTOR = tl.constexpr(3.0 if IS_HIP else 2.0)
+
+
+@triton.jit
+def scale(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * FACTOR)
+'''
+
+
+@pytest.mark.parametrize("isolation", ["fork", "process"])
+def test_a_module_that_asks_the_driver_at_import_is_served_from_the_cache(venv_python, tmp_path, isolation):
+    """Issue 50: such a module's cells are keyed where it was imported for their own target (an
+    inspection per target, under that target's stand-in driver, as its cells import it), so a
+    warm rerun compiles nothing and serves each cell what it compiled."""
+    project = tmp_path / "project"
+    manifest = MANIFEST.split("[[kernel]]")[0] + (
+        '[[kernel]]\nname = "scale"\ntarget = "kernels.py:scale"\n'
+        'signature = { x_ptr = "*fp32:16", out_ptr = "*fp32:16" }\nconstants = { BLOCK = 128 }\n')
+    write_manifest(project, manifest, kernels_py=ASKS_THE_DRIVER)
+    home = tmp_path / "home"
+    first, _ = check(venv_python, project, home, "--isolation", isolation)
+    assert not any(cached(first).values()) and {c["status"] for c in first["cells"]} == {"ok"}
+    second, run = check(venv_python, project, home, "--isolation", isolation)
+    assert all(cached(second).values()), cached(second)
+    assert "2 cells (2 from cache)" in run.stdout
+    drop = {"cached", "wall_s", "waited_s", "started_s"}
+    assert [{k: v for k, v in c.items() if k not in drop} for c in first["cells"]] == \
+           [{k: v for k, v in c.items() if k not in drop} for c in second["cells"]]

@@ -167,6 +167,7 @@ class CheckPipeline : public ::testing::Test {
   std::map<std::string, Compile> compiles;  // "row|target" -> its compile (default: passes)
   std::map<std::string, Json> predictions;  // "row|target" -> the static pre-checks' verdict
   std::set<std::string> crashing_modules;   // modules whose import kills the process
+  std::set<std::string> driver_asking_modules;  // modules whose import asks Triton's driver
   std::map<std::string, int> import_ticks;  // module -> wait()s its inspection takes (1)
   std::map<std::string, std::size_t> compile_started_at;  // "row|target" -> runner.wait_calls
   std::function<void(FakeRunner&, Id)> on_compile;
@@ -221,7 +222,13 @@ class CheckPipeline : public ::testing::Test {
     const auto module = request.at("kernels").at(0).at("kernel").at("module").get<std::string>();
     if (crashing_modules.count(module) != 0)
       return ended(Termination::signaled, "import", SIGSEGV, "Segmentation fault at import\n");
-    Json answer = {{"status", "ok"}, {"kernels", Json::object()}, {"keys", Json::object()}};
+    // Without a driver, a module whose import asks it cannot key its cells: the worker says so.
+    const bool asked = request.at("keys").get<bool>() && !request.contains("target") &&
+                       driver_asking_modules.count(module) != 0;
+    Json answer = {{"status", "ok"},
+                   {"kernels", Json::object()},
+                   {"keys", Json::object()},
+                   {"asked_driver", asked}};
     for (const auto& k : request.at("kernels"))
       answer["kernels"][k.at("id").get<std::string>()] = {
           {"ok", true}, {"args", {"x", "n", "BLOCK"}}, {"constexprs", {"BLOCK"}}};
@@ -229,8 +236,12 @@ class CheckPipeline : public ::testing::Test {
     for (const auto& c : request.at("cells")) {
       const auto id = std::to_string(c.at("id").get<std::size_t>());
       const auto& cell_request = c.at("request");
+      if (request.contains("target")) EXPECT_EQ(cell_request.at("target"), request.at("target"));
       // As the real key: a hash of the whole request, its target's warp size included.
-      if (request.at("keys").get<bool>()) answer["keys"][id] = util::sha1_hex(cell_request.dump());
+      if (asked)
+        answer["keys"][id] = nullptr;
+      else if (request.at("keys").get<bool>())
+        answer["keys"][id] = util::sha1_hex(cell_request.dump());
       const auto name = cell_request.at("row_name").get<std::string>() + "|" +
                         target_name(cell_request.at("target"));
       if (const auto p = predictions.find(name); p != predictions.end()) found[id] = p->second;
@@ -488,6 +499,35 @@ TEST_F(CheckPipeline, CachedCellsAreNotStartedAndAreMarkedCached) {
     EXPECT_EQ(now.metadata, was.metadata);
   }
   EXPECT_EQ(cell(second, "mul", "cuda:90").kind, FailureKind::frontend_error);
+}
+
+// Issue 50: a module whose import asks Triton's driver is keyed by an inspection per target of
+// its cells (its import under that target's driver, as those cells have it), so a warm rerun
+// compiles none of its cells.
+TEST_F(CheckPipeline, AModuleThatAsksTheDriverIsKeyedPerTargetAndServedFromTheCache) {
+  options.use_cache = false;
+  run();  // which modules there are; nothing cached
+  const auto modules = inspected.size();
+  for (const auto& request : inspected)
+    driver_asking_modules.insert(
+        request.at("kernels").at(0).at("kernel").at("module").get<std::string>());
+  options.use_cache = true;
+  const auto cold = run();
+  EXPECT_EQ(compiled.size(), 6u);
+  std::size_t per_target = 0;
+  std::set<std::string> targets;
+  for (const auto& request : inspected) {
+    if (!request.contains("target")) continue;
+    ++per_target;
+    targets.insert(target_name(request.at("target")));
+  }
+  EXPECT_EQ(inspected.size(), modules + per_target);
+  EXPECT_EQ(targets, (std::set<std::string>{"cuda:90", "hip:gfx942"}));
+  const auto warm = run();
+  EXPECT_TRUE(compiled.empty()) << compiled.size() << " compiled again";
+  EXPECT_EQ(warm.from_cache, 6u);
+  for (std::size_t i = 0; i < warm.cells.size(); ++i)
+    EXPECT_EQ(warm.cells[i].status, cold.cells[i].status);
 }
 
 TEST_F(CheckPipeline, NoCacheCompilesEverythingAndAsksForNoKeys) {

@@ -5,8 +5,9 @@ and `handle_repro` (one cell's reproducer). The probe, which runs no user code, 
 import sys
 
 from ..base import protocol
-from ..compile import keys, stages, static, tables
+from ..compile import driver, keys, stages, static, tables
 from ..compile.loader import KernelImportError
+from ..compile.stages import make_target
 from ..compile.releases import import_triton
 from ..repro import writer
 
@@ -14,12 +15,34 @@ from ..repro import writer
 def handle_inspect(request, progress):
     """What the supervisor needs from one user module before compiling its cells: each row's
     argument names, the cells' cache keys and static predictions. Runs as a cell, under the limits
-    of the rows it serves, so a fault at import is those rows' red cells and nobody else's."""
+    of the rows it serves, so a fault at import is those rows' red cells and nobody else's.
+
+    With no `target`, the module is imported under no driver, as no GPU would have it; an import
+    that asks Triton's driver may differ from one target to the next, so its keys are left to an
+    inspection per target (`asked_driver`), which imports the module under that target's
+    stand-in driver, as its cells do, and keys them there."""
     progress.mark("import")
+    target = request.get("target")
+    if target is not None:
+        driver.install(make_target(target))
+    watch = driver.DriverWatch() if target is None and request["keys"] else None
+    try:
+        kernels = {k["id"]: tables.kernel_arguments(k["kernel"]) for k in request["kernels"]}
+    finally:
+        if watch is not None:
+            watch.stop()
+    asked = watch is not None and watch.asked()
+    if not request["keys"]:
+        cache_keys = {}
+    elif asked:
+        cache_keys = {str(cell["id"]): None for cell in request["cells"]}
+    else:
+        cache_keys = keys.keys_for(request["cells"], request["tool_version"])
     return {
         "status": "ok",
-        "kernels": {k["id"]: tables.kernel_arguments(k["kernel"]) for k in request["kernels"]},
-        "keys": keys.keys_for(request["cells"], request["tool_version"]) if request["keys"] else {},
+        "kernels": kernels,
+        "keys": cache_keys,
+        "asked_driver": asked,
         "static": static.predictions(request["cells"], request["targets"]) if request["predict"] else None,
     }
 

@@ -87,3 +87,35 @@ def uninstall():
     rather than seeing whichever target was compiled last."""
     from triton.runtime import driver
     driver._active = None
+
+
+class DriverWatch:
+    """Notes whether an import asks Triton's driver anything (`driver.active`, `.default`, or sets
+    it), the only thing a compile-only import sees differ from one target to the next: the
+    stand-in driver reports the cell's target. An import that never asks is the same for every
+    target, so the inspection's zygote can fork every target's cells of that package (one import
+    per package instead of one per package and target), and its cache keys are every target's. Swaps the class of Triton's DriverConfig
+    object for a subclass for the import's duration; each call still does what it did."""
+
+    def __init__(self):
+        from triton.runtime import driver as config
+        base = type(config)
+        asked = []
+
+        def noting(name):
+            def call(this, *args):
+                asked.append(name)
+                original = getattr(base, name)
+                return original.fget(this) if isinstance(original, property) else original(this, *args)
+            return property(call) if isinstance(getattr(base, name), property) else call
+
+        self._config, self._base, self._asked = config, base, asked
+        members = {name: noting(name) for name in ("active", "default", "set_active", "reset_active")
+                   if hasattr(base, name)}
+        config.__class__ = type("WatchedDriverConfig", (base, ), members)
+
+    def asked(self):
+        return bool(self._asked)
+
+    def stop(self):
+        self._config.__class__ = self._base

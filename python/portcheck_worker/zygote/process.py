@@ -24,12 +24,11 @@ import socket
 import time
 import warnings
 
+from ..base import at_fork, signal_guard
 from ..cell import child as cell_child
-from ..base import at_fork
-from ..forking import channel, fork as forking, warm_up
-from ..base import signal_guard
 from ..compile import driver, loader
 from ..compile.stages import make_target
+from ..forking import channel, fork as forking, warm_up
 from ..forking.fork import ended_children
 
 
@@ -137,7 +136,7 @@ def _import_package(spec):
     watch = None
     try:
         if spec.get("target") is None:
-            watch = _DriverWatch()
+            watch = driver.DriverWatch()
         else:
             driver.install(make_target(spec["target"]))
         loader.load_kernel(spec["ref"])
@@ -155,7 +154,7 @@ def _import_third_party(spec):
     importing it again would not be the same), or an import that asks Triton's driver (it would
     depend on the target), makes the base unusable."""
     loader.add_import_folders(spec["ref"])
-    watch = _DriverWatch()
+    watch = driver.DriverWatch()
     try:
         for name, attributes in spec.get("third_party") or []:
             if not _import_as_written(name, attributes):
@@ -182,38 +181,6 @@ def _import_as_written(name, attributes):
         if e.name and (wanted == e.name or wanted.startswith(e.name + ".")):
             return False
         raise
-
-
-class _DriverWatch:
-    """Notes whether an import asks Triton's driver anything (`driver.active`, `.default`, or sets
-    it), the only thing a compile-only import sees differ from one target to the next: the
-    stand-in driver reports the cell's target. An import that never asks is the same for every
-    target, so the inspection's zygote can fork every target's cells of that package: one import
-    per package instead of one per package and target. Swaps the class of Triton's DriverConfig
-    object for a subclass for the import's duration; each call still does what it did."""
-
-    def __init__(self):
-        from triton.runtime import driver as config
-        base = type(config)
-        asked = []
-
-        def noting(name):
-            def call(this, *args):
-                asked.append(name)
-                original = getattr(base, name)
-                return original.fget(this) if isinstance(original, property) else original(this, *args)
-            return property(call) if isinstance(getattr(base, name), property) else call
-
-        self._config, self._base, self._asked = config, base, asked
-        members = {name: noting(name) for name in ("active", "default", "set_active", "reset_active")
-                   if hasattr(base, name)}
-        config.__class__ = type("WatchedDriverConfig", (base, ), members)
-
-    def asked(self):
-        return bool(self._asked)
-
-    def stop(self):
-        self._config.__class__ = self._base
 
 
 class _Serve:
