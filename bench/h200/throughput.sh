@@ -11,7 +11,9 @@
 #   PHASE=heavy   bench/heavy_case.py's generated library (25 modules x 40 rows, its import torch +
 #                 transformers + CPU to 3 s), and flag_gems 5.0.2 (.device/wheels) with the rows
 #                 captured live from its tests (bench/h200/results/flag_gems/fg-live.toml), by
-#                 both; the flag_gems sample with --isolation process.
+#                 both; the flag_gems sample with --isolation process. With WARM=1 (the default)
+#                 each also with the result cache, cold and then warm (both import the driver-
+#                 asking library: a warm rerun compiles nothing since issue 50).
 #
 # Writes to $OUT the JSON reports (gzipped), summary.json (bench/h200/throughput_summary.py) and
 # runs.txt (each run's time and the end of its terminal output).
@@ -42,6 +44,17 @@ check() {  # check NAME BINARY MANIFEST [flags...]: a cold run, its report in $w
   echo "$name: exit $?, $(( ($(date +%s%N) - start) / 1000000 )) ms" >> $OUT/runs.txt
 }
 
+cached() {  # cached NAME MANIFEST [flags...]: a run with the result cache, cold then warm (issue 50)
+  local name=$1 manifest=$2; shift 2
+  rm -rf /tmp/pchome-$name
+  for run in cold warm; do
+    local start=$(date +%s%N)
+    TRITON_PORTCHECK_HOME=/tmp/pchome-$name timeout -s INT ${LIMIT:-280} $bin check -m $manifest --python $py \
+      -j 16 --json $work/$name-$run.json "$@" > $work/$name-$run.txt 2>&1
+    echo "$name-$run: exit $?, $(( ($(date +%s%N) - start) / 1000000 )) ms, $(grep -o '[0-9,]* cells ([0-9,]* from cache)' $work/$name-$run.txt)" >> $OUT/runs.txt
+  done
+}
+
 if [ "${PHASE:-liger}" = liger ]; then
   tar xzf $repo/.device/liger_kernel-*.tar.gz -C /tmp
   m=$repo/bench/h200/results/liger/liger.toml
@@ -66,12 +79,14 @@ else
   check fg-new $bin $m
   [ -n "$old" ] && check fg-old $old $m
   check fg-process $bin $m --shard 1/16 --isolation process
+  [ "${WARM:-1}" = 1 ] && cached fg-cache $m
   unset PYTHONPATH
   python3 bench/heavy_library.py /tmp/heavy --modules 25 --rows 40 > /dev/null
   export PYTHONPATH=/tmp/heavy/deps
   check heavy-new $bin /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
   [ -n "$old" ] && check heavy-old $old /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
   check heavy-process $bin /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942 --shard 1/16 --isolation process
+  [ "${WARM:-1}" = 1 ] && cached heavy-cache /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
   unset PYTHONPATH
   names="fg-new=$work/fg-new.json fg-process=$work/fg-process.json heavy-new=$work/heavy-new.json heavy-process=$work/heavy-process.json"
   pairs="--same fg-new,fg-process --same heavy-new,heavy-process"
@@ -83,6 +98,8 @@ fi
 $py bench/h200/throughput_summary.py --jobs 16 $names $pairs > $OUT/summary.json 2>> $OUT/runs.txt
 gzip $work/*.json
 tail -n 3 $work/*.txt >> $OUT/runs.txt 2>&1
+# The device returns at most 8 files: the reports travel as one archive.
+tar cf $OUT/reports.tar -C $work . && rm -rf $work
 cat $OUT/runs.txt
 $py - $OUT/summary.json <<'PY'
 import json, sys
