@@ -164,11 +164,11 @@ class CheckPipeline : public ::testing::Test {
   bool several_releases = false;  // as run_check sets it for `--triton A,B`
 
   // What the fake worker is told to do.
-  std::map<std::string, Compile> compiles;  // "row|target" -> its compile (default: passes)
-  std::map<std::string, Json> predictions;  // "row|target" -> the static pre-checks' verdict
-  std::set<std::string> crashing_modules;   // modules whose import kills the process
+  std::map<std::string, Compile> compiles;      // "row|target" -> its compile (default: passes)
+  std::map<std::string, Json> predictions;      // "row|target" -> the static pre-checks' verdict
+  std::set<std::string> crashing_modules;       // modules whose import kills the process
   std::set<std::string> driver_asking_modules;  // modules whose import asks Triton's driver
-  std::map<std::string, int> import_ticks;  // module -> wait()s its inspection takes (1)
+  std::map<std::string, int> import_ticks;      // module -> wait()s its inspection takes (1)
   std::map<std::string, std::size_t> compile_started_at;  // "row|target" -> runner.wait_calls
   std::function<void(FakeRunner&, Id)> on_compile;
 
