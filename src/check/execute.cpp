@@ -170,7 +170,7 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix, Plan plan,
                [&](const std::string& c) { return skipped.count(c) == 0; });
   const auto judgement = judgement_for(settings, out.triton_version);
   hand_launch_limits(cells, judgement.launch_limits);
-  ModuleInspections inspections(modules_to_inspect(manifest, cells, skipped),
+  ModuleInspections inspections(modules_to_inspect(manifest, cells, skipped), cells,
                                 inspection_settings(settings, targets_json(columns, warp_sizes)),
                                 cells.size());
   CellRun run(cells, std::move(plan.representative), inspections.results(), settings, judgement,

@@ -53,21 +53,21 @@ Limit most_generous(Limit a, Limit b) {
   return a == Limit{} || b == Limit{} ? Limit{} : std::max(a, b);
 }
 
-bool every_cell_has_a_target(const ModuleToInspect& module) {
-  return std::all_of(module.cells.begin(), module.cells.end(), [](const nlohmann::json& cell) {
-    const auto& request = cell.at("request");
-    const auto target = request.find("target");
-    return target != request.end() && target->is_object();
+bool every_cell_has_a_target(const ModuleToInspect& module, const std::vector<PlannedCell>& cells) {
+  return std::all_of(module.cell_ids.begin(), module.cell_ids.end(), [&](std::size_t id) {
+    const auto target = cells[id].request.find("target");
+    return target != cells[id].request.end() && target->is_object();
   });
 }
 
 Task inspection_task(ProcessRunner::Id id, const ModuleToInspect& module,
-                     const InspectionSettings& settings, const std::filesystem::path& dir) {
-  util::atomic_write_file(dir / "request.json", inspection_request(module, settings).dump());
+                     const std::vector<PlannedCell>& cells, const InspectionSettings& settings,
+                     const std::filesystem::path& dir) {
+  util::atomic_write_file(dir / "request.json", inspection_request(module, cells, settings));
   Task task;
   task.id = id;
   task.prerequisite = true;
-  task.expected_seconds = static_cast<double>(module.cells.size());
+  task.expected_seconds = static_cast<double>(module.cell_ids.size());
   task.spec = worker_cell_spec(settings.python_argv, settings.env, dir, module.cwd);
   task.spec.compiles = false;  // imports the module: no warm backend needed
   task.spec.timeout = module.timeout;
@@ -77,15 +77,26 @@ Task inspection_task(ProcessRunner::Id id, const ModuleToInspect& module,
 
 }  // namespace
 
-nlohmann::json inspection_request(const ModuleToInspect& module,
-                                  const InspectionSettings& settings) {
+std::string inspection_request(const ModuleToInspect& module, const std::vector<PlannedCell>& cells,
+                               const InspectionSettings& settings) {
   nlohmann::json request = settings.common;
   request["kind"] = "inspect";
   request["zygote"] = module.zygote;
   request["kernels"] = module.kernels;
-  request["cells"] = module.cells;
   if (!module.target.is_null()) request["target"] = module.target;
-  return request;
+  // A placeholder the dump holds once, as this key's value: any text of the user's inside the
+  // request is a string, whose quotes the dump escapes.
+  constexpr std::string_view kPlaceholder = R"("portcheck:cells")";
+  request["cells"] = "portcheck:cells";
+  auto text = request.dump();
+  std::string listed = "[";
+  for (const auto id : module.cell_ids) {
+    if (listed.size() > 1) listed += ',';
+    listed += fmt::format(R"({{"id":{},"request":{}}})", id, cells[id].request.dump());
+  }
+  listed += ']';
+  text.replace(text.find(kPlaceholder), kPlaceholder.size(), listed);
+  return text;
 }
 
 ProcessSpec worker_cell_spec(const std::vector<std::string>& python_argv,
@@ -157,13 +168,13 @@ std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
     const auto& cell = cells[id];
     if (skipped_targets.count(cell.target.name()) != 0) continue;
     auto& module = module_of(*cell.row);
-    module.cells.push_back({{"id", id}, {"request", cell.request}});
+    module.cell_ids.push_back(id);
     const auto timeout = std::chrono::milliseconds(static_cast<long long>(cell.timeout_s * 1000));
-    const bool first = module.cells.size() == 1;
+    const bool first = module.cell_ids.size() == 1;
     module.timeout = first ? timeout : most_generous(module.timeout, timeout);
     module.max_rss_bytes = first ? cell.max_rss : most_generous(module.max_rss_bytes, cell.max_rss);
   }
-  std::erase_if(modules, [](const ModuleToInspect& m) { return m.cells.empty(); });
+  std::erase_if(modules, [](const ModuleToInspect& m) { return m.cell_ids.empty(); });
   return modules;
 }
 
@@ -178,8 +189,10 @@ std::optional<CellEvidence> import_failure(const nlohmann::json& kernel) {
 }
 
 ModuleInspections::ModuleInspections(std::vector<ModuleToInspect> modules,
+                                     const std::vector<PlannedCell>& cells,
                                      InspectionSettings settings, ProcessRunner::Id first_id)
     : modules_(std::move(modules)),
+      cells_(cells),
       settings_(std::move(settings)),
       first_id_(first_id),
       pending_(modules_.size()) {}
@@ -192,7 +205,7 @@ std::vector<Task> ModuleInspections::tasks() const {
   std::vector<Task> tasks;
   for (std::size_t i = 0; i < modules_.size(); ++i) {
     std::filesystem::create_directories(dir_of(i));
-    tasks.push_back(inspection_task(first_id_ + i, modules_[i], settings_, dir_of(i)));
+    tasks.push_back(inspection_task(first_id_ + i, modules_[i], cells_, settings_, dir_of(i)));
   }
   return tasks;
 }
@@ -209,7 +222,7 @@ std::optional<ProcessSpec> ModuleInspections::rerun(ProcessRunner::Id id,
   rerun_.insert(module);
   results_.rerun_fresh = static_cast<int>(rerun_.size());
   forget_run(dir_of(module));
-  auto spec = inspection_task(id, modules_[module], settings_, dir_of(module)).spec;
+  auto spec = inspection_task(id, modules_[module], cells_, settings_, dir_of(module)).spec;
   spec.fresh = true;
   return spec;
 }
@@ -220,15 +233,14 @@ std::optional<ModuleInspections::Inspected> ModuleInspections::ended(
   if (outcome.how == Termination::cancelled) return std::nullopt;  // interrupted: nothing to say
   const auto module = id - first_id_;
   Inspected out;
-  for (const auto& cell : modules_[module].cells)
-    out.cells.push_back(cell.at("id").get<std::size_t>());
+  out.cells = modules_[module].cell_ids;
   for (const auto& row : modules_[module].kernels) out.rows.insert(row.at("id").get<std::string>());
   auto evidence = evidence_from_files(dir_of(module), outcome, "inspect_answer");
   const bool per_target = !modules_[module].target.is_null();
   if (answered(evidence)) {
     merge_answer(*evidence.result, results_);
     if (!per_target && evidence.result->value("asked_driver", false) &&
-        every_cell_has_a_target(modules_[module])) {
+        every_cell_has_a_target(modules_[module], cells_)) {
       out.per_target = module;
       out.cells.clear();
     }
@@ -240,23 +252,24 @@ std::optional<ModuleInspections::Inspected> ModuleInspections::ended(
 
 std::vector<Task> ModuleInspections::inspect_per_target(std::size_t module) {
   std::map<std::string, ModuleToInspect> by_target;
-  for (const auto& cell : modules_[module].cells) {
-    const auto& request = cell.at("request");
+  for (const auto id : modules_[module].cell_ids) {
+    const auto& request = cells_[id].request;
     const auto& target = request.at("target");
     auto [it, inserted] = by_target.try_emplace(target.dump(), modules_[module]);
     if (inserted) {
-      it->second.cells = nlohmann::json::array();
+      it->second.cell_ids.clear();
       it->second.target = target;
       it->second.zygote = request.value("zygote", nlohmann::json());
     }
-    it->second.cells.push_back(cell);
+    it->second.cell_ids.push_back(id);
   }
   std::vector<Task> tasks;
   for (auto& [target, inspection] : by_target) {
     const auto index = modules_.size();
     modules_.push_back(std::move(inspection));
     std::filesystem::create_directories(dir_of(index));
-    tasks.push_back(inspection_task(first_id_ + index, modules_[index], settings_, dir_of(index)));
+    tasks.push_back(
+        inspection_task(first_id_ + index, modules_[index], cells_, settings_, dir_of(index)));
     ++pending_;
   }
   return tasks;

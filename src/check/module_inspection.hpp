@@ -46,10 +46,12 @@ CellEvidence evidence_from_files(const std::filesystem::path& dir, const Process
 struct ModuleToInspect {
   nlohmann::json kernels = nlohmann::json::array();  // {"id": row name, "kernel": ref}
   nlohmann::json zygote;                             // check/zygote_key.hpp: zygote_member
-  nlohmann::json cells = nlohmann::json::array();    // {"id": cell id, "request": ...}
-  std::filesystem::path cwd;                         // the manifest's folder
-  std::chrono::milliseconds timeout{0};              // 0: none
-  std::uint64_t max_rss_bytes = 0;                   // 0: none
+  // Ids into the planned cells, whose requests are written into the inspection's request as
+  // they are: a copy of every request held here was the largest part of the tool's memory.
+  std::vector<std::size_t> cell_ids;
+  std::filesystem::path cwd;             // the manifest's folder
+  std::chrono::milliseconds timeout{0};  // 0: none
+  std::uint64_t max_rss_bytes = 0;       // 0: none
   // Null for a module's inspection. The target of an inspection that keys the cells of one
   // target only, importing the module under that target's driver, as those cells do: a module
   // whose import asked Triton's driver may differ from one target to the next (issue 50).
@@ -73,9 +75,10 @@ struct InspectionSettings {
   std::size_t jobs = 1;
 };
 
-// The schema's inspect_request for `module`.
-nlohmann::json inspection_request(const ModuleToInspect& module,
-                                  const InspectionSettings& settings);
+// The schema's inspect_request for `module`, as JSON text: each of its cells' requests (`cells`:
+// the planned cells its ids point into) dumped into it, never copied.
+std::string inspection_request(const ModuleToInspect& module, const std::vector<PlannedCell>& cells,
+                               const InspectionSettings& settings);
 
 // The answers of every module that imported cleanly, merged, and the evidence of those that did
 // not, once per cell of theirs.
@@ -97,8 +100,9 @@ std::optional<CellEvidence> import_failure(const nlohmann::json& kernel);
 // ids from `first_id` on, and what each end means.
 class ModuleInspections {
  public:
-  ModuleInspections(std::vector<ModuleToInspect> modules, InspectionSettings settings,
-                    ProcessRunner::Id first_id);
+  // `cells`: the planned cells the modules' ids point into, which outlive this.
+  ModuleInspections(std::vector<ModuleToInspect> modules, const std::vector<PlannedCell>& cells,
+                    InspectionSettings settings, ProcessRunner::Id first_id);
 
   // One task per module (its folder and request written).
   [[nodiscard]] std::vector<Task> tasks() const;
@@ -134,6 +138,7 @@ class ModuleInspections {
   [[nodiscard]] std::filesystem::path dir_of(std::size_t module) const;
 
   std::vector<ModuleToInspect> modules_;
+  const std::vector<PlannedCell>& cells_;
   InspectionSettings settings_;
   ProcessRunner::Id first_id_;
   std::size_t pending_;

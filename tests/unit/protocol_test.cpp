@@ -103,8 +103,16 @@ TEST(WorkerProtocol, TheInspectionRequestIsAnInspectRequest) {
   InspectionSettings settings;
   settings.common = {
       {"tool_version", "0.9.0"}, {"targets", Json::array()}, {"keys", true}, {"predict", true}};
-  EXPECT_EQ(protocol_problem("inspect_request", inspection_request(module, settings)),
-            std::nullopt);
+  std::vector<PlannedCell> cells(2);
+  EXPECT_EQ(
+      protocol_problem("inspect_request", Json::parse(inspection_request(module, cells, settings))),
+      std::nullopt);
+  // Each cell's request is written into it as it is, whatever text of the user's it carries.
+  cells[1].request = {{"row_name", "\"portcheck:cells\" ["}, {"n", 2}};
+  module.cell_ids = {1};
+  const auto request = Json::parse(inspection_request(module, cells, settings));
+  EXPECT_EQ(request.at("cells"), Json::array({{{"id", 1}, {"request", cells[1].request}}}));
+  EXPECT_EQ(request.at("kind"), "inspect");
 }
 
 TEST(WorkerProtocol, AnAnswerThatBreaksTheSchemaIsOneLineNamingTheMember) {
