@@ -58,8 +58,11 @@ std::vector<Task> CellRun::serve(const std::vector<std::size_t>& ids) {
 
 std::vector<CellResult> CellRun::results() {
   std::vector<CellResult> out;
-  for (auto& r : results_)
+  out.reserve(results_.size());
+  for (auto& r : results_) {
     if (r) out.push_back(std::move(*r));
+    r.reset();
+  }
   return out;
 }
 
@@ -235,7 +238,7 @@ void CellRun::represent() {
 void CellRun::keep(std::size_t id, CellResult result) {
   failed_ += result.failed_outcome() ? 1 : 0;
   kept_ += results_[id] ? 0 : 1;
-  results_[id] = std::move(result);
+  results_[id] = std::make_unique<CellResult>(std::move(result));
 }
 
 Scheduler::OnProgress CellRun::progress_line() const {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -69,7 +70,8 @@ class CellRun {
   const ExecuteSettings& settings_;
   const Judgement& judgement_;
   std::map<std::string, std::string> unsupported_;
-  std::vector<std::optional<CellResult>> results_;
+  // One pointer a cell until its result exists: a CellResult is about a kilobyte even empty.
+  std::vector<std::unique_ptr<CellResult>> results_;
   std::size_t from_cache_ = 0;
   std::size_t stored_ = 0;
   std::size_t failed_ = 0;             // so far, for the progress line
