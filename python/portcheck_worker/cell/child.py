@@ -16,12 +16,10 @@ import os
 import resource
 import signal
 import sys
-import threading
 import traceback
-import warnings
 
 from . import batch, handlers
-from ..base import at_fork, protocol, signal_guard
+from ..base import at_fork, forks, protocol, signal_guard
 from ..compile import shared_backend, stages
 
 _PR_SET_PDEATHSIG = 1
@@ -54,12 +52,12 @@ def run_batch(command, failure_code, parent):
                 stages.import_for(protocol.read_request(cell["request"]))
 
         def fork_cell(cell, first):
-            pid = _quiet_fork()
+            pid = forks.quiet_fork()
             if pid == 0:
                 _run_batch_cell(cell, first, leader, failure_code)  # never returns
             return _wait(pid)
 
-        batch.run(command["batch"], command["batch_log"], prepare, fork_cell, _threads_now)
+        batch.run(command["batch"], command["batch_log"], prepare, fork_cell, forks.threads_now)
 
     _run_and_exit(run, failure_code)
 
@@ -82,29 +80,11 @@ def _run_batch_cell(cell, first, leader, failure_code):
     _run_and_exit(run, failure_code)
 
 
-def _quiet_fork():
-    """fork(), quietly: Python 3.12 warns about forking with threads, and a user's warning filter
-    may turn that warning into an exception in this process."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return os.fork()
-
-
 def _wait(pid):
-    """(exit status as os.waitstatus_to_exitcode gives it, resource usage) of child `pid`."""
-    while True:
-        try:
-            _, status, usage = os.wait4(pid, 0)
-            return os.waitstatus_to_exitcode(status), usage
-        except InterruptedError:
-            continue
-
-
-def _threads_now():
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        return threading.active_count()
+    """(exit status as os.waitstatus_to_exitcode gives it, resource usage) of child `pid`; wait4
+    retries an interrupted wait itself (PEP 475)."""
+    _, status, usage = os.wait4(pid, 0)
+    return os.waitstatus_to_exitcode(status), usage
 
 
 def _run_and_exit(run, failure_code):

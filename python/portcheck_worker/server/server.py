@@ -28,10 +28,9 @@ import threading
 import time
 
 from . import probe, zygote_pool
-from ..base import faults, protocol
+from ..base import faults, forks, protocol
 from ..forking.fork import COMMAND_FD, EVENT_FD, ended_children, freeze_heap, run_child
 from ..forking.warm_up import warm_up
-from ..zygote import process as zygote_process
 from .zygote import ZygoteLost
 
 # "0" turns zygotes off: every cell imports its module itself, as before they existed.
@@ -164,7 +163,7 @@ class Server:
             # a user's module does, since only the forking thread survives in the child.
             sys.stderr.write(f"portcheck-worker: forking with {threading.active_count()} threads\n")
         server = os.getpid()
-        threads = zygote_process.threads_now()
+        threads = forks.threads_now()
         inherited = self.own_fds() + [s.fileno() for s in (self.zygotes.event_fds() if self.zygotes else [])]
         freeze_heap()
         pid = os.fork()

@@ -22,23 +22,14 @@ import select
 import signal
 import socket
 import time
-import warnings
 
 from ..base import at_fork, signal_guard
+from ..base.forks import quiet_fork, threads_now
 from ..cell import child as cell_child
 from ..compile import driver, loader
 from ..compile.stages import make_target
 from ..forking import channel, fork as forking, warm_up
 from ..forking.fork import ended_children
-
-
-def threads_now():
-    """Threads of this process, native ones included (torch, CUDA, OpenMP start their own)."""
-    try:
-        return len(os.listdir("/proc/self/task"))
-    except OSError:
-        import threading
-        return threading.active_count()
 
 
 # Descriptors no child of this process may keep: its channel (a child holding it would hide this
@@ -233,12 +224,8 @@ class _Serve:
         return max(threads_now(), self.inherited_threads)
 
     def _fork(self):
-        """fork(), quietly: Python 3.12 warns about forking with threads, and a user's warning
-        filter may turn that warning into an exception in this process."""
         forking.freeze_heap()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return os.fork()
+        return quiet_fork()
 
     def fork_cell(self, command):
         threads = self.hazard()
