@@ -232,3 +232,42 @@ def test_a_module_that_asks_the_driver_at_import_is_served_from_the_cache(venv_p
     drop = {"cached", "wall_s", "waited_s", "started_s"}
     assert [{k: v for k, v in c.items() if k not in drop} for c in first["cells"]] == \
            [{k: v for k, v in c.items() if k not in drop} for c in second["cells"]]
+
+
+CONSTEXPR_FUNCTION = '''\
+import triton
+import triton.language as tl
+
+
+@tl.constexpr
+def accumulator_type(dtype: tl.dtype) -> tl.dtype:
+    return tl.float32 if dtype.is_fp16() else dtype
+
+
+@triton.jit
+def scan_row(in_ptr, out_ptr, N, TILE: tl.constexpr):
+    offs = tl.arange(0, TILE)
+    acc_dtype: tl.constexpr = accumulator_type(in_ptr.type.element_ty)
+    x = tl.load(in_ptr + offs, mask=offs < N, other=0).to(acc_dtype)
+    tl.store(out_ptr + offs, tl.cumsum(x, 0), mask=offs < N)
+'''
+
+
+def test_a_kernel_using_a_function_made_constexpr_is_served_from_the_cache(venv_python, tmp_path):
+    """flag_gems' cumsum: `@tl.constexpr` on a plain function. Triton's own cache_key renders it
+    with its address, so the key changed in every process and its cells compiled on every run;
+    the key now names the function by its code and file, and an edit of that file is a miss."""
+    project = tmp_path / "project"
+    manifest = MANIFEST.split("[[kernel]]")[0] + (
+        '[[kernel]]\nname = "scan"\ntarget = "kernels.py:scan_row"\n'
+        'signature = { in_ptr = "*fp16", out_ptr = "*fp16", N = "i32" }\nconstants = { TILE = 64 }\n')
+    write_manifest(project, manifest, kernels_py=CONSTEXPR_FUNCTION)
+    home = tmp_path / "home"
+    first, _ = check(venv_python, project, home)
+    assert {c["status"] for c in first["cells"]} == {"ok"} and not any(cached(first).values())
+    second, run = check(venv_python, project, home)
+    assert all(cached(second).values()), cached(second)
+    kernels = project / "kernels.py"
+    kernels.write_text(kernels.read_text().replace("tl.float32 if", "tl.float16 if"))
+    third, _ = check(venv_python, project, home)
+    assert not any(cached(third).values())

@@ -6,9 +6,12 @@ attributes), the parsed options, the target and the backend's own hash (ptxas ve
 revision), the Triton build, the Python version, the environment variables Triton reads for
 compilation, and our own version and worker source.
 """
+import contextlib
 import hashlib
 import json
+import marshal
 import os
+import re
 import sys
 
 from . import loader
@@ -55,6 +58,57 @@ def worker_source_id():
     return _worker_id
 
 
+class UnstableKey(Exception):
+    """A value the key would cover renders differently in every process."""
+
+
+# A memory address in a rendering (`<function f at 0x7f...>`): different in every process.
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def _stable_rendering(value, rendered):
+    """`rendered` (a constexpr's text) with a function's address replaced by what identifies the
+    function across processes: its name, its compiled code, what its defaults and closure hold,
+    and the text of the file that defines it (where its module-level helpers live)."""
+    if not _ADDRESS.search(rendered):
+        return rendered
+    code = getattr(value, "__code__", None)
+    if code is None:  # an object known by its address only: nothing stable to key it by
+        raise UnstableKey(rendered)
+    held = (value.__defaults__, value.__kwdefaults__,
+            tuple(cell.cell_contents for cell in value.__closure__ or ()))
+    held_text = repr(held)
+    if _ADDRESS.search(held_text):
+        raise UnstableKey(held_text)
+    digest = hashlib.sha256(marshal.dumps(code) + held_text.encode())
+    try:
+        with open(code.co_filename, "rb") as defining_file:
+            digest.update(defining_file.read())
+    except OSError:
+        raise UnstableKey(code.co_filename) from None
+    return f"constexpr[{value.__module__}.{value.__qualname__}:{digest.hexdigest()}]"
+
+
+@contextlib.contextmanager
+def _stable_constexprs():
+    """Triton's JITFunction.cache_key covers the constexpr globals a kernel uses by their repr;
+    a plain function made a constexpr (`@tl.constexpr def f(dtype): ...`, as flag_gems' cumsum
+    does) renders with its address, so the key changed from one process to the next and such a
+    kernel was never served from the cache. While keys are computed, a constexpr renders
+    stably; a value with no stable rendering makes the cell keyless (compiled every run)."""
+    from triton.language import core
+    original = core.constexpr.__repr__
+
+    def stable(self):
+        return _stable_rendering(self.value, original(self))
+
+    core.constexpr.__repr__ = stable
+    try:
+        yield
+    finally:
+        core.constexpr.__repr__ = original
+
+
 def cell_key(request, tool_version):
     """The cache key of one cell request, or raise if the kernel cannot even be loaded."""
     from triton._C.libtriton import get_cache_invalidating_env_vars
@@ -84,9 +138,10 @@ def cell_key(request, tool_version):
 def keys_for(cells, tool_version):
     """{cell id: key or None}: a cell whose key cannot be computed is simply not cached."""
     out = {}
-    for cell in cells:
-        try:
-            out[str(cell["id"])] = cell_key(cell["request"], tool_version)
-        except Exception:  # import failures and bad rows are reported by the compile itself
-            out[str(cell["id"])] = None
+    with _stable_constexprs():
+        for cell in cells:
+            try:
+                out[str(cell["id"])] = cell_key(cell["request"], tool_version)
+            except Exception:  # import failures and bad rows are reported by the compile itself
+                out[str(cell["id"])] = None
     return out
