@@ -313,3 +313,62 @@ def test_target_zygotes_import_beside_the_inspections_once_the_base_is_ready(ven
     assert all(begun < first_end for begun, _ in spans[1:]), spans
     without, _ = _run(lib, venv_python, PYTHONPATH=str(deps), **ALONE)
     assert _verdicts(report) == _verdicts(without)
+
+
+HUGE_PAGES_PY = '''import ctypes
+import triton
+import triton.language as tl
+
+HEAP = bytearray(b"x") * (64 << 20)  # 64 MiB the import wrote, as torch's import does
+_ADDRESS = ctypes.addressof((ctypes.c_char * 1).from_buffer(HEAP))
+
+
+@tl.constexpr
+def heap_huge_kib():
+    """AnonHugePages of the mapping that holds HEAP, in this process."""
+    inside = False
+    for line in open("/proc/self/smaps"):
+        fields = line.split()
+        if "-" in fields[0] and len(fields) >= 5:
+            low, high = (int(x, 16) for x in fields[0].split("-"))
+            inside = low <= _ADDRESS < high
+        elif inside and fields[0] == "AnonHugePages:":
+            return int(fields[1])
+    return 0
+
+
+@triton.jit
+def touch(x_ptr, ROW: tl.constexpr):
+    huge: tl.constexpr = heap_huge_kib()
+    tl.static_assert(huge >= 32768, "the cell inherited the import's memory in small pages")
+    tl.store(x_ptr, 1.0)
+'''
+
+# Whether this kernel can collapse memory into huge pages at all, asked without our code.
+COLLAPSES = """import ctypes, mmap
+libc = ctypes.CDLL(None, use_errno=True)
+libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+area = mmap.mmap(-1, 8 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+area.write(b"x" * (8 << 20))
+start = (ctypes.addressof(ctypes.c_char.from_buffer(area)) + (2 << 20) - 1) & ~((2 << 20) - 1)
+print(int(libc.madvise(start, 4 << 20, 25) == 0))  # MADV_COLLAPSE
+"""
+
+
+def test_cells_inherit_their_zygotes_memory_in_huge_pages(venv_python, tmp_path):
+    """A fork copies one page-table entry per 2 MiB of a zygote's memory instead of 512, and the
+    cell's exit drops as few: the zygote collapses what its import wrote into huge pages
+    (base/huge_pages.py). Where the kernel cannot (no MADV_COLLAPSE, THP off) there is nothing to
+    test."""
+    import subprocess
+    probe = subprocess.run([venv_python, "-c", COLLAPSES], capture_output=True, text=True, check=True)
+    if int(probe.stdout.strip() or 0) == 0:
+        pytest.skip("this kernel collapses nothing into huge pages")
+    (tmp_path / "huge.py").write_text(HUGE_PAGES_PY)
+    rows = "".join(f'\n[[kernel]]\nname = "touch_{row}"\ntarget = "huge.py:touch"\n'
+                   f'signature = {{ x_ptr = "*fp32" }}\nconstants = {{ ROW = {row} }}\n' for row in range(4))
+    write_manifest(tmp_path, '[defaults]\ntargets = ["cuda:90"]\n' + rows, kernels_py=None)
+    run = run_tool(["check", "--python", venv_python, "--no-cache", "--json", tmp_path / "r.json"],
+                   cwd=tmp_path)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [c["status"] for c in report["cells"]] == ["ok"] * 4, run.stdout + run.stderr

@@ -23,7 +23,7 @@ import signal
 import socket
 import time
 
-from ..base import at_fork, signal_guard
+from ..base import at_fork, huge_pages, signal_guard
 from ..base.forks import quiet_fork, threads_now
 from ..cell import child as cell_child
 from ..compile import driver, loader
@@ -63,6 +63,7 @@ def main(spec, sock, server_pid, parent_pid, close_fds=()):
         if why is not None:
             channel.send(sock, {"event": "unusable", "why": why, "seconds": seconds})
             os._exit(0)
+        huge_pages.collapse_anonymous_memory()  # each fork from here copies less (huge_pages.py)
         hazard = max(threads_now(), int(spec.get("parent_threads") or 1))
         channel.send(sock, {"event": "ready", "driver_free": driver_free, "threads": hazard,
                             "seconds": seconds})
@@ -265,6 +266,7 @@ def _warm_up(targets):
         warm_up.warm_up(targets)
     except BaseException:  # a backend that cannot warm up fails in the cells, as in the server
         pass
+    huge_pages.collapse_anonymous_memory()  # what the warm-up allocated, too
 
 
 def _close(fd):
