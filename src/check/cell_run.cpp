@@ -171,9 +171,14 @@ Task CellRun::task_for(std::size_t id) const {
 // A cell forked from a process with threads that failed in a way a fork hazard could explain
 // is run again, forked from the bare fork server, and that verdict is the one reported.
 std::optional<ProcessSpec> CellRun::fresh_rerun(std::size_t id, const ProcessOutcome& outcome) {
-  if (outcome.forked_from_threads <= 1 || rerun_fresh_.count(id) != 0) return std::nullopt;
+  if (outcome.forked_from_threads == 0 || rerun_fresh_.count(id) != 0) return std::nullopt;
+  // A forked cell's memory holds what its zygote holds (other targets' warm-ups, pages the
+  // zygote collapsed into huge ones: base/huge_pages.py), which a fresh process would not: its
+  // memory limit's verdict is a fresh process's, whatever the threads.
+  const bool memory = outcome.how == Termination::out_of_memory;
+  if (outcome.forked_from_threads <= 1 && !memory) return std::nullopt;
   auto evidence = evidence_from_files(dir_of(id), outcome, answer_kind(id));
-  if (!fork_hazard_could_explain(classify(evidence), outcome)) {
+  if (!memory && !fork_hazard_could_explain(classify(evidence), outcome)) {
     read_evidence_.insert_or_assign(id, std::move(evidence));  // ended() needs it next
     return std::nullopt;
   }

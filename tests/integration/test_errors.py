@@ -266,6 +266,8 @@ def test_memory_bomb_is_oom_and_quick(venv_python, tmp_path):
     (cell, ) = report["cells"]
     assert cell["kind"] == "oom", cell["message"]
     assert cell["stage"] == "cubin"
+    # Forked, it held its fork server's memory too: the verdict is a fresh process's.
+    assert cell["rerun_fresh"] is True
     assert cell["wall_s"] < 20, cell["wall_s"]
     assert elapsed < 40
     assert report["environment"]["options"]["max_rss_bytes"] == 1 << 30
