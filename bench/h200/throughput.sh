@@ -13,7 +13,9 @@
 #                 captured live from its tests (bench/h200/results/flag_gems/fg-live.toml), by
 #                 both; the flag_gems sample with --isolation process. With WARM=1 (the default)
 #                 each also with the result cache, cold and then warm (both import the driver-
-#                 asking library: a warm rerun compiles nothing since issue 50).
+#                 asking library: a warm rerun compiles nothing since issue 50). ONLY=fg or
+#                 ONLY=heavy runs one of the two (one device command is at most 10 minutes).
+# SAMPLE=0 leaves out the --isolation process samples (new = old on every cell is then the check).
 #
 # Writes to $OUT the JSON reports (gzipped), summary.json (bench/h200/throughput_summary.py) and
 # runs.txt (each run's time and the end of its terminal output).
@@ -59,15 +61,15 @@ if [ "${PHASE:-liger}" = liger ]; then
   tar xzf $repo/.device/liger_kernel-*.tar.gz -C /tmp
   m=$repo/bench/h200/results/liger/liger.toml
   check liger-new $bin $m
-  names="new=$work/liger-new.json process=$work/liger-process.json"
-  pairs="--same new,process"
+  names="new=$work/liger-new.json" pairs=
   # The wheel before issue 43 is the same from one session to the next: its report from an
   # earlier session on this machine (.device/old/liger-old.json.gz) stands in, unless OLD=1.
   if [ -f $repo/.device/old/liger-old.json.gz ] && [ "${OLD:-0}" != 1 ]; then
     gunzip -c $repo/.device/old/liger-old.json.gz > $work/liger-old.json; echo "liger-old: earlier report" >> $OUT/runs.txt
   elif [ -n "$old" ]; then check liger-old $old $m; fi
   [ -f $work/liger-old.json ] && { names="$names old=$work/liger-old.json"; pairs="$pairs --same new,old"; }
-  check liger-process $bin $m --shard 1/16 --isolation process
+  [ "${SAMPLE:-1}" = 1 ] && check liger-process $bin $m --shard 1/16 --isolation process
+  [ -f $work/liger-process.json ] && { names="$names process=$work/liger-process.json"; pairs="$pairs --same new,process"; }
   if [ "${REDUCE:-1}" = 1 ]; then
     check liger-reduce $bin $m --reduce
     names="$names reduce=$work/liger-reduce.json"; pairs="$pairs --reduced new,reduce"
@@ -76,23 +78,28 @@ else
   python3 -m pip install --quiet --no-deps --no-index --target /tmp/fgpkgs $repo/.device/wheels/*.whl >> $OUT/pip.log 2>&1
   export PYTHONPATH=/tmp/fgpkgs
   m=$repo/bench/h200/results/flag_gems/fg-live.toml
-  check fg-new $bin $m
-  [ -n "$old" ] && check fg-old $old $m
-  check fg-process $bin $m --shard 1/16 --isolation process
-  [ "${WARM:-1}" = 1 ] && cached fg-cache $m
+  names= pairs=
+  add() {  # add NAME [OTHER]: a report to summarise, the same verdicts as OTHER's
+    [ -f $work/$1.json ] && names="$names $1=$work/$1.json"
+    [ -n "${2:-}" ] && [ -f $work/$1.json ] && [ -f $work/$2.json ] && pairs="$pairs --same $1,$2"
+  }
+  if [ "${ONLY:-fg}" = fg ]; then
+    check fg-new $bin $m
+    [ -n "$old" ] && check fg-old $old $m
+    [ "${SAMPLE:-1}" = 1 ] && check fg-process $bin $m --shard 1/16 --isolation process
+    [ "${WARM:-1}" = 1 ] && cached fg-cache $m
+    add fg-new; add fg-old fg-new; add fg-process fg-new
+  fi
   unset PYTHONPATH
-  python3 bench/heavy_library.py /tmp/heavy --modules 25 --rows 40 > /dev/null
-  export PYTHONPATH=/tmp/heavy/deps
-  check heavy-new $bin /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
-  [ -n "$old" ] && check heavy-old $old /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
-  check heavy-process $bin /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942 --shard 1/16 --isolation process
-  [ "${WARM:-1}" = 1 ] && cached heavy-cache /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
-  unset PYTHONPATH
-  names="fg-new=$work/fg-new.json fg-process=$work/fg-process.json heavy-new=$work/heavy-new.json heavy-process=$work/heavy-process.json"
-  pairs="--same fg-new,fg-process --same heavy-new,heavy-process"
-  if [ -n "$old" ]; then
-    names="$names fg-old=$work/fg-old.json heavy-old=$work/heavy-old.json"
-    pairs="$pairs --same fg-new,fg-old --same heavy-new,heavy-old"
+  if [ "${ONLY:-heavy}" = heavy ]; then
+    python3 bench/heavy_library.py /tmp/heavy --modules 25 --rows 40 > /dev/null
+    export PYTHONPATH=/tmp/heavy/deps
+    check heavy-new $bin /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
+    [ -n "$old" ] && check heavy-old $old /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
+    [ "${SAMPLE:-1}" = 1 ] && check heavy-process $bin /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942 --shard 1/16 --isolation process
+    [ "${WARM:-1}" = 1 ] && cached heavy-cache /tmp/heavy/lib/heavy.toml -t cuda:90,hip:gfx942
+    unset PYTHONPATH
+    add heavy-new; add heavy-old heavy-new; add heavy-process heavy-new
   fi
 fi
 $py bench/h200/throughput_summary.py --jobs 16 $names $pairs > $OUT/summary.json 2>> $OUT/runs.txt
