@@ -63,8 +63,9 @@ def section():
         BEGIN, "## Throughput: batches, shared backend work (issue 43)", "",
         "Produced by `bench/throughput_section.py` from the figures bench/h200/throughput.sh and bench/demo_wall.py "
         "wrote. Do not edit by hand.", "",
-        "The H200 (16 cores, Triton 3.6.0), 16 jobs, no cache, nine targets. `old` is the wheel before issue 43 "
-        "(46bb001); `new` the commit named; `process` a sixteenth of the rows (`--shard 1/16`) under "
+        "The lent GPU machine (an H200 through 51c34a7, an H100 for issue 50's a9510df; 16 cores, Triton 3.6.0), "
+        "16 jobs, no cache, nine targets. `old` is the wheel before issue 43 (46bb001), or for a9510df the wheel "
+        "before issue 50 (7ee2401); `new` the commit named; `process` a sixteenth of the rows (`--shard 1/16`) under "
         "`--isolation process`. floor = max(sum of compile times / jobs, longest cell); cores inside compile = "
         "sum of compile times / (wall x jobs) (bench/timeline.py). Before the first compile come the environment's "
         "probe and the library's import (torch, transformers and the library itself), which every cell of these "
