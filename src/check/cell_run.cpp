@@ -83,7 +83,7 @@ std::filesystem::path CellRun::dir_of(std::size_t id) const {
 }
 
 std::string CellRun::answer_kind(std::size_t id) const {
-  return answer_to(cells_[id].request.value("kind", ""));
+  return answer_to(cells_[id].request_kind());
 }
 
 std::string CellRun::target_key(const PlannedCell& cell) const {
@@ -143,7 +143,7 @@ Task CellRun::task_for(std::size_t id) const {
   const auto& cell = cells_[id];
   const auto dir = dir_of(id);
   std::filesystem::create_directories(dir);
-  util::atomic_write_file(dir / "request.json", cell.request.dump());
+  util::atomic_write_file(dir / "request.json", cell.request_json());
   Task task;
   task.id = id;
   // This row's own history, else every row's on this target, else the manifest's estimate.
@@ -162,7 +162,7 @@ Task CellRun::task_for(std::size_t id) const {
   // zygote would): never a reproducer's, which is one cell. Only cells of the same limits: a
   // cell of a batch may take an earlier cell's backend outcome (compile/shared_backend.py),
   // which is its own only where its limits are the ones that outcome was reached under.
-  if (cell.request.value("kind", "") != "repro")
+  if (cell.request_kind() != "repro")
     task.batch = fmt::format("{}|{}|{}|{}|{}", task.group, cell.row->ref.module,
                              cell.row->ref.file.string(), cell.timeout_s, cell.max_rss);
   return task;

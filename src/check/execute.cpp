@@ -118,10 +118,14 @@ class Pipeline {
 // against them (python/portcheck_worker/compile/launch_rules.py, the rules' one home), and the
 // limits are part of what its cache key covers.
 void hand_launch_limits(std::vector<PlannedCell>& cells, const LaunchLimits& limits) {
-  for (auto& cell : cells)
-    if (const auto target = limits.for_target(cell.target);
-        target && cell.request.value("kind", "") == "compile")
-      cell.request["launch_limits"] = target->to_json();
+  std::map<std::string, std::shared_ptr<const std::string>> by_target;
+  for (auto& cell : cells) {
+    const auto target = limits.for_target(cell.target);
+    if (!target || cell.request.value("kind", "") != "compile") continue;
+    auto& text = by_target[cell.target.name()];
+    if (!text) text = std::make_shared<const std::string>(target->to_json().dump());
+    cell.launch_limits = text;
+  }
 }
 
 Judgement judgement_for(const ExecuteSettings& settings, std::string triton_version) {
@@ -170,6 +174,7 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix, Plan plan,
                [&](const std::string& c) { return skipped.count(c) == 0; });
   const auto judgement = judgement_for(settings, out.triton_version);
   hand_launch_limits(cells, judgement.launch_limits);
+  for (auto& cell : cells) cell.seal();
   ModuleInspections inspections(modules_to_inspect(manifest, cells, skipped), cells,
                                 inspection_settings(settings, targets_json(columns, warp_sizes)),
                                 cells.size());

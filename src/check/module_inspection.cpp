@@ -55,8 +55,9 @@ Limit most_generous(Limit a, Limit b) {
 
 bool every_cell_has_a_target(const ModuleToInspect& module, const std::vector<PlannedCell>& cells) {
   return std::all_of(module.cell_ids.begin(), module.cell_ids.end(), [&](std::size_t id) {
-    const auto target = cells[id].request.find("target");
-    return target != cells[id].request.end() && target->is_object();
+    const auto request = cells[id].parsed_request();
+    const auto target = request.find("target");
+    return target != request.end() && target->is_object();
   });
 }
 
@@ -92,7 +93,7 @@ std::string inspection_request(const ModuleToInspect& module, const std::vector<
   std::string listed = "[";
   for (const auto id : module.cell_ids) {
     if (listed.size() > 1) listed += ',';
-    listed += fmt::format(R"({{"id":{},"request":{}}})", id, cells[id].request.dump());
+    listed += fmt::format(R"({{"id":{},"request":{}}})", id, cells[id].request_json());
   }
   listed += ']';
   text.replace(text.find(kPlaceholder), kPlaceholder.size(), listed);
@@ -253,7 +254,7 @@ std::optional<ModuleInspections::Inspected> ModuleInspections::ended(
 std::vector<Task> ModuleInspections::inspect_per_target(std::size_t module) {
   std::map<std::string, ModuleToInspect> by_target;
   for (const auto id : modules_[module].cell_ids) {
-    const auto& request = cells_[id].request;
+    const auto request = cells_[id].parsed_request();
     const auto& target = request.at("target");
     auto [it, inserted] = by_target.try_emplace(target.dump(), modules_[module]);
     if (inserted) {

@@ -186,4 +186,25 @@ double expected_seconds(const KernelRow& row, const Target& target) {
          (target.backend == Backend::hip ? 1.2 : 1.0);
 }
 
+void PlannedCell::seal() {
+  kind = request.value("kind", "");
+  request_text = request.dump();
+  request = nlohmann::json();
+}
+
+std::string PlannedCell::request_json() const {
+  auto text = request_text.empty() ? request.dump() : request_text;
+  if (!launch_limits) return text;
+  // The dump of an object ends in its closing brace: the member goes in before it.
+  text.insert(text.size() - 1,
+              fmt::format(R"({}"launch_limits":{})", text == "{}" ? "" : ",", *launch_limits));
+  return text;
+}
+
+std::string PlannedCell::request_kind() const {
+  return request_text.empty() ? request.value("kind", "") : kind;
+}
+
+nlohmann::json PlannedCell::parsed_request() const { return nlohmann::json::parse(request_json()); }
+
 }  // namespace portcheck

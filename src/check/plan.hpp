@@ -5,6 +5,7 @@
 // same plan from the same manifest.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -52,7 +53,15 @@ struct PlannedCell {
   const KernelRow* row = nullptr;  // into the Manifest planned from, which outlives the cell
   Target target;                   // its warp size the probe's once execute adopted it
   std::size_t index = 0;           // its place in the whole matrix, before sharding
-  nlohmann::json request;          // what the worker compiles
+  // What the worker compiles: a JSON tree while planning and execute() add to it, then sealed
+  // (seal()) into its text, which is what the worker reads and several times smaller to hold
+  // for every cell of the run (a tree of it was 4.6 KB a cell, launch limits included).
+  nlohmann::json request;
+  std::string request_text;  // once sealed
+  std::string kind;          // the request's kind ("compile", "repro"), once sealed
+  // The request's `launch_limits` member: its target's limits as JSON text, one copy per target
+  // shared by its cells (about 1 KB a cell otherwise), written into the request by request_json().
+  std::shared_ptr<const std::string> launch_limits;
   double timeout_s = 0;
   std::uint64_t max_rss = 0;
   double expected_s = 0;  // compile time estimated from the manifest alone
@@ -60,6 +69,14 @@ struct PlannedCell {
   // The personas whose host code chose this row's options, when none of them is of the target's
   // vendor (PersonaFit::foreign): its launch-limit verdicts are not the target's own.
   std::vector<std::string> host_choices_of;
+
+  // The request as text from now on; `request` is emptied.
+  void seal();
+  // The request as the worker reads it, and its kind, sealed or not.
+  [[nodiscard]] std::string request_json() const;
+  [[nodiscard]] std::string request_kind() const;
+  // The request as a tree (the sealed one parsed again), for the few readers of one member.
+  [[nodiscard]] nlohmann::json parsed_request() const;
 };
 
 // The cells of environment `label`, row-major in manifest order, narrowed to options.shard.

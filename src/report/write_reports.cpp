@@ -79,7 +79,7 @@ std::filesystem::path workspace_root(const char* variable) {
   return std::filesystem::current_path(ec);
 }
 
-std::string json_report(const Report& report) { return report_to_json(report).dump(2) + "\n"; }
+std::string json_report(const Report& report) { return report_to_json_text(report); }
 std::string sarif_report(const Report& report) { return render_sarif(report).dump(2) + "\n"; }
 std::string gitlab_report(const Report& report) {
   return render_gitlab_codequality(report, workspace_root("CI_PROJECT_DIR"));

@@ -108,10 +108,12 @@ TEST(WorkerProtocol, TheInspectionRequestIsAnInspectRequest) {
       protocol_problem("inspect_request", Json::parse(inspection_request(module, cells, settings))),
       std::nullopt);
   // Each cell's request is written into it as it is, whatever text of the user's it carries.
-  cells[1].request = {{"row_name", "\"portcheck:cells\" ["}, {"n", 2}};
+  const Json written = {{"row_name", "\"portcheck:cells\" ["}, {"n", 2}};
+  cells[1].request = written;
+  cells[1].seal();
   module.cell_ids = {1};
   const auto request = Json::parse(inspection_request(module, cells, settings));
-  EXPECT_EQ(request.at("cells"), Json::array({{{"id", 1}, {"request", cells[1].request}}}));
+  EXPECT_EQ(request.at("cells"), Json::array({{{"id", 1}, {"request", written}}}));
   EXPECT_EQ(request.at("kind"), "inspect");
 }
 

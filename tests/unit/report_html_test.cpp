@@ -127,6 +127,15 @@ TEST(HtmlReport, ContentSecurityPolicyForbidsTheNetwork) {
   EXPECT_LT(html.find("Content-Security-Policy"), html.find("<script"));
 }
 
+// The JSON report is written one cell at a time (report_to_json_text), as the whole tree would
+// be dumped: the same text, whatever the cells and the user's text in it say.
+TEST(JsonReport, TextMadeCellByCellIsTheWholeTreesDump) {
+  for (auto report : {sample_report(), hostile_report(), Report{}}) {
+    report.environment["options"]["manifest"] = "\n  \"cells\": []";
+    EXPECT_EQ(report_to_json_text(report), report_to_json(report).dump(2) + "\n");
+  }
+}
+
 TEST(HtmlReport, JsonBlobRoundTrips) {
   const auto report = sample_report();
   const auto data = nlohmann::json::parse(data_blob(render_html(report)));
