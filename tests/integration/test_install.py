@@ -35,10 +35,11 @@ def wheel(sdist, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def wheel_venv(wheel, tmp_path_factory):
-    """A fresh venv with Triton, then the wheel: what `pip install triton triton-portcheck` gives."""
+    """A fresh venv, then the wheel with its `triton` extra: what `pip install
+    "triton-portcheck[triton]"` gives a user who has no Triton yet (3.9.0, the newest the extra
+    allows, as TRITON pins: the verdicts below are compared with the source build's)."""
     python = install.make_venv(tmp_path_factory.mktemp("wheel-venv") / "venv")
-    install.pip_install(python, TRITON)
-    install.pip_install(python, wheel[0])
+    install.pip_install(python, f"{wheel[0]}[triton]")
     return python.parent
 
 
@@ -87,6 +88,36 @@ def test_one_version_everywhere(wheel_venv, tmp_path):
                                "import importlib.metadata as m; print(m.version('triton-portcheck'))"],
                               capture_output=True, text=True, check=True).stdout.strip()
     assert metadata == expected
+
+
+def test_the_triton_extra_installs_a_supported_triton_and_the_licence_is_apache(wheel_venv, wheel):
+    """Issue 51: `[triton]` brings a Triton the tool supports into the same environment, and the
+    wheel says Apache-2.0 where a scanner reads it."""
+    found = subprocess.run([str(wheel_venv / "python"), "-c", "import triton; print(triton.__version__)"],
+                           capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.strip() == TRITON.split("==")[1]
+    metadata = subprocess.run([str(wheel_venv / "python"), "-c",
+                               "import importlib.metadata as m; print(m.metadata('triton-portcheck').as_string())"],
+                              capture_output=True, text=True, check=True).stdout
+    assert "License-Expression: Apache-2.0" in metadata
+    assert "Requires-Dist: triton<3.10,>=3.0; extra == \"triton\"" in metadata, metadata
+    assert any(name.endswith("licenses/LICENSE") or name.endswith("/LICENSE")
+               for name in install.wheel_files(wheel[0]))
+    targets = tool(wheel_venv, "targets", cwd=wheel_venv)  # the installed environment's Triton
+    assert targets.returncode == 0 and str(wheel_venv / "python") in targets.stdout, targets.stderr
+
+
+def test_a_venv_without_triton_is_told_to_install_it_there(wheel, tmp_path):
+    """Installed into a venv with no Triton and run without activating it, the tool falls back
+    to python3 on PATH; the fix it gives is for its own environment, which it would then use."""
+    python = install.make_venv(tmp_path / "venv")
+    install.pip_install(python, wheel[0])
+    run = tool(python.parent, "targets", cwd=tmp_path)
+    if run.returncode == 0:
+        pytest.skip("python3 on PATH has Triton here: nothing is missing")
+    assert run.returncode == 3, run.stderr
+    assert f"`{python} -m pip install triton`" in run.stderr, run.stderr
 
 
 def test_installed_demo_matches_the_source_build(wheel_venv, demo_run, tmp_path):
