@@ -5,7 +5,7 @@ import os
 import sys
 import traceback
 
-from . import stdlib_guard
+from . import gpu_tensors_on_cpu, stdlib_guard, top_level_launches
 
 
 class KernelImportError(Exception):
@@ -33,14 +33,15 @@ def add_import_folders(ref):
 def load_kernel(ref):
     add_import_folders(ref)
     try:
-        if ref.get("file"):
-            module = _import_file(ref["file"])
-        else:
-            module = importlib.import_module(ref["module"])
+        try:
+            module = _import_module(ref)
+        except Exception as e:
+            if "torch" not in sys.modules or not gpu_tensors_on_cpu.asked_for_a_missing_device(e):
+                raise
+            with gpu_tensors_on_cpu.made_on_the_cpu():  # a script's GPU tensors, at import
+                module = _import_module(ref)
     except BaseException as e:  # a user's module can raise anything, SystemExit included
-        where = ref.get("file") or ref.get("module")
-        raise KernelImportError(f"importing {where} failed: {type(e).__name__}: {e}",
-                                bounded_traceback()) from None
+        raise KernelImportError(_import_failure(ref, e), bounded_traceback()) from None
     broken = stdlib_guard.broken_names()
     if broken:
         where = ref.get("file") or ref.get("module")
@@ -51,6 +52,39 @@ def load_kernel(ref):
     if fn is None:
         raise KernelImportError(f"{module.__name__} has no attribute '{ref['function']}'", "")
     return _unwrap(fn)
+
+
+def _import_module(ref):
+    with top_level_launches.skipped():  # a script's own launches at import: not a cell's
+        if ref.get("file"):
+            return _import_file(ref["file"])
+        return importlib.import_module(ref["module"])
+
+
+def _import_failure(ref, error):
+    """What the import did when it failed: the user's line it was on, the launches it made, and
+    what to do about a top level that runs a script's work."""
+    where = ref.get("file") or ref.get("module")
+    line = _failing_user_line(error, ref.get("file"))
+    at = f" at {line}" if line else ""
+    text = f"importing {where} failed{at}: {type(error).__name__}: {error}"
+    text += top_level_launches.what_the_import_did()
+    if line and not isinstance(error, (SyntaxError, ImportError)):
+        text += f"; {top_level_launches.MAIN_GUARD_HINT}"
+    return text
+
+
+def _failing_user_line(error, path):
+    """"file:line" of the deepest frame of the failure in the module's own file (a module by name:
+    in any file of the manifest's folders is not known here; its own file is)."""
+    found = ""
+    tb = error.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if path and os.path.abspath(name) == os.path.abspath(path):
+            found = f"{name}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return found
 
 
 def _import_file(path):
