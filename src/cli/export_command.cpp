@@ -22,6 +22,7 @@ namespace {
 
 struct ExportFlags {
   CheckOptions options;
+  bool quiet = false;
   std::vector<std::string> rows, targets;
   std::filesystem::path dir;
   std::string kernel, signature, constants, compile_options;
@@ -89,7 +90,7 @@ int run_export_command(const ExportFlags& f) {
     options.demo = false;
   }
   options.use_cache = false;  // the binaries themselves are wanted, not a verdict
-  options.progress = util::is_terminal(stderr);
+  options.progress = !f.quiet && util::is_terminal(stderr);
   const auto report = run_check(options, interrupted());
   say_warnings(report);
   std::fputs(render_terminal(report, TerminalStyle{util::use_colour(stdout)}).c_str(), stdout);
@@ -109,6 +110,10 @@ void add_export_options(CLI::App* command, ExportFlags& f) {
       ->add_option("-o,--output", f.dir, "Folder to write into (one subfolder per row and target)")
       ->required();
   command->add_option("--python", f.options.python, "Python interpreter holding Triton");
+  command
+      ->add_option("-j,--jobs", f.options.jobs, "Cells compiled at once (default: number of cores)")
+      ->check(CLI::Range(1, 4096));  // -1 would wrap to 2^64-1 in a size_t
+  command->add_flag("-q,--quiet", f.quiet, "No live progress line");
   command->add_option(
       "--kernel", f.kernel,
       "Instead of a manifest: module:function or file.py:function, with --signature, "

@@ -37,6 +37,10 @@ void add_output_flags(CLI::App* command, OutputFlags& flags) {
                     "otherwise one line of per-target summaries with its failing rows under it");
 }
 
+void add_quiet_flag(CLI::App* command, OutputFlags& flags) {
+  command->add_flag("-q,--quiet", flags.quiet, "Only warnings and the summary line, no matrix");
+}
+
 std::vector<BaselineEntry> baseline_entries(const OutputFlags& flags) {
   return flags.baseline ? load_baseline(*flags.baseline) : std::vector<BaselineEntry>{};
 }
@@ -61,7 +65,11 @@ int finish(Report report, const OutputFlags& flags, const std::vector<BaselineEn
   if (flags.baseline) apply_baseline(report, baseline, flags.baseline->string());
   FILE* matrix = writes_to_stdout(flags.outputs) ? stderr : stdout;  // the report owns stdout
   const TerminalStyle style{util::use_colour(matrix), flags.expand};
-  std::fputs(render_terminal(report, style).c_str(), matrix);
+  // -q: the summary line, and what a passing cell means, which every output says.
+  const auto shown = flags.quiet
+                         ? fmt::format("{}\n{}\n", summary_line(report), kCompileOnlyDisclaimer)
+                         : render_terminal(report, style);
+  std::fputs(shown.c_str(), matrix);
   std::fflush(matrix);
   int code = print_output_errors(report) ? exit_code::environment : exit_code_for(report);
   const auto fail_on = flags.fail_on.value_or(flags.outputs.write_baseline ? "none" : "new");

@@ -21,9 +21,13 @@ struct OutputFlags {
   // --fail-on: "new" (exit 1 on new failures) or "none"; unset, "new", except when the run
   // writes a baseline, which records failures rather than judging them.
   std::optional<std::string> fail_on;
+  bool quiet = false;  // report, merge: the summary line (and the disclaimer) instead of the matrix
 };
 
 void add_output_flags(CLI::App* command, OutputFlags& flags);
+// -q for a command that reads reports (report, merge): they have no progress line to turn off,
+// so it leaves the summary line alone on the terminal, as capture's -q does.
+void add_quiet_flag(CLI::App* command, OutputFlags& flags);
 
 // The entries of --baseline FILE; none without the flag.
 std::vector<BaselineEntry> baseline_entries(const OutputFlags& flags);

@@ -45,6 +45,7 @@ Command add_report_command(CLI::App& app) {
   report->add_option("report", flags->input, "A JSON report written by check --json or merge")
       ->required();
   add_output_flags(report, flags->outputs);
+  add_quiet_flag(report, flags->outputs);
   report->footer(kExitCodes);
   return {report, [flags] { return run_report_command(*flags); }};
 }
@@ -58,6 +59,7 @@ Command add_merge_command(CLI::App& app) {
                   "Merge an incomplete --shard set: the missing shards' cells are unchecked (?) "
                   "and exit 1 unless --fail-on none; without it a missing shard is exit 2");
   add_output_flags(merge, flags->outputs);
+  add_quiet_flag(merge, flags->outputs);
   merge->footer(kExitCodes);
   return {merge, [flags] { return run_merge_command(*flags); }};
 }

@@ -130,8 +130,9 @@ std::string strip_locations(std::string_view line) {
 
 // ---- tokens -------------------------------------------------------------------------------------
 
-// %12, %arg3, %r12 (PTX) -> N; MLIR's uniquing suffix goes (%cst_0 -> %cst, %c0_i32_7 -> %N_i32);
-// %tid.x and %cst stay.
+// %12, %arg3, %r12 (PTX) -> N; MLIR's uniquing suffix goes (%cst_0 -> %cst, %c0_i32_7 ->
+// %c0_i32). A constant's name is its value (%c32_i32, %c64): it stays, or two constants would
+// read alike wherever they are used. %tid.x and %cst stay.
 std::string normalize_ssa_name(std::string_view name) {
   std::string_view rest = name;
   if (const auto underscore = rest.rfind('_');
@@ -141,6 +142,7 @@ std::string normalize_ssa_name(std::string_view name) {
     rest = rest.substr(0, underscore);
   std::size_t j = 0;
   while (j < rest.size() && (is_alpha(rest[j]) || rest[j] == '_')) ++j;
+  if (j == 1 && rest[0] == 'c' && j < rest.size() && is_digit(rest[j])) return std::string(rest);
   const std::size_t k = skip_digits(rest, j);
   if (k > j && (k == rest.size() || rest[k] == '_' || rest[k] == '.'))
     return "N" + std::string(rest.substr(k));

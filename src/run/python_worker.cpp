@@ -23,17 +23,24 @@ namespace {
 // to <prefix>/bin/python), when that environment has Triton: `pip install triton-portcheck` into
 // the venv that holds Triton then needs neither activation nor --python. The check looks for the
 // package folder rather than importing it, to keep start-up free of a Python launch.
-std::string installed_environment_python() {
+// The interpreter beside the tool (<prefix>/bin/python), Triton or not; empty when none.
+std::string interpreter_beside_the_tool() {
   const auto bin = executable_dir();
   if (bin.empty()) return {};
   const auto python = bin / "python";
-  if (::access(python.c_str(), X_OK) != 0) return {};
+  return ::access(python.c_str(), X_OK) == 0 ? python.string() : std::string();
+}
+
+std::string installed_environment_python() {
+  auto python = interpreter_beside_the_tool();
+  if (python.empty()) return {};
+  const auto bin = executable_dir();
   std::error_code ec;
   for (const auto& lib : {bin / ".." / "lib", bin / ".." / "lib64"}) {
     for (std::filesystem::directory_iterator it(lib, ec), end; !ec && it != end; it.increment(ec)) {
       if (!it->path().filename().string().starts_with("python")) continue;
       if (std::filesystem::exists(it->path() / "site-packages" / "triton" / "__init__.py"))
-        return python.string();
+        return python;
     }
   }
   return {};
@@ -152,6 +159,14 @@ void check_probe_answer(const nlohmann::json& probe_answer) {
 }
 
 std::string missing_triton_fix(const std::string& python, const std::filesystem::path& checkout) {
+  // Installed into a venv that has no Triton, and run without activating it: the tool fell back
+  // to python3 on PATH, but the environment to complete is its own, which it would then use.
+  if (const auto beside = interpreter_beside_the_tool(); !beside.empty() && beside != python)
+    return fmt::format(
+        "install it into the environment triton-portcheck is installed in, which it then uses "
+        "without activation: `{} -m pip install triton`, or give --python (or $VIRTUAL_ENV) an "
+        "environment that has it",
+        beside);
   std::string fix = fmt::format(
       "install it into that environment with `{} -m pip install triton`, or give --python (or "
       "$VIRTUAL_ENV) an environment that has it",

@@ -34,6 +34,21 @@ namespace portcheck {
 namespace fs = std::filesystem;
 namespace {
 
+// Of the releases pip lists, those this tool compiles with (pip lists 2.x too, which
+// validate_compilable_release refuses): a list to choose from must not offer what is refused.
+std::vector<std::string> compilable(std::vector<std::string> offered) {
+  std::erase_if(offered, [](const std::string& v) {
+    return !is_release_version(v) || release_less(v, kOldestRelease);
+  });
+  return offered;
+}
+
+std::string offer_text(const std::vector<std::string>& offered) {
+  const auto usable = compilable(offered);
+  return usable.empty() ? fmt::format("none ({} or later)", kOldestRelease)
+                        : util::join(usable, ", ");
+}
+
 std::string now_iso8601() { return util::iso_time_utc(std::chrono::system_clock::now()); }
 
 bool is_complete(const fs::path& dir) {
@@ -204,8 +219,9 @@ class EnvironmentBuild {
       if (offered && !offered->empty() &&
           std::find(offered->begin(), offered->end(), version_) == offered->end())
         throw UsageError(fmt::format(
-            "triton {} is not on the package index for this platform and Python; it offers: {}",
-            version_, util::join(*offered, ", ")));
+            "triton {} is not on the package index for this platform and Python; of what it "
+            "offers, triton-portcheck compiles with: {}",
+            version_, offer_text(*offered)));
       throw EnvironmentError(fmt::format("cannot download triton=={} with pip: {}", version_,
                                          failure_reason(step, kPipTimeout)));
     }

@@ -296,6 +296,13 @@ def test_shards_union_equals_the_unsharded_run_and_all_formats_come_from_the_mer
         assert (tmp_path / name).stat().st_size > 0, name
     assert cells(json.loads((tmp_path / "again.json").read_text())) == cells(report)
 
+    # -q on every command that prints a matrix (issue 51): the summary line alone
+    for command in (["merge", *parts, "-o", tmp_path / "quiet.json", "-q"], ["report", merged, "-q"]):
+        quiet = run_tool(command, cwd=tmp_path)
+        lines = quiet.stdout.splitlines()
+        assert quiet.returncode == 1 and len(lines) == 2 and lines[0].startswith("81 cells"), quiet.stdout
+        assert lines[1].startswith("Compile-only check"), quiet.stdout
+
 
 def test_merge_refuses_reports_that_do_not_belong_together(venv_python, tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"

@@ -115,15 +115,17 @@ class RecordWriter:
         return ""
 
     def warn_once(self, key, message):
-        """On stderr, and in the records: pytest swallows a passing test's stderr."""
+        """In the records, which the tool reads whatever the command printed or swallowed (pytest
+        hides a passing test's stderr) and says each warning of every run once. Printed here
+        too, each persona's run and each worker process printed it again (issue 51); only a
+        warning the records cannot take is printed."""
         if key in self._warned:
             return
         self._warned.add(key)
-        warn(message)
         try:
             self._append({"version": RECORD_VERSION, "warning": message})
         except OSError:
-            pass
+            warn(message)
 
     def _append(self, record):
         line = json.dumps(record, default=str) + "\n"
