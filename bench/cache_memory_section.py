@@ -6,9 +6,10 @@ bench/results/tool-memory.md). Replaces the section between its markers, or appe
 
     bench/cache_memory_section.py [--benchmarks BENCHMARKS.md]
 """
-import argparse
 import pathlib
 import re
+
+import benchmarks_section  # beside this script
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RERUNS = ROOT / "bench" / "h200" / "results" / "throughput" / "issue50" / "a9510df" / "fg-heavy-first-runs.txt"
@@ -44,17 +45,5 @@ def section():
         "The tool's own peak memory (bench/results/tool-memory.md):", "", memory, END])
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--benchmarks", default=str(ROOT / "BENCHMARKS.md"))
-    args = parser.parse_args()
-    path = pathlib.Path(args.benchmarks)
-    current = path.read_text()
-    text = section()
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
-    merged = pattern.sub(lambda _: text, current) if pattern.search(current) else current.rstrip() + "\n\n" + text + "\n"
-    path.write_text(merged)
-
-
 if __name__ == "__main__":
-    main()
+    benchmarks_section.main(__doc__.splitlines()[0], BEGIN, END, section)

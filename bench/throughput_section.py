@@ -6,10 +6,10 @@ between its markers, or appends it.
 
     bench/throughput_section.py [--benchmarks BENCHMARKS.md]
 """
-import argparse
 import json
 import pathlib
-import re
+
+import benchmarks_section  # beside this script
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "h200" / "results" / "throughput"
@@ -74,17 +74,5 @@ def section():
         "The demo on this machine's 2 cores (`bench/demo_wall.py`, the binaries' runs interleaved; the old one is 46bb001):", "", demo, END])
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--benchmarks", default=str(ROOT / "BENCHMARKS.md"))
-    args = parser.parse_args()
-    path = pathlib.Path(args.benchmarks)
-    current = path.read_text()
-    text = section()
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
-    merged = pattern.sub(lambda _: text, current) if pattern.search(current) else current.rstrip() + "\n\n" + text + "\n"
-    path.write_text(merged)
-
-
 if __name__ == "__main__":
-    main()
+    benchmarks_section.main(__doc__.splitlines()[0], BEGIN, END, section)
