@@ -198,10 +198,9 @@ class Run {
     return false;
   }
 
-  // Returned tasks go to the front of what waits, in their order, once the outcomes at hand are
-  // all seen (a stopped batch returns several at once).
-  // Returned tasks go before the others of their rank, in their order, and what waits is put in
-  // order again where something changed it.
+  // Once the outcomes at hand are all seen (a stopped batch returns several at once): the tasks
+  // returned go before the others of their rank, in their order, and what waits is put in order
+  // again where something changed it.
   void requeue() {
     for (auto it = returned_.rbegin(); it != returned_.rend(); ++it) {
       times_.queued(*it);

@@ -39,10 +39,11 @@ def freeze_heap():
     gc.freeze()
 
 
-def run_child(command, server, inherited=(COMMAND_FD, EVENT_FD)):
+def run_child(command, parent, inherited=(COMMAND_FD, EVENT_FD)):
     """In the forked child: become a session leader, take the cell's files, compile, exit; die
-    with the server (cell_child.run_cell_and_exit); a cell whose code killed the server cannot
-    signal triton-portcheck, to which it is re-parented until then (signal_guard)."""
+    with `parent`, the process that forked it, the server or a zygote
+    (cell_child.run_cell_and_exit); a cell whose code killed its parent cannot signal
+    triton-portcheck, to which it is re-parented until then (signal_guard)."""
     try:
         os.setsid()
         signal.set_wakeup_fd(-1)
@@ -74,9 +75,9 @@ def run_child(command, server, inherited=(COMMAND_FD, EVENT_FD)):
             pass
         os._exit(_CHILD_FAILED)
     if command.get("batch"):
-        cell_child.run_batch(command, failure_code=_CHILD_FAILED, parent=server)
+        cell_child.run_batch(command, failure_code=_CHILD_FAILED, parent=parent)
     cell_child.run_cell_and_exit(command["request"], command["result"], command["progress"],
-                                failure_code=_CHILD_FAILED, parent=server)
+                                failure_code=_CHILD_FAILED, parent=parent)
 
 
 # The status of a forked cell that failed outside its compile (EX_SOFTWARE).
