@@ -59,16 +59,17 @@ InvokingPython probe_invoking(const std::string& python, const ShareDirs& share)
   }
 }
 
-// The labels with the Triton already in use named `current`, said once.
+// The labels with the Triton already in use named `current`; what was renamed is said once,
+// among the report's warnings (`notes`), as every other thing the run has to say.
 std::vector<std::string> with_current(const std::vector<std::string>& labels,
-                                      const InvokingPython& invoking, const std::string& python) {
+                                      const InvokingPython& invoking, const std::string& python,
+                                      std::vector<std::string>& notes) {
   std::vector<std::string> replaced;
   auto out = use_current_for_installed(labels, invoking.triton_version, &replaced);
   if (!replaced.empty())
-    std::fprintf(stderr,
-                 "triton-portcheck: triton %s is the one %s has: checked as `current`, with no "
-                 "environment of its own\n",
-                 util::join(replaced, ", ").c_str(), python.c_str());
+    notes.push_back(fmt::format(
+        "triton {} is the one {} has: checked as `current`, with no environment of its own",
+        util::join(replaced, ", "), python));
   return out;
 }
 
@@ -93,7 +94,8 @@ void keep_only_rows(Manifest& manifest, const std::vector<std::string>& wanted_r
   manifest.rows = std::move(chosen);
 }
 
-// The interpreter of a version environment, created (once) the first time it is asked for.
+// The interpreter of a version environment, created (once) the first time it is asked for. Its
+// two lines are progress, said as it happens (creating one takes minutes), not warnings.
 std::string version_python(const std::string& label, const std::string& share_python) {
   auto python = environment_python(label);
   if (!python) {
@@ -189,7 +191,8 @@ void append(Report& combined, Report part) {
       combined.warnings.push_back(std::move(warning));
 }
 
-// What the run did with a shared cache: one line on stderr, and a block in the report.
+// What the run did with a shared cache: a block in the report, and its summary on stderr (a
+// figure of the run, as the summary line is, not a warning).
 void report_remote_cache(const TieredCache& cache, Report& report) {
   const auto& remote = cache.remote_settings();
   if (!remote) return;
@@ -226,9 +229,10 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
   const auto share_python = resolve_python(options.python);
   sweep_abandoned_environments();  // what killed `env add` runs left
   InvokingPython invoking;
+  std::vector<std::string> notes = manifest.notes;
   if (std::any_of(labels.begin(), labels.end(), [](const auto& l) { return l != "current"; })) {
     invoking = probe_invoking(share_python, share);
-    labels = with_current(labels, invoking, share_python);
+    labels = with_current(labels, invoking, share_python, notes);
   }
   ResultCache local_cache(portcheck_home() / "cache", options.cache_max_bytes);
   const auto remote = remote_cache_choice(options, manifest);
@@ -257,7 +261,7 @@ Report run_check(const CheckOptions& options, const std::atomic<bool>& interrupt
     report_remote_cache(cache, combined);
   }
   if (several && !combined.interrupted) validate_targets_across(manifest, matrix, releases);
-  combined.warnings.insert(combined.warnings.begin(), manifest.notes.begin(), manifest.notes.end());
+  combined.warnings.insert(combined.warnings.begin(), notes.begin(), notes.end());
   return combined;
 }
 
