@@ -372,3 +372,32 @@ def test_cells_inherit_their_zygotes_memory_in_huge_pages(venv_python, tmp_path)
                    cwd=tmp_path)
     report = json.loads((tmp_path / "r.json").read_text())
     assert [c["status"] for c in report["cells"]] == ["ok"] * 4, run.stdout + run.stderr
+
+
+def test_the_least_recently_used_idle_zygotes_are_retired_until_one_more_fits():
+    """zygote_memory.Room, alone: the idle ones go first by last use; one still importing counts
+    at the largest size; one that work waits on, or whose forked zygotes live, stays."""
+    import sys
+    from conftest import REPO
+    sys.path.insert(0, str(REPO / "python"))
+    from portcheck_worker.server.zygote_memory import Room
+
+    class Z:
+        def __init__(self, name, size, last_used, ready=True, busy=False):
+            self.name, self.size, self.last_used, self.ready, self._busy = name, size, last_used, ready, busy
+            self.retiring = False
+
+        def pss(self):
+            return self.size
+
+        def busy(self):
+            return self._busy
+
+    old, busy, parent, recent = Z("old", 100, 1), Z("busy", 100, 2, busy=True), Z("parent", 100, 3), Z("recent", 100, 4)
+    importing = Z("importing", 10, 5, ready=False)  # counted at the largest size, 100
+    room = Room([old, busy, parent, recent, importing], budget=400)
+    assert not room.fits()  # 500 counted + 100 more
+    chosen = room.to_retire(keep=recent, has_children=lambda z: z is parent)
+    assert [z.name for z in chosen] == ["old"]
+    assert not room.fits()  # 400 + 100: busy, parent, recent and importing stay
+    assert Room([old, recent], budget=400).fits() and not Room([old] * 24, budget=10 ** 9).fits()

@@ -1,33 +1,27 @@
-"""The fork server's zygotes (zygote.py says what they are): which one forks a cell, starting
-them, their events, their memory and their end.
-
-Memory: package zygotes and bases together stay within a share of the server's allowance
-(`--worker-max-rss`, whose session is replaced beyond it), counted by proportional set size, a
-zygote still importing at the largest size seen. Before a new one starts, idle ones are retired,
-least recently used first; a base only once no zygote it forked is alive. Retirements are counted
-and reported, like starts, unusable imports and import seconds.
+"""The fork server's zygotes (zygote.py says what they are): which one forks a cell, and starting
+them. What they say and how they end is zygote_events.py; how many are kept, within a share of
+the server's memory allowance (`--worker-max-rss`), is zygote_memory.py. Starts, unusable
+imports, retirements and import seconds are counted and reported to the tool (`_tell`).
 """
 import os
-import sys
 import time
 
-from . import import_scan
+from . import import_scan, zygote_memory
+from .zygote import Zygote, is_inspection, kernel_ref, key_for
+from .zygote_events import ZygoteEvents
 from ..forking import channel
 from ..forking.fork import freeze_heap
 from ..zygote import process as zygote_process
-from .zygote import Zygote, ZygoteLost, is_inspection, kernel_ref, key_for, kill_group
 
 # How long an import may take before its zygote is given up: a share of the cells' own time
 # limit, since the cells queued behind it wait that long before they are forked elsewhere.
 _IMPORT_SHARE_OF_TIMEOUT = 0.25
 _IMPORT_DEADLINE_S = 120.0
-# How much of the server's memory allowance zygotes may hold.
-_SHARE_OF_SERVER_RSS = 0.5
-_MAX_ZYGOTES = 24
 
 
-class Zygotes:
-    """The server's zygotes. `fork_plain(id, command)` is the server's own fork, `send_event` its
+class Zygotes(ZygoteEvents):
+    """The server's zygotes (their events: zygote_events.py; their memory: zygote_memory.py).
+    `fork_plain(id, command)` is the server's own fork, `send_event` its
     channel to the tool, `server_fds()` the descriptors a process it forks must close,
     `server_warm()` whether the server has warmed its backends up (what it forks inherits that)."""
 
@@ -46,7 +40,7 @@ class Zygotes:
         self.expected = {}  # inspections' key -> {compile key: (a cell's request, its command)}
         self.scans = {}  # kernel reference -> its third-party imports (import_scan)
         budget = int(os.environ.get("PORTCHECK_SERVER_MAX_RSS", 4 << 30))
-        self.rss_budget = int(budget * _SHARE_OF_SERVER_RSS)
+        self.rss_budget = int(budget * zygote_memory.SHARE_OF_SERVER_RSS)
         self.jobs = max(1, int(os.environ.get("PORTCHECK_JOBS") or 1))
 
     # --- which process forks a cell ----------------------------------------------------------
@@ -247,38 +241,18 @@ class Zygotes:
             event["seconds"] = seconds
         self.send_event(event)
 
-    # --- memory --------------------------------------------------------------------------------
+    # --- memory (zygote_memory.py decides) ----------------------------------------------------
     def _make_room(self, keep=None):
-        """Before a new zygote: retires idle zygotes, least recently used first, while they and
-        one more of the largest size would exceed their share of the server's allowance, or are
-        too many. One still importing counts at the largest size seen (its import has not reached
-        its size yet). False when there is no room even so."""
-        live = [z for z in self._all() if z.usable]
-        sizes = {z: z.pss() for z in live}
-        largest = max(sizes.values(), default=0)
-        total = sum(size if z.ready else max(size, largest) for z, size in sizes.items())
-        count = len(live)
-
-        def fits():
-            return total + largest <= self.rss_budget and count < _MAX_ZYGOTES
-
-        for zygote in sorted((z for z in live if not z.retiring and z is not keep), key=lambda z: z.last_used):
-            if fits():
-                break
-            if not zygote.ready or zygote.busy() or self._has_children(zygote):
-                continue  # work waits on it, or zygotes it forked live on
-            total -= sizes[zygote]
-            count -= 1
+        """Before a new zygote: retires the idle zygotes zygote_memory.Room names. False when
+        there is no room even so."""
+        room = zygote_memory.Room([z for z in self._all() if z.usable], self.rss_budget)
+        for zygote in room.to_retire(keep, self._has_children):
             self._retire(zygote)
-        return fits()
+        return room.fits()
 
     def _fits_one_more(self):
         """Whether another zygote of the largest size fits beside those alive, none retired."""
-        live = [z for z in self._all() if z.usable]
-        sizes = [z.pss() for z in live]
-        largest = max(sizes, default=0)
-        total = sum(size if z.ready else max(size, largest) for z, size in zip(live, sizes))
-        return total + largest <= self.rss_budget and len(live) < _MAX_ZYGOTES
+        return zygote_memory.Room([z for z in self._all() if z.usable], self.rss_budget).fits()
 
     def _has_children(self, base):
         return any(z.parent is base and z.state != "ended" for z in self._all())
@@ -294,157 +268,3 @@ class Zygotes:
 
     def _all(self):
         return [*self.by_key.values(), *self.bases.values(), *self.retired]
-
-    # --- events --------------------------------------------------------------------------------
-    def event_fds(self):
-        return [z.sock for z in self._all() if z.sock is not None]
-
-    def any(self):
-        return any(z.state != "ended" for z in self._all())
-
-    def on_readable(self, sock):
-        for zygote in self._all():
-            if zygote.sock is sock:
-                breaches = []
-                messages, ended = channel.receive(sock, "zygote_event", breaches)
-                if breaches:
-                    self._breached(zygote, breaches[0])
-                for message, fds in messages:
-                    for fd in fds:
-                        os.close(fd)
-                    self._on_event(zygote, message)
-                if ended:
-                    self._on_end(zygote)
-                return
-
-    def _breached(self, zygote, breach):
-        """A message on a zygote's channel that breaks the protocol was written by code its import
-        ran, not by us: from now on its key's cells fork from the server (as for a failed
-        import), while what it already forked ends as it would (its valid events still count),
-        and it exits once idle. Never the server's end, nor the kernel's fault."""
-        if not zygote.usable or zygote.retiring:
-            return  # said once
-        sys.stderr.write(f"portcheck-worker: the {zygote.role} zygote for {zygote.key} is not used: a message "
-                         f"on its channel breaks the protocol ({breach}); its import wrote there\n")
-        self._tell("unusable", zygote)
-        zygote.state = "unusable"
-        if zygote.role == "package" and self.by_key.get(zygote.key) is zygote:
-            self.unusable.add(zygote.key)
-            del self.by_key[zygote.key]
-            self.retired.append(zygote)  # watched until its channel ends (a base stays in bases)
-        zygote.retire()
-
-    def _on_event(self, zygote, event):
-        kind = event.get("event")
-        if kind == "started":
-            zygote.pid = event.get("pid")
-        elif kind == "ready":
-            self._on_ready(zygote, event)
-        elif kind == "unusable":
-            sys.stderr.write(f"portcheck-worker: no {zygote.role} zygote for {zygote.key}: {event.get('why')}\n")
-            self._tell("unusable", zygote, event.get("seconds"))
-            self._give_up(zygote)
-        elif kind == "warmed":
-            self._tell("warmed", zygote, event.get("seconds"))
-        elif kind == "forked":
-            zygote.unforked.pop(event["id"], None)
-            zygote.sent_at.pop(event["id"], None)
-            zygote.cells.add(event["pid"])
-            self.cell_ids[event["pid"]] = event["id"]
-            self.send_event({"event": "forked", "id": event["id"], "pid": event["pid"],
-                             "threads": event.get("threads", 1)})
-        elif kind == "exited":
-            zygote.cells.discard(event["pid"])
-            cell_id = self.cell_ids.pop(event["pid"], None)
-            if cell_id is not None:
-                self.send_event({**event, "id": cell_id})
-
-    def _on_ready(self, zygote, event):
-        zygote.state, zygote.deadline = "ready", None
-        zygote.driver_free = bool(event.get("driver_free"))
-        zygote.threads = int(event.get("threads") or 1)
-        self._tell("ready", zygote, event.get("seconds"))
-        children, zygote.waiting_children = zygote.waiting_children, []
-        for child in children:
-            if child.state == "waiting":
-                self._launch(child)
-        if zygote.role == "base":
-            for key in list(self.expected):
-                self._start_expected_early(key)
-        if zygote.role == "package" and not zygote.driver_free:
-            self._start_expected(zygote.key)
-        queued, zygote.queued = zygote.queued, []
-        for cell_id, command in queued:
-            zygote.submit(cell_id, command)
-        if self._compiles(zygote) and not zygote.warm and self.warm_targets is not None:
-            zygote.warm_up(self.warm_targets)  # compiles are coming: warm before they ask
-
-    def _on_end(self, zygote):
-        """Its channel ended: it exited (retired, unusable, or killed). Raises ZygoteLost if it
-        died holding cells."""
-        zygote.state, zygote.deadline = "ended", None
-        zygote.kill()  # what its import left in its group
-        if zygote in self.retired:
-            self.retired.remove(zygote)
-        if zygote.cells:
-            raise ZygoteLost(f"zygote {zygote.pid} died with cells {sorted(zygote.cells)}")
-        if zygote.retiring and not zygote.busy():
-            return  # retired for memory and done: its key may start a zygote again
-        self._give_up(zygote)  # what it held and never forked goes elsewhere
-
-    def _give_up(self, zygote):
-        """Its waiting cells go to its base, or the server; its key keeps no zygote; a base's
-        waiting package zygotes start from the server."""
-        zygote.deadline = None
-        if zygote.state != "ended":
-            zygote.state = "unusable"
-        if zygote.role == "package":
-            self.unusable.add(zygote.key)
-            if self.by_key.get(zygote.key) is zygote:
-                del self.by_key[zygote.key]
-                if zygote.sock is not None:  # it exits by itself: watched until its channel ends
-                    self.retired.append(zygote)
-        children, zygote.waiting_children = zygote.waiting_children, []
-        for child in children:
-            child.parent = None
-            self._launch(child)
-        waiting = zygote.queued + list(zygote.unforked.items())
-        zygote.queued, zygote.unforked, zygote.sent_at = [], {}, {}
-        base = zygote.parent if zygote.parent is not None and zygote.parent.usable else None
-        if base is not None and not base.warm and self.warm_targets is not None:
-            base.warm_up(self.warm_targets)
-        for cell_id, command in waiting:
-            if base is not None:
-                base.submit(cell_id, command)
-            else:
-                self.fork_plain(cell_id, command)
-
-    def expire(self):
-        """Gives up the zygotes whose import has outlived its deadline, and those that have not
-        forked a cell sent to them for as long (stuck in fork(): a lock that a thread of the
-        import held when it forked, which an at-fork handler waits for)."""
-        now = time.monotonic()
-        for zygote in self._all():
-            if zygote.state == "importing" and zygote.deadline is not None and now > zygote.deadline:
-                self._stuck(zygote, f"its import took longer than {zygote.deadline_s:.0f} s")
-            elif zygote.ready and zygote.sent_at and now - min(zygote.sent_at.values()) > zygote.deadline_s:
-                self._stuck(zygote, f"it forked no cell for {zygote.deadline_s:.0f} s")
-
-    def _stuck(self, zygote, why):
-        self._tell("unusable", zygote, zygote.deadline_s if zygote.state == "importing" else None)
-        sys.stderr.write(f"portcheck-worker: no {zygote.role} zygote for {zygote.key}: {why}\n")
-        zygote.kill()
-        if zygote.cells:  # its cells die with it and nobody is left to report them
-            raise ZygoteLost(f"zygote {zygote.pid} stuck with cells {sorted(zygote.cells)}")
-        self._give_up(zygote)
-
-    def next_deadline(self):
-        deadlines = [z.deadline for z in self._all() if z.deadline is not None and z.state == "importing"]
-        deadlines += [min(z.sent_at.values()) + z.deadline_s for z in self._all() if z.ready and z.sent_at]
-        return min(deadlines) if deadlines else None
-
-    def shutdown(self):
-        for zygote in self._all():
-            zygote.kill()
-        for pid in list(self.cell_ids):
-            kill_group(pid)
