@@ -10,39 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_tool
+from conftest import REPO, run_tool
 
 pytestmark = pytest.mark.slow
 
-SCRIPT = '''import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    y = tl.load(y_ptr + offsets, mask=mask)
-    tl.store(output_ptr + offsets, x + y, mask=mask)
-
-
-size = 98432
-x = torch.rand(size{device})
-y = torch.rand(size){cuda}
-output = torch.empty_like(x)
-grid = lambda meta: (triton.cdiv(size, meta["BLOCK_SIZE"]), )
-add_kernel[grid](x, y, output, size, BLOCK_SIZE=1024)
-print(output)
-'''
+# As its user wrote it for a GPU; record mode needs tensors Triton can take on the CPU.
+SCRIPT = (REPO / "tests" / "fixtures" / "seed" / "add.py").read_text()
+ON_THE_CPU = SCRIPT.replace(', device="cuda"', "").replace(".cuda()", "")
 
 MODES = {
-    # record mode needs tensors Triton can take on the CPU: the script without .cuda()
-    "record": (SCRIPT.format(device="", cuda=""), ["--mode", "record"]),
-    # --fake-gpu runs the script as written for a GPU
-    "fake-gpu": (SCRIPT.format(device=', device="cuda"', cuda=".cuda()"), ["--mode", "record", "--fake-gpu"]),
+    "record": (ON_THE_CPU, ["--mode", "record"]),
+    "fake-gpu": (SCRIPT, ["--mode", "record", "--fake-gpu"]),  # the script as written
 }
 
 LAUNCHER_USE = '''#include "launcher.h"
@@ -91,7 +69,7 @@ def test_a_script_that_launches_at_import_captures_checks_and_exports_unedited(v
 def test_an_import_that_still_fails_says_where_and_what_to_do(venv_python, tmp_path):
     """A top level that fails for another reason: the error names the script's line, the launch
     it made before, and the `__main__` guard."""
-    script = SCRIPT.format(device="", cuda="") + 'raise RuntimeError("the benchmark needs a GPU")\n'
+    script = ON_THE_CPU + 'raise RuntimeError("the benchmark needs a GPU")\n'
     (tmp_path / "add.py").write_text(script)
     (tmp_path / "portcheck.toml").write_text(
         '[[kernel]]\nname = "add"\ntarget = "add.py:add_kernel"\ntargets = ["cuda:90"]\n'
