@@ -16,14 +16,14 @@ its verdicts would change with what its probe found.
 """
 import contextlib
 
-# What torch says when asked for a GPU it cannot reach, in the versions seen.
-_NO_DEVICE = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver", "no CUDA GPUs are available",
-              "CUDA driver initialization failed", "No CUDA GPUs are available", "HIP driver")
+# What torch says when asked for a GPU it cannot reach, in the versions seen (lower case).
+_NO_DEVICE = ("torch not compiled with cuda enabled", "found no nvidia driver", "no cuda gpus are available",
+              "cuda driver initialization failed", "no hip gpus are available")
 
 
 def asked_for_a_missing_device(error):
     """Whether an import failed because torch was asked for a device there is none of."""
-    text = f"{error}"
+    text = f"{error}".lower()
     return isinstance(error, (RuntimeError, AssertionError)) and any(part in text for part in _NO_DEVICE)
 
 
