@@ -105,10 +105,24 @@ def require_binary():
 
 
 # One result cache and timings file per test session, never the user's. It holds the Triton
-# environments bisect installs (hundreds of MiB each), so it goes when the process that made it
-# ends: every xdist worker imports this module and owns its own.
-SESSION_HOME = tempfile.mkdtemp(prefix="portcheck-itest-home-")
-atexit.register(shutil.rmtree, SESSION_HOME, ignore_errors=True)
+# environments bisect installs (hundreds of MiB each, gigabytes a run), so it must go when the run
+# ends. An xdist worker ends without running its atexit handlers, which left every `make test` a
+# few GiB in /tmp until a CI machine's disk filled: so the first process to import this module
+# (the controller, before it starts any worker) makes one root that every worker's home sits in,
+# and removes it when the session ends, whatever happened to the workers.
+_ROOT_VAR = "PORTCHECK_ITEST_ROOT"
+if not os.environ.get(_ROOT_VAR):
+    os.environ[_ROOT_VAR] = tempfile.mkdtemp(prefix="portcheck-itest-home-")
+    _OWNED_ROOT = os.environ[_ROOT_VAR]
+    atexit.register(shutil.rmtree, _OWNED_ROOT, ignore_errors=True)
+else:
+    _OWNED_ROOT = None
+SESSION_HOME = tempfile.mkdtemp(prefix="worker-", dir=os.environ[_ROOT_VAR])
+
+
+def pytest_unconfigure(config):
+    if _OWNED_ROOT:
+        shutil.rmtree(_OWNED_ROOT, ignore_errors=True)
 
 
 def tool_env(tag=None, **extra):
