@@ -3,6 +3,7 @@ leader that imports the module once and forks each cell from there. Whatever hap
 of a batch, every verdict is the one a cell alone in its child gets (TRITON_PORTCHECK_BATCH_CELLS=1
 runs one cell to a child, as before batches; `--isolation process` one cell to a process). And
 cells whose frontend printed the same TTIR share one backend run, exactly."""
+import concurrent.futures
 import json
 
 import pytest
@@ -47,8 +48,11 @@ def project(tmp_path):
                                          ("exit", "crash"), ("raise", "mlir-error")])
 def test_a_fault_in_the_middle_of_a_batch_changes_no_verdict(project, venv_python, fault, kind):
     inject = f"ttgir:{fault}@{MIDDLE}"
-    batched, resources, _ = check(venv_python, project, fault, "6", TRITON_PORTCHECK_INJECT=inject)
-    alone, alone_resources, _ = check(venv_python, project, fault, "1", TRITON_PORTCHECK_INJECT=inject)
+    # The two runs side by side (homes and reports of their own): a hang's are mostly waits.
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        runs = [pool.submit(check, venv_python, project, fault, cells, TRITON_PORTCHECK_INJECT=inject)
+                for cells in ("6", "1")]
+        (batched, resources, _), (alone, alone_resources, _) = [run.result() for run in runs]
     assert batched == alone
     assert batched[(MIDDLE, "cuda:80")][1] == kind, batched
     assert all(v[0] == "ok" for (row, _), v in batched.items() if row != MIDDLE), batched
@@ -160,10 +164,13 @@ def test_rows_whose_ttir_is_the_same_share_one_backend_run(tmp_path, venv_python
         {key: c["ttir_key"] for key, c in cells.items()}
 
 
-def test_the_demo_in_batches_as_one_cell_to_a_child(tmp_path, venv_python):
+def test_the_demo_in_batches_as_one_cell_to_a_child(tmp_path, venv_python, demo_run):
+    # In batches: the session's --no-cache run of the demo (a home of its own, batches as default).
+    batched = {(c["row"], c["target"]): (c["status"], c["kind"], c["stage"], c["fingerprint"])
+               for c in demo_run.report["cells"]}
+    resources = demo_run.report["environment"]["resources"]
     work = tmp_path / "work"
     work.mkdir()
-    batched, resources, _ = check(venv_python, work, "demo", "", "--demo", jobs=2)
     alone, _, _ = check(venv_python, work, "demo", "1", "--demo", jobs=2)
     assert batched == alone
     assert resources["batches"] > 0 and resources["cells_left_by_batches"] == 0, resources
