@@ -246,7 +246,9 @@ class CheckPipeline : public ::testing::Test {
                         target_name(cell_request.at("target"));
       if (const auto p = predictions.find(name); p != predictions.end()) found[id] = p->second;
     }
-    answer["static"] = {{"cells", found}, {"tables", Json::object()}, {"seconds", 0.125}};
+    answer["static"] = {{"cells", found},
+                        {"tables", {{"libdevice", Json::object()}, {"fp8", Json::object()}}},
+                        {"seconds", 0.125}};
     return {ProcessOutcome{}, answer, "", "import"};
   }
 
@@ -555,12 +557,13 @@ TEST_F(CheckPipeline, CachedVerdictStandsOnlyUnderLimitsThatWouldHaveLetItFinish
 }
 
 TEST_F(CheckPipeline, StaticSkipDoesNotCompilePredictedFailures) {
-  const std::string reason = "tl.dot with int8 operands is not supported on gfx942";
-  predictions["add|hip:gfx942"] = {{"reason", reason}, {"stage", "ttgir"}, {"what", "dot"}};
+  const std::string reason = "fp8e4nv (the signature of x) is not supported on hip:gfx942";
+  predictions["add|hip:gfx942"] = {
+      {"reason", reason}, {"stage", "frontend"}, {"what", "fp8"}, {"name", "fp8e4nv"}};
   const auto fp = fingerprint(FailureKind::predicted, "static", "", reason);
   util::atomic_write_file(tmp.path() / "data" / "known-failures.toml",
                           "[[failure]]\nfingerprint = \"" + fp +
-                              "\"\nwhy = \"no int8 MFMA\"\nlink = \"https://example.org/1\"\n");
+                              "\"\nwhy = \"no fp8e4nv on CDNA3\"\nlink = \"https://example.org/1\"\n");
   options.static_mode = StaticMode::skip;
   const auto out = run();
   EXPECT_FALSE(was_compiled("add", "hip:gfx942"));
@@ -573,7 +576,7 @@ TEST_F(CheckPipeline, StaticSkipDoesNotCompilePredictedFailures) {
   EXPECT_EQ(c.fingerprint, fp);
   EXPECT_EQ(c.predicted, predictions["add|hip:gfx942"]);
   EXPECT_TRUE(c.is_new);
-  EXPECT_EQ(c.why, "no int8 MFMA");
+  EXPECT_EQ(c.why, "no fp8e4nv on CDNA3");
   EXPECT_EQ(c.link, "https://example.org/1");
 
   // --static compile: predicted, compiled all the same; here it passes, and says what was said.
@@ -586,7 +589,10 @@ TEST_F(CheckPipeline, StaticSkipDoesNotCompilePredictedFailures) {
 }
 
 TEST_F(CheckPipeline, StaticOnlyCompilesNothing) {
-  predictions["scan|cuda:90"] = {{"reason", "needs 300 KB of shared memory"}, {"stage", "ttgir"}};
+  predictions["scan|cuda:90"] = {{"reason", "libdevice.erfcx (scan at k.py:3) is not defined"},
+                                 {"stage", "frontend"},
+                                 {"what", "libdevice"},
+                                 {"name", "erfcx"}};
   manifest.rows[0].xfail = {"cuda:90"};
   options.static_mode = StaticMode::only;
   const auto out = run();
@@ -716,8 +722,9 @@ TEST_F(CheckPipeline, ModuleThatCrashesAtImportFailsOnlyItsOwnCells) {
 
 // The worker's result file shares a process with user code: one that breaks the protocol's
 // schema (found by fuzz_classify: a null error_source line ended the run with exit 4) is that
-// cell's internal error naming the member, never a verdict read from it nor the run's end; the
-// values the schema leaves open (metadata, resources) are read leniently.
+// cell's internal error naming the member, never a verdict read from it nor the run's end. The
+// kernel's metadata and resources are closed in the schema like the rest: a count that is not
+// one is found there, not by each reader.
 TEST_F(CheckPipeline, AResultThatBreaksTheSchemaIsTheCellsInternalErrorNamingTheMember) {
   auto damaged = frontend_error("NameError: name 'tl.foo' is not defined");
   (*damaged.result)["error_source"] = {{"file", "k.py"}, {"line", nullptr}};
@@ -742,7 +749,12 @@ TEST_F(CheckPipeline, AResultThatBreaksTheSchemaIsTheCellsInternalErrorNamingThe
       cell(out, "mul", "hip:gfx942").message.find("compile_result: missing member \"compile_s\""),
       std::string::npos)
       << cell(out, "mul", "hip:gfx942").message;
-  EXPECT_EQ(cell(out, "add", "cuda:90").status, Status::ok);
+  EXPECT_EQ(cell(out, "add", "cuda:90").kind, FailureKind::internal_error);
+  EXPECT_NE(cell(out, "add", "cuda:90")
+                .message.find("compile_result.metadata.num_warps: -1.5e+300 is less than 0"),
+            std::string::npos)
+      << cell(out, "add", "cuda:90").message;
+  EXPECT_EQ(cell(out, "add", "hip:gfx942").status, Status::ok);
 }
 
 TEST_F(CheckPipeline, InterruptedCellsAreNotResultsNorCached) {
