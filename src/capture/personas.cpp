@@ -1,15 +1,14 @@
 #include "src/capture/personas.hpp"
 
 #include <algorithm>
-#include <array>
 #include <optional>
-#include <string_view>
 
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
 #include "src/core/data_tables.hpp"
 #include "src/core/errors.hpp"
+#include "src/run/worker_protocol.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -54,32 +53,21 @@ std::optional<nlohmann::json> device_of(const toml::table& root, const Target& t
   return device;
 }
 
-// What python/portcheck_worker/capture/persona.py answers with; AMD devices also name their gfx
-// arch.
-constexpr std::array<std::string_view, 15> kDeviceFields = {"name",
-                                                            "multi_processor_count",
-                                                            "total_memory",
-                                                            "warp_size",
-                                                            "shared_memory_per_block",
-                                                            "shared_memory_per_block_optin",
-                                                            "capability",
-                                                            "shared_memory_per_multiprocessor",
-                                                            "max_threads_per_multi_processor",
-                                                            "L2_cache_size",
-                                                            "regs_per_multiprocessor",
-                                                            "is_integrated",
-                                                            "sm_clock_rate",
-                                                            "mem_clock_rate",
-                                                            "mem_bus_width"};
-
-void require_fields(const nlohmann::json& device, const std::filesystem::path& table) {
-  std::vector<std::string_view> wanted(kDeviceFields.begin(), kDeviceFields.end());
-  if (device.at("backend") == "hip") wanted.emplace_back("gcnArchName");
-  for (const auto field : wanted)
-    if (!device.contains(field) || device[std::string(field)].is_null())
-      throw EnvironmentError(fmt::format(
-          "{}: the device of {} has no '{}' (a damaged installation: reinstall triton-portcheck)",
-          table.string(), device.at("target").get<std::string>(), field));
+// The device is the capture_persona message of protocol.schema.json, which says what the hook
+// answers with: a table that lacks a field (or names one the hook does not know) is a damaged
+// installation, said before the user's tests start rather than as a KeyError inside them.
+void require_persona(const nlohmann::json& device, const std::filesystem::path& table) {
+  if (const auto problem = protocol_problem("capture_persona", device))
+    throw EnvironmentError(fmt::format(
+        "{}: the device of {} is not a persona the capture hook can answer with: {} (a damaged "
+        "installation: reinstall triton-portcheck)",
+        table.string(), device.value("target", std::string("?")), *problem));
+  // The schema cannot say "gcnArchName when the backend is hip" without repeating the device.
+  if (device.at("backend") == "hip" && !device.contains("gcnArchName"))
+    throw EnvironmentError(fmt::format(
+        "{}: the device of {} has no 'gcnArchName' (a damaged installation: reinstall "
+        "triton-portcheck)",
+        table.string(), device.at("target").get<std::string>()));
 }
 
 std::vector<std::string> described_targets(const toml::table& root) {
@@ -111,7 +99,7 @@ std::vector<Persona> load_personas(const std::filesystem::path& table,
           "--as {}: no device of this target is described in {} (no shipping product's figures "
           "are public); personas exist for {}",
           name, table.filename().string(), util::join(described_targets(root), ", ")));
-    require_fields(*device, table);
+    require_persona(*device, table);
     personas.push_back({*target, std::move(*device)});
   }
   return personas;

@@ -19,10 +19,8 @@ persona run the answers host code gets are those of one representative device of
 
 Only the capture's CPU modes use a persona; a live capture answers as the real device.
 """
-import json
-import os
-
 from . import vendor_devices, vendor_libraries
+from ..base import protocol
 from ..compile.driver import StandInDriver, refusal
 
 ENV_PERSONA = vendor_devices.ENV_PERSONA
@@ -32,11 +30,12 @@ _CUDA_VERSION = "12.8"
 
 
 def from_environment():
-    """The persona of this run, or None (live capture, or a run not started by capture)."""
-    text = os.environ.get(ENV_PERSONA)
-    if not text:
+    """The persona of this run, or None (live capture, or a run not started by capture). The
+    device is checked against the protocol here, where it enters the user's process."""
+    device = vendor_devices.persona_device()
+    if device is None:
         return None
-    device = json.loads(text)
+    protocol.check("capture_persona", device)
     return Persona(device)
 
 

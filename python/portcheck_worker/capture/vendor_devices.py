@@ -77,11 +77,19 @@ class Device:
 
 
 @functools.cache
-def persona_devices():
-    """The persona's devices, or None outside a persona run (the environment is read once: the
-    stand-in libraries ask on every call)."""
+def persona_device():
+    """The device of this persona run (capture_persona in protocol.schema.json), or None outside
+    one: the one reader of $PORTCHECK_CAPTURE_PERSONA, read once (the stand-in libraries ask on
+    every call). The hook checks it against the schema where it enters the user's process
+    (persona.from_environment); the tools' standalone script reads it here too."""
     text = os.environ.get(ENV_PERSONA)
-    if not text:
+    return json.loads(text) if text else None
+
+
+@functools.cache
+def persona_devices():
+    """The persona's devices, or None outside a persona run."""
+    persona = persona_device()
+    if persona is None:
         return None
-    persona = json.loads(text)
     return [Device(persona, i) for i in range(device_count())]
