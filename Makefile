@@ -56,7 +56,7 @@ export CCACHE_BASEDIR := $(shell $(PYTHON_FOR_VENV) -c 'import os, tempfile; \
 endif
 export SKBUILD_BUILD_DIR ?= build-wheel
 
-.PHONY: demo test deps venv test-venv build unit integration bench readme-examples format clean wheel \
+.PHONY: demo test check deps venv test-venv build unit integration bench readme-examples format clean wheel \
         unit-asan fuzz fuzz-smoke fuzz-build
 
 demo: deps venv tool
@@ -133,6 +133,19 @@ build: tool
 
 unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# The edit-compile-test loop (CONTRIBUTING.md): the tool and the unit tests built, the unit tests,
+# the integration tests that need no Triton (-m "not compile": reports read back, hostile input,
+# exit codes, the layer guards), then CHECK_COMPILE_TESTS, a few that compile with real Triton
+# (test_demo.py: the demo matrix once, read by its 30 tests). After set-up, about a minute on two
+# cores; `make test` runs everything.
+CHECK_COMPILE_TESTS ?= tests/integration/test_demo.py
+check: build test-venv
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck \
+	  $(VENV_PY) -m pytest tests/integration -q -m "not compile" -n $(JOBS) --dist loadgroup --durations=5
+	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck PORTCHECK_PYTHON=$(abspath $(VENV_PY)) \
+	  $(VENV_PY) -m pytest $(CHECK_COMPILE_TESTS) -q --durations=5
 
 integration: tool venv test-venv
 	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck PORTCHECK_PYTHON=$(abspath $(VENV_PY)) \
