@@ -1,5 +1,6 @@
 """CI plumbing: GitHub annotations and step summary, baselines, sharding and merge, the action,
 and the GitHub Action's definition (the pre-commit hook: test_pre_commit.py)."""
+import concurrent.futures
 import json
 import subprocess
 
@@ -192,19 +193,22 @@ def test_a_baseline_matches_every_kind_of_failure_through_check_merge_and_report
                         "timeout": "timeout", "oom": "oom", "import": "import-error", "mlir": "mlir-error",
                         "assembler": "assembler-error", "launch": "launch-limit"}, recorded
 
-    # check: every verdict compiled again, every one known.
+    # check: every verdict compiled again, every one known. Beside it, the two shards merged below
+    # (independent runs, mostly waits on the time limit and the memory limit).
     again = tmp_path / "again.json"
-    run = run_tool([*check, "--baseline", baseline, "--json", again], cwd=project,
-                   TRITON_PORTCHECK_INJECT=KINDS_INJECT)
+    shards = [tmp_path / f"shard{k}.json" for k in (1, 2)]
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        runs = [pool.submit(run_tool, [*check, "--baseline", baseline, "--json", again], cwd=project,
+                            TRITON_PORTCHECK_INJECT=KINDS_INJECT)]
+        runs += [pool.submit(run_tool, [*check, "--shard", f"{k}/2", "--json", shard], cwd=project,
+                             TRITON_PORTCHECK_INJECT=KINDS_INJECT) for k, shard in enumerate(shards, 1)]
+        run = [r.result() for r in runs][0]
     assert run.returncode == 0, run.stdout + run.stderr
     assert "9 failed (0 new)" in run.stdout and "9 failures already known" in run.stdout, run.stdout
     cells = json.loads(again.read_text())["cells"]
     assert {(c["row"], c["new"], c["in_baseline"]) for c in cells} == {(row, False, True) for row in recorded}
 
     # merge: the shards' cells against the same baseline (and an earlier JSON report as one).
-    shards = [tmp_path / f"shard{k}.json" for k in (1, 2)]
-    for k, shard in enumerate(shards, 1):
-        run_tool([*check, "--shard", f"{k}/2", "--json", shard], cwd=project, TRITON_PORTCHECK_INJECT=KINDS_INJECT)
     for known in (baseline, first):
         run = run_tool(["merge", *shards, "--baseline", known, "-o", tmp_path / "merged.json"], cwd=tmp_path)
         assert run.returncode == 0, run.stdout + run.stderr
