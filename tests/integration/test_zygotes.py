@@ -211,7 +211,8 @@ def test_third_party_imports_are_made_once_for_every_target(venv_python, tmp_pat
     base_imports = len((deps / "imports.log").read_text().splitlines())
     assert base_imports == 1, base_imports
     (deps / "imports.log").unlink()
-    without, _ = _run(lib, venv_python, PYTHONPATH=str(deps), **ALONE)
+    # Each of these imports sleeps a second: four at a time.
+    without, _ = _run(lib, venv_python, PYTHONPATH=str(deps), jobs=4, **ALONE)
     assert _verdicts(report) == _verdicts(without)
     # Every cell and inspection imported it itself.
     assert len((deps / "imports.log").read_text().splitlines()) == 1 + ROWS * len(TARGETS)
@@ -311,7 +312,8 @@ def test_target_zygotes_import_beside_the_inspections_once_the_base_is_ready(ven
     assert len(spans) == 1 + len(TARGETS), spans  # the inspections' zygote, one per target
     first_end = spans[0][1]
     assert all(begun < first_end for begun, _ in spans[1:]), spans
-    without, _ = _run(lib, venv_python, PYTHONPATH=str(deps), **ALONE)
+    # The reference: every cell imports for itself, each import two seconds of sleep: four at a time.
+    without, _ = _run(lib, venv_python, PYTHONPATH=str(deps), jobs=4, **ALONE)
     assert _verdicts(report) == _verdicts(without)
 
 
