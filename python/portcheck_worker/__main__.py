@@ -8,7 +8,7 @@ status and stderr.
 import os
 import sys
 
-from .base import protocol
+from .base import channels, protocol
 from .cell import child as cell_child
 from .server import probe
 
@@ -17,7 +17,7 @@ def _inherit_site():
     """A version environment holds only Triton; the user's other imports (torch, their package)
     come from the invoking interpreter's site-packages, appended *after* this environment's own
     so that its Triton wins."""
-    for path in os.environ.get("PORTCHECK_INHERIT_SITE", "").split(os.pathsep):
+    for path in os.environ.get(channels.ENV_INHERIT_SITE, "").split(os.pathsep):
         if path and path not in sys.path:
             sys.path.append(path)
 
@@ -30,7 +30,7 @@ def run(argv):
         return server.main()
     if len(argv) < 3 or argv[0] not in ("probe", "cell"):
         sys.stderr.write("usage: python -m portcheck_worker probe|cell REQUEST RESULT [PROGRESS] | serve\n")
-        return 2
+        return channels.EXIT_USAGE
     command, request_path, result_path = argv[:3]
     if command == "probe":
         protocol.write_result(result_path, probe.handle_probe(protocol.read_request(request_path)))

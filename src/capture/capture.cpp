@@ -22,6 +22,7 @@
 #include "src/core/manifest.hpp"
 #include "src/run/python_worker.hpp"
 #include "src/run/scratch_dir.hpp"
+#include "src/run/worker_channels.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
 #include "util/text_escape.hpp"
@@ -79,18 +80,19 @@ std::vector<std::string> capture_environment(const std::filesystem::path& hook_d
       continue;
     }
     // Interpret mode needs the interpreter; the others must not have it, or no JIT runs.
-    if (entry.starts_with("TRITON_INTERPRET=") || entry.starts_with("PORTCHECK_CAPTURE_")) continue;
+    if (entry.starts_with("TRITON_INTERPRET=") || entry.starts_with(channels::kCapturePrefix))
+      continue;
     if (vendor_tools && entry.starts_with("PATH=")) continue;
     env.emplace_back(entry);
   }
   if (vendor_tools) env.push_back(path_with_vendor_tools(hook_dir / "bin"));
   env.push_back("PYTHONPATH=" + pythonpath);
-  env.push_back("PORTCHECK_CAPTURE_DIR=" + launches_dir.string());
-  env.push_back(fmt::format("PORTCHECK_CAPTURE_MODE={}", mode_name(mode)));
-  env.push_back("PORTCHECK_CAPTURE_HOOK_DIR=" + hook_dir.string());
+  env.push_back(fmt::format("{}={}", channels::kCaptureDir, launches_dir.string()));
+  env.push_back(fmt::format("{}={}", channels::kCaptureMode, mode_name(mode)));
+  env.push_back(fmt::format("{}={}", channels::kCaptureHookDir, hook_dir.string()));
   if (mode == CaptureMode::interpret) env.push_back("TRITON_INTERPRET=1");
-  if (!persona.empty()) env.push_back("PORTCHECK_CAPTURE_PERSONA=" + persona);
-  if (options.fake_gpu) env.push_back("PORTCHECK_CAPTURE_FAKE_GPU=1");
+  if (!persona.empty()) env.push_back(fmt::format("{}={}", channels::kCapturePersona, persona));
+  if (options.fake_gpu) env.push_back(fmt::format("{}=1", channels::kCaptureFakeGpu));
   // The command and what it starts end with the tool: a SIGKILLed capture leaves nothing running.
   env.push_back(marker);
   return env;

@@ -9,6 +9,7 @@
 #include "src/check/fork_hazard.hpp"
 #include "src/check/worker_targets.hpp"
 #include "src/check/zygote_key.hpp"
+#include "src/run/worker_channels.hpp"
 #include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -23,7 +24,7 @@ double seconds_since(std::chrono::steady_clock::time_point then) {
 }  // namespace
 
 std::vector<std::string> worker_argv(const ExecuteSettings& settings) {
-  return {settings.session.python, "-m", "portcheck_worker"};
+  return {settings.session.python, "-m", std::string(channels::kWorkerModule)};
 }
 
 CellRun::CellRun(const std::vector<PlannedCell>& cells, std::vector<std::size_t> representative,

@@ -21,6 +21,7 @@
 #include "src/run/result_cache.hpp"
 #include "src/run/scratch_dir.hpp"
 #include "src/run/tiered_cache.hpp"
+#include "src/run/worker_channels.hpp"
 #include "src/versions/environments.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -145,7 +146,8 @@ Report run_environment(const CheckOptions& options, const ShareDirs& share,
   auto& env = settings.session.env;
   env = worker_environment(share, run_dir.path());
   if (!environment.inherit_site.empty())
-    env.push_back("PORTCHECK_INHERIT_SITE=" + util::join(environment.inherit_site, ":"));
+    env.push_back(
+        fmt::format("{}={}", channels::kInheritSite, util::join(environment.inherit_site, ":")));
   settings.session.run_dir = run_dir.path();
   CellTimings timings(portcheck_home() / "timings.json");
   settings.cache = options.use_cache ? &cache : nullptr;

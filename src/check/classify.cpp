@@ -10,6 +10,7 @@
 
 #include "src/check/compiler_messages.hpp"
 #include "src/core/ir_text.hpp"
+#include "src/run/worker_channels.hpp"
 #include "util/ascii.hpp"
 #include "util/json_reader.hpp"
 #include "util/strings.hpp"
@@ -317,7 +318,8 @@ constexpr Rewrite kRewrites[] = {
 std::string last_stage_from_progress(std::string_view progress_text) {
   std::string stage;
   for (const auto& line : util::split_lines(progress_text))
-    if (line.starts_with("stage ")) stage = line.substr(6);
+    if (line.starts_with(channels::kStagePrefix))
+      stage = line.substr(channels::kStagePrefix.size());
   return stage;
 }
 

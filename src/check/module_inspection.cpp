@@ -7,6 +7,7 @@
 
 #include "src/check/zygote_key.hpp"
 #include "src/run/scheduler.hpp"
+#include "src/run/worker_channels.hpp"
 #include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
@@ -105,8 +106,9 @@ ProcessSpec worker_cell_spec(const std::vector<std::string>& python_argv,
                              const std::filesystem::path& cwd) {
   ProcessSpec spec;
   spec.argv = python_argv;
-  spec.argv.insert(spec.argv.end(), {"cell", (dir / "request.json").string(),
-                                     (dir / "result.json").string(), (dir / "progress").string()});
+  spec.argv.insert(spec.argv.end(),
+                   {std::string(channels::kCellCommand), (dir / "request.json").string(),
+                    (dir / "result.json").string(), (dir / "progress").string()});
   spec.env = env;
   spec.cwd = cwd;
   spec.stdout_path = dir / "stdout";

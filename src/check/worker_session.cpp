@@ -5,6 +5,7 @@
 #include "src/run/fork_server.hpp"
 #include "src/run/python_worker.hpp"
 #include "src/run/supervisor.hpp"
+#include "src/run/worker_channels.hpp"
 
 namespace portcheck {
 namespace {
@@ -15,7 +16,8 @@ class ForkServerSession final : public WorkerSession {
   explicit ForkServerSession(const WorkerSessionConfig& config)
       : runner_([&] {
           ForkServerConfig server;
-          server.argv = {config.python, "-m", "portcheck_worker", "serve"};
+          server.argv = {config.python, "-m", std::string(channels::kWorkerModule),
+                         std::string(channels::kServeCommand)};
           server.env = config.env;
           server.cwd = std::filesystem::current_path();
           server.log_dir = config.run_dir;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "src/run/worker_channels.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -14,9 +15,9 @@ namespace portcheck {
 bool parse_batch_mark(const std::string& line, BatchMark& mark) {
   const auto words = util::split(line, ' ');
   if (words.size() != 4) return false;
-  if (words[0] == "begun")
+  if (words[0] == channels::kBatchBegun)
     mark.kind = BatchMark::Kind::begun;
-  else if (words[0] == "done")
+  else if (words[0] == channels::kBatchDone)
     mark.kind = BatchMark::Kind::done;
   else
     return false;

@@ -14,6 +14,7 @@
 
 #include "src/core/errors.hpp"
 #include "src/run/python_worker.hpp"
+#include "src/run/worker_channels.hpp"
 #include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
 #include "util/json_reader.hpp"
@@ -63,10 +64,10 @@ void ForkServerRunner::start_server() {
   ProcessSpec spec;
   spec.argv = config_.argv;
   spec.env = config_.env;
-  spec.env.push_back(fmt::format("PORTCHECK_SERVER_GENERATION={}", generation_));
+  spec.env.push_back(fmt::format("{}={}", channels::kServerGeneration, generation_));
   // Its zygotes keep within a share of it (zygote_pool.py), so that they never get it replaced.
-  spec.env.push_back(fmt::format("PORTCHECK_SERVER_MAX_RSS={}", config_.max_server_rss_bytes));
-  spec.env.push_back(fmt::format("PORTCHECK_JOBS={}", config_.jobs));
+  spec.env.push_back(fmt::format("{}={}", channels::kServerMaxRss, config_.max_server_rss_bytes));
+  spec.env.push_back(fmt::format("{}={}", channels::kServerJobs, config_.jobs));
   spec.cwd = config_.cwd;
   spec.stdout_path = config_.log_dir / fmt::format("server-{}.stdout", generation_);
   spec.stderr_path = config_.log_dir / fmt::format("server-{}.stderr", generation_);

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "src/run/fork_server.hpp"
+#include "src/run/worker_channels.hpp"
 #include "util/unique_fd.hpp"
 
 namespace portcheck {
@@ -33,7 +34,7 @@ void ForkServerRunner::stop_batch(Id first) {
   if (it == in_flight_.end() || it->second.log == nullptr || it->second.stop_asked) return;
   it->second.stop_asked = true;
   auto stop = it->second.log->path();
-  stop += ".stop";
+  stop += channels::kBatchStopSuffix;
   // Its existence is the message (python/portcheck_worker/cell/batch.py); a failure to create it
   // only leaves the batch to run to its end.
   const util::UniqueFd fd(::open(stop.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));

@@ -10,6 +10,7 @@
 #include "src/core/tool_files.hpp"
 #include "src/run/scratch_dir.hpp"
 #include "src/run/supervisor.hpp"
+#include "src/run/worker_channels.hpp"
 #include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
 #include "util/strings.hpp"
@@ -131,7 +132,7 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
   // The process the cells' seccomp guard protects, with its ancestors
   // (python/portcheck_worker/base/signal_guard.py): the tool is a subreaper, so a cell's process
   // whose parent died is re-parented here, and its next kill(getppid()) must not end the run.
-  env.push_back(fmt::format("TRITON_PORTCHECK_TOOL_PID={}", ::getpid()));
+  env.push_back(fmt::format("{}={}", channels::kToolPid, ::getpid()));
   return env;
 }
 
@@ -186,7 +187,7 @@ void throw_probe_failure(const std::string& python, const ProcessOutcome& outcom
   if (outcome.how == Termination::spawn_failed)
     throw EnvironmentError(
         fmt::format("{} (pass --python with a working interpreter)", outcome.spawn_error));
-  if (outcome.how == Termination::exited && outcome.exit_code == 3) {
+  if (outcome.how == Termination::exited && outcome.exit_code == channels::kExitEnvironment) {
     // The worker's own line: Triton does not import, or the request speaks another protocol.
     const auto said = last.starts_with(worker_prefix) ? last.substr(worker_prefix.size()) : last;
     if (said.starts_with(kProtocolRefusal)) throw EnvironmentError(said + share_hint());
@@ -209,8 +210,12 @@ nlohmann::json probe_environment(const std::string& python, const ShareDirs& sha
   const auto result_path = scratch / "probe-result.json";
   util::atomic_write_file(request_path, with_protocol(request).dump());
   ProcessSpec spec;
-  spec.argv = {
-      python, "-m", "portcheck_worker", "probe", request_path.string(), result_path.string()};
+  spec.argv = {python,
+               "-m",
+               std::string(channels::kWorkerModule),
+               std::string(channels::kProbeCommand),
+               request_path.string(),
+               result_path.string()};
   spec.env = worker_environment(share, scratch);
   spec.cwd = std::filesystem::current_path();
   spec.stdout_path = scratch / "probe.stdout";

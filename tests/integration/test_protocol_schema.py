@@ -75,6 +75,10 @@ written = [
     ("compile_result", handlers.handle_cell(blockptr, progress)),
     ("compile_result", handlers.handle_cell(missing, progress)),
     ("server_event", {"event": "warm", **warm_up([target])}),
+    # What an export writes, and an AMD kernel's resources (its descriptor's counts).
+    ("compile_result", handlers.handle_cell({**axpy, "export_dir": sys.argv[3]}, progress)),
+    ("compile_result", handlers.handle_cell({**axpy, "target": {"backend": "hip", "arch": "gfx942", "warp_size": 64}},
+                                            progress)),
 ]
 print(json.dumps([[kind, message.get("status"), protocol.SCHEMA.problem(kind, message)] for kind, message in written]))
 print(json.dumps(written[2][1].get("launch")))
@@ -84,12 +88,13 @@ print(json.dumps(written[2][1].get("launch")))
 def test_the_messages_the_worker_writes_are_what_the_schema_defines(venv_python, tmp_path):
     # The handlers themselves, as the fork server and `python -m portcheck_worker` call them: a
     # compile that passes, one that fails in the frontend, a kernel that is not there.
-    run = subprocess.run([str(venv_python), "-c", WRITE_MESSAGES, str(DEMO_DIR), json.dumps(TARGET)],
+    run = subprocess.run([str(venv_python), "-c", WRITE_MESSAGES, str(DEMO_DIR), json.dumps(TARGET),
+                          str(tmp_path / "export")],
                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
                          env=tool_env(PYTHONPATH=WORKER_DIR, TRITON_CACHE_DIR=str(tmp_path / "cache")))
     assert run.returncode == 0, run.stderr
     written = json.loads(run.stdout.splitlines()[-2])
-    assert [status for _, status, _ in written] == [None, "ok", "ok", "error", "error", None]
+    assert [status for _, status, _ in written] == [None, "ok", "ok", "error", "error", None, "ok", "ok"]
     assert [problem for _, _, problem in written] == [None] * len(written), written
     # The compile whose request carried launch limits was judged against them (launch_rules.py).
     launch = json.loads(run.stdout.splitlines()[-1])
@@ -169,3 +174,73 @@ def test_a_field_the_worker_renames_is_each_cells_internal_error_naming_it(venv_
     # verdicts stand (rowsum_blockptr in the frontend, scatter_rows in ptxas).
     assert {c["kernel"]: c["kind"] for c in cells if c["kind"] != "internal-error"} == {
         "rowsum_blockptr": "frontend-error", "scatter_rows": "assembler-error"}, cells
+
+
+# ---- The channels outside the messages (the schema's x-channels): the worker's side. The tool's
+# side is tests/unit/worker_channels_test.cpp.
+
+CHANNELS = json.loads((WORKER_DIR / "portcheck_worker" / "protocol.schema.json").read_text())["x-channels"]
+
+
+def test_the_workers_names_for_the_channels_are_the_schemas():
+    from portcheck_worker.base import channels
+    from portcheck_worker.capture import vendor_devices
+    named = {value for name, value in vars(channels).items() if name.startswith("ENV_")}
+    assert named == set(CHANNELS["environment"])
+    # The standalone module repeats the two it reads.
+    assert vendor_devices.ENV_PERSONA == channels.ENV_CAPTURE_PERSONA
+    assert vendor_devices.ENV_FAKE_GPU == channels.ENV_CAPTURE_FAKE_GPU
+    codes = {name: entry["code"] for name, entry in CHANNELS["exit_codes"].items()}
+    assert (codes["usage"], codes["environment"], codes["bug"]) == (channels.EXIT_USAGE, channels.EXIT_ENVIRONMENT,
+                                                                    channels.EXIT_BUG)
+    assert protocol.EXIT_ENVIRONMENT == codes["environment"] and protocol.EXIT_BUG == codes["bug"]
+    grammar = CHANNELS["lines"]["progress"]["grammar"]
+    assert grammar["stage"].startswith(channels.STAGE_PREFIX)
+    assert (grammar["child_forked"], grammar["child_ended"]) == (channels.MARK_CHILD_FORKED, channels.MARK_CHILD_ENDED)
+    batch = CHANNELS["lines"]["batch_log"]["grammar"]
+    assert (batch["begun"].split()[0], batch["done"].split()[0]) == (channels.BATCH_BEGUN, channels.BATCH_DONE)
+    assert CHANNELS["files"]["batch_stop"]["suffix"] == channels.BATCH_STOP_SUFFIX
+
+
+def test_no_worker_module_spells_a_channels_name_of_its_own():
+    """A name read or written under another spelling would be a channel nobody defined."""
+    worker = WORKER_DIR / "portcheck_worker"
+    allowed = {worker / "base" / "channels.py", worker / "capture" / "vendor_devices.py"}
+    import re
+    for path in worker.rglob("*.py"):
+        if path in allowed:
+            continue
+        code = "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("#"))
+        assert not re.search(r"[\"'](TRITON_)?PORTCHECK_[A-Z_]+[\"']", code), path
+
+
+def test_the_lines_the_worker_writes_are_the_ones_the_schema_defines(tmp_path):
+    from portcheck_worker.cell import batch
+    from portcheck_worker.cell import child
+    progress = tmp_path / "progress"
+    log = protocol.ProgressLog(str(progress))
+    for example in CHANNELS["lines"]["progress"]["examples"]:
+        if "stage" in example["means"]:
+            log.mark(example["means"]["stage"])
+    log.close()
+    stages = [e["line"] for e in CHANNELS["lines"]["progress"]["examples"] if "stage" in e["means"]]
+    assert progress.read_text().splitlines() == stages
+    # The marks of --isolation process's parent, as cell/child.py writes them.
+    marks = tmp_path / "marks"
+    child._note(str(marks), protocol.MARK_CHILD_FORKED)
+    child._note(str(marks), protocol.MARK_CHILD_ENDED)
+    assert marks.read_text().splitlines() == [e["line"] for e in CHANNELS["lines"]["progress"]["examples"]
+                                              if "mark" in e["means"]]
+    # A batch's log: each example's kind, id and figure, written as the leader writes them, has the
+    # example's shape (the seconds are the clock's now).
+    path = tmp_path / "batch.log"
+    writer = batch.Log(str(path))
+    examples = CHANNELS["lines"]["batch_log"]["examples"]
+    for example in examples:
+        means = example["means"]
+        writer.mark(means["kind"], means["id"], means["figure"])
+    writer.close()
+    for line, example in zip(path.read_text().splitlines(), examples, strict=True):
+        words, expected = line.split(" "), example["line"].split(" ")
+        assert len(words) == 4 and (words[0], words[1], words[3]) == (expected[0], expected[1], expected[3]), line
+        assert len(words[2].split(".")[1]) == len(expected[2].split(".")[1]), line

@@ -17,7 +17,9 @@ import subprocess
 import sys
 import time
 
-ENV = "TRITON_PORTCHECK_INJECT"
+from . import channels
+
+ENV = channels.ENV_INJECT
 
 
 def parse():
@@ -36,7 +38,7 @@ _server_ballast = []
 
 
 def maybe_inject_server(forks_received):
-    if os.environ.get("PORTCHECK_SERVER_GENERATION") != "1":
+    if os.environ.get(channels.ENV_SERVER_GENERATION) != "1":
         return
     for stage, kind, count in parse():
         if stage == "server" and str(forks_received) == count:

@@ -13,7 +13,7 @@ the worker checks each message it reads against it (`check`), the tool each one 
 import json
 import os
 
-from . import schema
+from . import channels, schema
 
 _SCHEMA_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "protocol.schema.json")
 with open(_SCHEMA_PATH, encoding="utf-8") as _file:
@@ -36,19 +36,17 @@ except (ImportError, AttributeError):  # pragma: no cover - Linux has both
 _HIGH_FD = 200
 
 # The tool's exit 3: Triton cannot be imported, or this worker does not speak the tool's protocol.
-EXIT_ENVIRONMENT = 3
-# Marks the worker of `--isolation process` leaves in the progress file around the life of the
-# child that runs the cell (cell/child.py). The supervisor reads them (src/run/cell_parent.cpp):
-# a worker that died of a signal after the first and before the second was killed by that child.
-MARK_CHILD_FORKED = "cell-parent forked"
-MARK_CHILD_ENDED = "cell-parent child-ended"
+EXIT_ENVIRONMENT = channels.EXIT_ENVIRONMENT
+# The marks of `--isolation process`'s parent in the progress file (channels.py says what they mean).
+MARK_CHILD_FORKED = channels.MARK_CHILD_FORKED
+MARK_CHILD_ENDED = channels.MARK_CHILD_ENDED
 # Requests from tools that predate the "protocol" field: they spoke the first protocol.
 FIRST_PROTOCOL = 1
 
 
 # A message that breaks the schema is a bug of triton-portcheck's (the probe has matched the
 # versions): the worker says so in one line and exits with the tool's own code for its bugs.
-EXIT_BUG = 4
+EXIT_BUG = channels.EXIT_BUG
 
 
 class ProtocolMismatch(Exception):
@@ -167,7 +165,7 @@ class ProgressLog:
         return (stat.st_dev, stat.st_ino) == self._identity
 
     def mark(self, stage):
-        self.note(f"stage {stage}")
+        self.note(f"{channels.STAGE_PREFIX}{stage}")
 
     def note(self, line):
         if self._fd is None:

@@ -21,7 +21,9 @@ import os
 import platform
 import struct
 
-ENV_TOOL_PID = "TRITON_PORTCHECK_TOOL_PID"
+from . import channels
+
+ENV_TOOL_PID = channels.ENV_TOOL_PID
 LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, before any fork (cell/child.py uses it too)
 
 # <linux/audit.h>, <linux/seccomp.h>, <linux/filter.h>, <linux/prctl.h>

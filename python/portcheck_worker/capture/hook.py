@@ -23,12 +23,13 @@ import os
 import sys
 
 from . import fake_gpu, inductor as capture_inductor
+from ..base import channels
 from .imports import after_import, warn
 from .recorder import Recorder
 
-ENV_DIR = "PORTCHECK_CAPTURE_DIR"
-ENV_MODE = "PORTCHECK_CAPTURE_MODE"
-ENV_HOOK_DIR = "PORTCHECK_CAPTURE_HOOK_DIR"
+ENV_DIR = channels.ENV_CAPTURE_DIR
+ENV_MODE = channels.ENV_CAPTURE_MODE
+ENV_HOOK_DIR = channels.ENV_CAPTURE_HOOK_DIR
 MODES = ("interpret", "record", "live")
 
 

@@ -23,13 +23,13 @@ import os
 import sys
 import time
 
-from ..base import protocol
+from ..base import channels, protocol
 
-BEGUN = "begun"
-DONE = "done"
+BEGUN = channels.BATCH_BEGUN
+DONE = channels.BATCH_DONE
 # The tool creates the log's path + this when it wants the cells not yet begun back (a batch that
 # runs past its expected time, or cores idle while it holds cells); looked for before each cell.
-STOP_SUFFIX = ".stop"
+STOP_SUFFIX = channels.BATCH_STOP_SUFFIX
 
 _monotonic = time.monotonic
 

@@ -16,6 +16,7 @@ import sys
 
 from . import loader
 from .stages import build_source, make_target
+from ..base import channels
 
 _build_id = None
 _worker_id = None
@@ -128,7 +129,7 @@ def cell_key(request, tool_version):
         "options": parsed.hash(),
         "backend": backend.hash(),
         "target": [target.backend, str(target.arch), target.warp_size],
-        "inject": os.environ.get("TRITON_PORTCHECK_INJECT", ""),
+        "inject": os.environ.get(channels.ENV_INJECT, ""),
         # The result holds the launch verdict against these (launch_rules.py).
         "launch_limits": request.get("launch_limits"),
     }

@@ -28,13 +28,13 @@ import threading
 import time
 
 from . import probe, zygote_pool
-from ..base import faults, forks, protocol
+from ..base import channels, faults, forks, protocol
 from ..forking.fork import COMMAND_FD, EVENT_FD, ended_children, freeze_heap, run_child
 from ..forking.warm_up import warm_up
 from .zygote import ZygoteLost
 
 # "0" turns zygotes off: every cell imports its module itself, as before they existed.
-ZYGOTES_ENV = "TRITON_PORTCHECK_ZYGOTES"
+ZYGOTES_ENV = channels.ENV_ZYGOTES
 
 
 class Server:

@@ -10,6 +10,7 @@ from . import import_scan, zygote_memory
 from .zygote import Zygote, is_inspection, kernel_ref, key_for
 from .zygote_events import ZygoteEvents
 from ..forking import channel
+from ..base import channels
 from ..forking.fork import freeze_heap
 from ..zygote import process as zygote_process
 
@@ -39,9 +40,9 @@ class Zygotes(ZygoteEvents):
         self.warm_targets = None  # the server's warm-up, once it has run: zygotes made after inherit it
         self.expected = {}  # inspections' key -> {compile key: (a cell's request, its command)}
         self.scans = {}  # kernel reference -> its third-party imports (import_scan)
-        budget = int(os.environ.get("PORTCHECK_SERVER_MAX_RSS", 4 << 30))
+        budget = int(os.environ.get(channels.ENV_SERVER_MAX_RSS, 4 << 30))
         self.rss_budget = int(budget * zygote_memory.SHARE_OF_SERVER_RSS)
-        self.jobs = max(1, int(os.environ.get("PORTCHECK_JOBS") or 1))
+        self.jobs = max(1, int(os.environ.get(channels.ENV_SERVER_JOBS) or 1))
 
     # --- which process forks a cell ----------------------------------------------------------
     def fork(self, cell_id, command, request):
