@@ -5,8 +5,8 @@
 // "x-channels" section of python/portcheck_worker/protocol.schema.json, beside the messages;
 // the worker's names are in python/portcheck_worker/base/channels.py. Both sides are held to
 // that section by tests (tests/unit/worker_channels_test.cpp and
-// tests/integration/test_protocol_schema.py), so a
-// name spelled differently on one side fails a test instead of a run.
+// tests/integration/test_protocol_schema.py), so a name spelled differently on one side fails a
+// test instead of a run.
 #include <string_view>
 
 namespace portcheck::channels {
