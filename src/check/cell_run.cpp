@@ -157,6 +157,7 @@ Task CellRun::task_for(std::size_t id) const {
                                cell.row->ref.import_root);
   task.spec.timeout = std::chrono::milliseconds(static_cast<long long>(cell.timeout_s * 1000));
   task.spec.max_rss_bytes = cell.max_rss;
+  task.spec.route = fork_route(cell.request_kind(), cell.row->ref, &cell.target);
   // The cells one zygote serves run together, and a batch never spans two zygotes.
   task.group = zygote_key(cell.row->ref, cell.target.name());
   // Cells of one kernel module share a batch's process (the module imported once, as its

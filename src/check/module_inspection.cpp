@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -62,6 +63,28 @@ bool every_cell_has_a_target(const ModuleToInspect& module, const std::vector<Pl
   });
 }
 
+// An inspection's fork_route: its zygote imports the module for no target (for its own, when it
+// keys one target's cells), and the zygotes its cells compile in are named, which the server may
+// start beside it.
+nlohmann::json inspection_route(const ModuleToInspect& module,
+                                const std::vector<PlannedCell>& cells) {
+  if (module.zygote.is_null() || module.kernels.empty()) return nullptr;
+  auto expects = nlohmann::json::array();
+  std::set<std::string> expected;
+  for (const auto id : module.cell_ids) {
+    auto route = fork_route(cells[id].request_kind(), cells[id].row->ref, &cells[id].target);
+    if (route.is_null() || !expected.insert(route["zygote"]["key"].get<std::string>()).second)
+      continue;
+    route.erase("kind");
+    expects.push_back(std::move(route));
+  }
+  return {{"kind", "inspect"},
+          {"zygote", module.zygote},
+          {"kernel", module.kernels.at(0).at("kernel")},
+          {"target", module.target},
+          {"expects", std::move(expects)}};
+}
+
 Task inspection_task(ProcessRunner::Id id, const ModuleToInspect& module,
                      const std::vector<PlannedCell>& cells, const InspectionSettings& settings,
                      const std::filesystem::path& dir) {
@@ -74,6 +97,7 @@ Task inspection_task(ProcessRunner::Id id, const ModuleToInspect& module,
   task.spec.compiles = false;  // imports the module: no warm backend needed
   task.spec.timeout = module.timeout;
   task.spec.max_rss_bytes = module.max_rss_bytes;
+  task.spec.route = inspection_route(module, cells);
   return task;
 }
 

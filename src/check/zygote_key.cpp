@@ -21,4 +21,13 @@ nlohmann::json zygote_member(const KernelRef& ref, std::string_view target) {
   return {{"key", key}, {"any_target", zygote_key(ref, "")}};
 }
 
+nlohmann::json fork_route(std::string_view kind, const KernelRef& ref, const Target* target) {
+  auto zygote = zygote_member(ref, target != nullptr ? target->name() : "");
+  if (zygote.is_null()) return nullptr;
+  return {{"kind", kind},
+          {"zygote", std::move(zygote)},
+          {"kernel", kernel_ref_json(ref)},
+          {"target", target != nullptr ? nlohmann::json(*target) : nlohmann::json()}};
+}
+
 }  // namespace portcheck

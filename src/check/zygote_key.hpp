@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/manifest.hpp"
+#include "src/core/target.hpp"
 
 namespace portcheck {
 
@@ -23,5 +24,11 @@ std::string zygote_key(const KernelRef& ref, std::string_view target);
 // never asked Triton's driver)}, or null where no zygote can serve. `target` empty: an
 // inspection's, whose two keys are the same.
 nlohmann::json zygote_member(const KernelRef& ref, std::string_view target);
+
+// What the fork server routes a cell's process by (fork_route, protocol.schema.json): the kind
+// of its request, its zygote, the kernel and the target (null: none), as its request has them.
+// The server routes by this, which its check of the fork command covers, and never reads the
+// request file to route it. Null where no zygote can serve the kernel.
+nlohmann::json fork_route(std::string_view kind, const KernelRef& ref, const Target* target);
 
 }  // namespace portcheck

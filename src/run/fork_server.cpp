@@ -158,7 +158,10 @@ nlohmann::json fork_command(
                   {"fresh", spec.fresh},
                   // The server warms itself, when it put that off, before the first compile it
                   // forks.
-                  {"compiles", spec.compiles}});
+                  {"compiles", spec.compiles},
+                  // What the server routes it by (a batch: by its first cell, whose zygote its
+                  // cells share), checked with the command: never read from the request file.
+                  {"route", spec.route}});
   if (batch.empty()) return command;
   auto members = nlohmann::json::array();
   for (const auto& [member, member_spec] : batch) {

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace portcheck {
 
 // One isolated process: its own session, output files, a wall-clock limit and a memory limit
@@ -28,6 +30,10 @@ struct ProcessSpec {
   // Fork it from the bare fork server, never from a zygote that imported user code: how a cell is
   // run again when it failed in a way a fork hazard could explain (see forked_from_threads).
   bool fresh = false;
+  // For a fork server: which zygote may fork it, and what that zygote imports (fork_route in
+  // python/portcheck_worker/protocol.schema.json, made by check/zygote_key.hpp); null: the
+  // server forks it itself.
+  nlohmann::json route;
 };
 
 enum class Termination {

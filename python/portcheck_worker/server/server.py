@@ -144,8 +144,9 @@ class Server:
     def fork(self, command):
         self.forks_received += 1
         faults.maybe_inject_server(self.forks_received)
-        if not command.get("fresh") and self.zygotes and \
-                self.zygotes.fork(command["id"], command, _read_request(command)):
+        route = command["route"]  # checked with the command (fork_route): the request file is never read here
+        if not command["fresh"] and self.zygotes and route is not None and \
+                self.zygotes.fork(command["id"], command, route):
             return
         self.fork_plain(command["id"], command)
 
@@ -193,14 +194,6 @@ class Server:
         while self.children and time.monotonic() < deadline:
             self.reap()
             time.sleep(0.01)
-
-
-def _read_request(command):
-    """The cell's request, for its zygote's key; {} if unreadable (the cell reports that)."""
-    try:
-        return protocol.read_request(command["request"])
-    except Exception:
-        return {}
 
 
 def main():

@@ -37,30 +37,26 @@ import time
 
 from ..forking import channel
 
-def is_inspection(request):
-    """An inspect_request (protocol.schema.json): it imports a module for no target."""
-    return request.get("kind") == "inspect"
+def is_inspection(route):
+    """The fork_route of an inspect_request (protocol.schema.json): it imports a module for no
+    target, or for the one target whose cells it keys."""
+    return route["kind"] == "inspect"
 
 
-def kernel_ref(request):
-    """The kernel reference a cell or inspection request imports; None if it has none."""
-    if is_inspection(request):
-        kernels = request.get("kernels") or []
-        ref = kernels[0].get("kernel") if kernels and isinstance(kernels[0], dict) else None
-    else:
-        ref = request.get("kernel")
-    return ref if isinstance(ref, dict) else None
+def kernel_ref(route):
+    """The kernel reference the routed request imports."""
+    return route["kernel"]
 
 
-def key_for(request, any_target=False):
-    """The package zygote a cell request can be forked from, as the tool decided it (the request's
+def key_for(route, any_target=False):
+    """The package zygote a routed request can be forked from, as the tool decided it (the route's
     "zygote", src/check/zygote_key.cpp: the tool groups and batches cells by the same key); None for
     a request no zygote serves. `any_target`: the inspections' zygote of the same package,
     imported with no driver."""
-    zygote = request.get("zygote")
-    if not isinstance(zygote, dict):
+    zygote = route["zygote"]
+    if zygote is None:
         return None
-    return zygote.get("any_target" if any_target else "key")
+    return zygote["any_target" if any_target else "key"]
 
 
 class Zygote:

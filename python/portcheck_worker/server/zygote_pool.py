@@ -38,68 +38,65 @@ class Zygotes(ZygoteEvents):
         self.cell_ids = {}  # pid of a cell a zygote forked -> cell id
         self.retired = []  # no more work; they exit once their children have ended
         self.warm_targets = None  # the server's warm-up, once it has run: zygotes made after inherit it
-        self.expected = {}  # inspections' key -> {compile key: (a cell's request, its command)}
+        self.expected = {}  # inspections' key -> {compile key: (a cell's fork_route, its command)}
         self.scans = {}  # kernel reference -> its third-party imports (import_scan)
         budget = int(os.environ.get(channels.ENV_SERVER_MAX_RSS, 4 << 30))
         self.rss_budget = int(budget * zygote_memory.SHARE_OF_SERVER_RSS)
         self.jobs = max(1, int(os.environ.get(channels.ENV_SERVER_JOBS) or 1))
 
     # --- which process forks a cell ----------------------------------------------------------
-    def fork(self, cell_id, command, request):
+    def fork(self, cell_id, command, route):
         """Hands the cell to a zygote (starting one); False: fork it from the server."""
-        key = key_for(request)
+        key = key_for(route)
         if key is None:
             return False
-        if not is_inspection(request):
-            return self._fork_keyed(cell_id, command, request, key)
-        self._expect(key, request, command)
-        forked = self._fork_keyed(cell_id, command, request, key)
+        if not is_inspection(route):
+            return self._fork_keyed(cell_id, command, route, key)
+        self._expect(key, route, command)
+        forked = self._fork_keyed(cell_id, command, route, key)
         self._start_expected_early(key)
         return forked
 
-    def _fork_keyed(self, cell_id, command, request, key):
-        shared = self.by_key.get(key_for(request, any_target=True))
+    def _fork_keyed(self, cell_id, command, route, key):
+        shared = self.by_key.get(key_for(route, any_target=True))
         zygote = None if key in self.unusable else self.by_key.get(key)
         own_ready = zygote is not None and zygote.ready
         if not own_ready and shared is not None and shared.ready and shared.driver_free and \
-                self._warm(shared, request):
+                self._warm(shared, route):
             shared.submit(cell_id, command)
             return True
         if zygote is None and key not in self.unusable:
-            zygote = self._start_package(key, request, command)
+            zygote = self._start_package(key, route, command)
         if zygote is None:
-            return self._fork_from_base(cell_id, command, request)
+            return self._fork_from_base(cell_id, command, route)
         zygote.submit(cell_id, command)
         return True
 
-    def _fork_from_base(self, cell_id, command, request):
+    def _fork_from_base(self, cell_id, command, route):
         """A cell whose package zygote cannot serve: its base forks it, over the third-party
         modules it imported; the cell imports its own module."""
-        base = self.bases.get(self._base_key(request))
-        if base is None or not base.usable or not self._warm(base, request):
+        base = self.bases.get(self._base_key(route))
+        if base is None or not base.usable or not self._warm(base, route):
             return False
         base.submit(cell_id, command)
         return True
 
-    def _warm(self, zygote, request):
-        """Whether `zygote` can fork this request's cell warm: a compile forked from a zygote
+    def _warm(self, zygote, route):
+        """Whether `zygote` can fork this route's cell warm: a compile forked from a zygote
         made before the server's warm-up would initialise every backend again, 0.5 s per cell.
         Such a zygote warms up once, itself."""
-        if zygote.warm or is_inspection(request):
+        if zygote.warm or is_inspection(route):
             return True
         if self.warm_targets is None:
             return False
         zygote.warm_up(self.warm_targets)
         return True
 
-    def _expect(self, key, request, command):
-        """Notes the compile zygotes an inspection's cells will want (its request lists them)."""
+    def _expect(self, key, route, command):
+        """Notes the compile zygotes an inspection's cells will want (its route lists them)."""
         wanted = self.expected.setdefault(key, {})
-        for cell in request.get("cells") or []:
-            cell_request = cell.get("request") if isinstance(cell, dict) else None
-            compile_key = key_for(cell_request) if isinstance(cell_request, dict) else None
-            if compile_key is not None:
-                wanted.setdefault(compile_key, (cell_request, command))
+        for expected in route.get("expects", []):
+            wanted.setdefault(key_for(expected), ({"kind": "compile", **expected}, command))
 
     def _start_expected_early(self, key):
         """Where the inspections' zygote is forked from a base (the package's third-party imports:
@@ -112,20 +109,20 @@ class Zygotes(ZygoteEvents):
         if zygote is None or zygote.parent is None or not zygote.parent.ready:
             return
         room = self.jobs - sum(1 for z in self.by_key.values() if z.usable)  # one a core at most
-        for compile_key, (request, command) in list(self.expected.get(key, {}).items())[:max(0, room)]:
+        for compile_key, (route, command) in list(self.expected.get(key, {}).items())[:max(0, room)]:
             # Only into memory that is free: never at the cost of a zygote that serves now.
             if compile_key in self.by_key or compile_key in self.unusable or not self._fits_one_more():
                 continue
-            if self._start_package(compile_key, request, command) is None:
+            if self._start_package(compile_key, route, command) is None:
                 return
 
     def _start_expected(self, key):
         """The inspections' zygote of a package that asks the driver at import is ready: each
         target needs its own import, so those start now, beside the other inspections, instead
         of once the first compiles wait for them."""
-        for compile_key, (request, command) in self.expected.pop(key, {}).items():
+        for compile_key, (route, command) in self.expected.pop(key, {}).items():
             if compile_key not in self.by_key and compile_key not in self.unusable:
-                if self._start_package(compile_key, request, command) is None:
+                if self._start_package(compile_key, route, command) is None:
                     return
 
     def warm_all(self, targets):
@@ -155,10 +152,10 @@ class Zygotes(ZygoteEvents):
             limit = min(limit, int(command["max_rss_bytes"]))
         return limit
 
-    def _third_party(self, request):
+    def _third_party(self, route):
         """(base key, the third-party imports its package's import begins with); (None, []) when
         it has none (import_scan.py)."""
-        ref = kernel_ref(request)
+        ref = kernel_ref(route)
         if ref is None:
             return None, []
         where = repr(sorted((k, repr(v)) for k, v in ref.items() if k != "function"))
@@ -169,34 +166,35 @@ class Zygotes(ZygoteEvents):
             return None, []
         return repr((ref.get("import_root"), ref.get("pythonpath") or [], modules)), modules
 
-    def _base_key(self, request):
-        return self._third_party(request)[0]
+    def _base_key(self, route):
+        return self._third_party(route)[0]
 
-    def _start_base(self, request, command):
-        """The base for this request's third-party imports, started if need be; None if it has
+    def _start_base(self, route, command):
+        """The base for this route's third-party imports, started if need be; None if it has
         none, or there is no room for one."""
-        key, modules = self._third_party(request)
+        key, modules = self._third_party(route)
         if key is None:
             return None
         if key in self.bases:
             return self.bases[key]
         if not self._make_room():
             return None
-        spec = {"role": "base", "ref": kernel_ref(request), "third_party": modules,
+        spec = {"role": "base", "ref": kernel_ref(route), "third_party": modules,
                 "data_limit": self._data_limit(command)}
         base = Zygote(key, spec, None, self._deadline_s(command))
         self.bases[key] = base
         self._launch(base)
         return base
 
-    def _start_package(self, key, request, command):
-        base = self._start_base(request, command)
+    def _start_package(self, key, route, command):
+        base = self._start_base(route, command)
         if base is not None:
             base.last_used = time.monotonic()
         if not self._make_room(keep=base):
             return None
-        target = None if is_inspection(request) else request.get("target")
-        spec = {"role": "package", "ref": kernel_ref(request), "target": target,
+        # A module's inspection imports for no target; one that keys one target's cells imports
+        # under that target's driver, as they do.
+        spec = {"role": "package", "ref": kernel_ref(route), "target": route["target"],
                 "data_limit": self._data_limit(command)}
         zygote = Zygote(key, spec, base if base is not None and base.usable else None,
                         self._deadline_s(command))
