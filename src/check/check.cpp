@@ -50,11 +50,7 @@ InvokingPython probe_invoking(const std::string& python, const ShareDirs& share)
   try {
     const auto probe = probe_environment(python, share, scratch.path(),
                                          nlohmann::json{{"targets", nlohmann::json::array()}});
-    InvokingPython out;
-    out.site_packages = probe.value("site_packages", std::vector<std::string>{});
-    if (probe.contains("triton") && probe["triton"].is_object())
-      out.triton_version = probe["triton"].value("version", "");
-    return out;
+    return {probe.triton_version, probe.site_packages};
   } catch (const EnvironmentError&) {
     return {};  // no usable invoking interpreter: nothing to inherit
   }

@@ -55,7 +55,7 @@ InspectionSettings inspection_settings(const ExecuteSettings& settings,
 // it did before any compile when compiles waited for every inspection.
 class Pipeline {
  public:
-  Pipeline(const Manifest& manifest, const Matrix& matrix, const nlohmann::json& option_fields,
+  Pipeline(const Manifest& manifest, const Matrix& matrix, const OptionFields& option_fields,
            ModuleInspections& inspections, CellRun& cells)
       : manifest_(manifest),
         matrix_(matrix),
@@ -108,7 +108,7 @@ class Pipeline {
 
   const Manifest& manifest_;
   const Matrix& matrix_;
-  const nlohmann::json& option_fields_;
+  const OptionFields& option_fields_;
   ModuleInspections& inspections_;
   CellRun& cells_;
   bool valid_ = true;
@@ -146,17 +146,17 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix, Plan plan,
   auto& cells = plan.cells;
   auto session = start_session(settings.session);
   out.probe = session->probe(plan.probe_request);
-  out.triton_version = out.probe.at("triton").at("version").get<std::string>();
-  if (const auto why_not = util::string_member(out.probe, "signal_guard_off", ""); !why_not.empty())
+  out.triton_version = out.probe.triton_version;
+  if (const auto& why_not = out.probe.signal_guard_off)
     out.warnings.push_back(
         fmt::format("the cells' code can signal triton-portcheck here (no seccomp guard: {}); a "
                     "kernel that kills its parent may end the run",
-                    why_not));
+                    *why_not));
   // With no result cache every cell that is not predicted away compiles: the warm-up can start
   // now, beside the modules' imports. With one, it waits for the first cell the cache lacks.
   if (settings.cache == nullptr && settings.static_mode != StaticMode::only && !cells.empty())
     session->prewarm();
-  const auto& probed_targets = out.probe.value("targets", nlohmann::json::array());
+  const auto& probed_targets = out.probe.targets;
   if (!settings.unsupported_targets_are_cells)
     validate_targets(manifest, matrix, probed_targets, out.triton_version);
   out.unsupported_targets = unsupported_targets(probed_targets);
@@ -183,7 +183,7 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix, Plan plan,
   std::vector<std::size_t> served_at_once;
   for (std::size_t id = 0; id < cells.size(); ++id)
     if (skipped.count(cells[id].target.name()) != 0) served_at_once.push_back(id);
-  Pipeline pipeline(manifest, matrix, out.probe.at("option_fields"), inspections, run);
+  Pipeline pipeline(manifest, matrix, out.probe.option_fields, inspections, run);
   out.completed = pipeline.run(session->runner(), settings.jobs, served_at_once, interrupted,
                                run.progress_line());
   if (settings.progress) {

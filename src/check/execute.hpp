@@ -43,7 +43,7 @@ struct ExecuteSettings {
 struct ExecutedCells {
   std::vector<CellResult> cells;  // in plan order; a cell cancelled by an interrupt is left out
   bool completed = true;          // false: interrupted
-  nlohmann::json probe;           // the environment's probe answer
+  ProbeAnswer probe;              // the environment's probe answer
   nlohmann::json static_result;   // the static pre-checks: {"cells": {...}, "seconds": s}, or null
   std::string triton_version;
   std::uint64_t workers_peak_rss_bytes = 0;
@@ -52,7 +52,7 @@ struct ExecutedCells {
   // Target name -> the probe's description, for each target this Triton cannot compile for
   // (under unsupported_targets_are_cells, or a target the tool ships to; for any other execute()
   // has thrown).
-  std::map<std::string, nlohmann::json> unsupported_targets;
+  std::map<std::string, TargetDescription> unsupported_targets;
   std::vector<std::string> warnings;  // Report::warnings
 };
 

@@ -63,10 +63,8 @@ nlohmann::json environment_block(const CheckOptions& options, const Manifest& ma
   const auto& found = executed.static_result;
   return {
       {"triton",
-       {{"label", pass.label},
-        {"version", executed.triton_version},
-        {"path", probe.at("triton").value("path", nlohmann::json())}}},
-      {"python", probe.value("python", nlohmann::json())},
+       {{"label", pass.label}, {"version", executed.triton_version}, {"path", probe.triton_path}}},
+      {"python", {{"version", probe.python_version}, {"executable", probe.python_executable}}},
       {"host", host_name()},
       {"started", util::iso_time_utc(pass.started)},
       {"gpu", nullptr},

@@ -22,16 +22,14 @@ std::string row_key(const KernelRow& row, const std::string& key) {
   return fmt::format("kernel '{}'.{}", row.display_name(), key);
 }
 
-void validate_options(const KernelRow& row, const nlohmann::json& fields,
+void validate_options(const KernelRow& row, const OptionFields& fields,
                       const std::vector<std::string>& targets) {
   std::set<std::string> valid, all;
-  for (const auto& [backend, names] : fields.items())
-    for (const auto& n : names) all.insert(n.get<std::string>());
-  for (const auto& t : targets) {
-    const auto backend = std::string(checked_target(t).backend.name());
-    if (fields.contains(backend))
-      for (const auto& n : fields.at(backend)) valid.insert(n.get<std::string>());
-  }
+  for (const auto& [backend, names] : fields) all.insert(names.begin(), names.end());
+  for (const auto& t : targets)
+    if (const auto it = fields.find(std::string(checked_target(t).backend.name()));
+        it != fields.end())
+      valid.insert(it->second.begin(), it->second.end());
   for (const auto& [name, value] : row.options.items()) {
     if (valid.count(name) != 0) continue;
     const auto key = "options." + name;
@@ -99,13 +97,12 @@ std::string target_origin(const Manifest& manifest, const Matrix& matrix,
 }
 
 // "cuda:75, cuda:80, ..." for a short list, else the nearest few the probe chose.
-std::string valid_targets(const std::string& backend, const nlohmann::json& unsupported) {
+std::string valid_targets(const std::string& backend, const TargetProblem& unsupported) {
   constexpr std::size_t kWholeList = 24;
-  const auto& valid = unsupported.value("valid", nlohmann::json::array());
-  const bool whole = valid.size() <= kWholeList;
+  const bool whole = unsupported.valid.size() <= kWholeList;
   std::vector<std::string> names;
-  for (const auto& arch : whole ? valid : unsupported.value("nearest", nlohmann::json::array()))
-    names.push_back(backend + ":" + arch.get<std::string>());
+  for (const auto& arch : whole ? unsupported.valid : unsupported.nearest)
+    names.push_back(backend + ":" + arch);
   if (names.empty()) return "";
   return fmt::format("; {}: {}", whole ? "valid targets" : "nearest valid targets",
                      util::join(names, ", "));
@@ -113,12 +110,12 @@ std::string valid_targets(const std::string& backend, const nlohmann::json& unsu
 
 }  // namespace
 
-std::string target_problem(const nlohmann::json& described, const std::string& triton_version) {
-  const auto name = described.at("name").get<std::string>();
-  const auto backend = described.at("backend").get<std::string>();
-  const auto& unsupported = described.at("unsupported");
-  const auto reason = unsupported.value("reason", "");
-  const auto message = unsupported.value("message", "");
+std::string target_problem(const TargetDescription& described, const std::string& triton_version) {
+  const auto& name = described.name;
+  const auto& backend = described.backend;
+  const auto& unsupported = described.unsupported.value();
+  const auto& reason = unsupported.reason;
+  const auto& message = unsupported.message;
   if (reason == "unknown")
     return fmt::format("'{}' is not a target the installed Triton {} knows: {}{}", name,
                        triton_version, message, valid_targets(backend, unsupported));
@@ -132,20 +129,20 @@ std::string target_problem(const nlohmann::json& described, const std::string& t
 }
 
 void validate_targets(const Manifest& manifest, const Matrix& matrix,
-                      const nlohmann::json& probed_targets, const std::string& triton_version) {
+                      const std::vector<TargetDescription>& probed_targets,
+                      const std::string& triton_version) {
   for (const auto& described : probed_targets) {
-    if (!described.contains("unsupported")) continue;
-    const auto name = described.at("name").get<std::string>();
-    if (is_shipped_target(name)) continue;
-    throw UsageError(fmt::format("{}: {}", target_origin(manifest, matrix, name),
+    if (!described.unsupported || is_shipped_target(described.name)) continue;
+    throw UsageError(fmt::format("{}: {}", target_origin(manifest, matrix, described.name),
                                  target_problem(described, triton_version)));
   }
 }
 
-std::map<std::string, nlohmann::json> unsupported_targets(const nlohmann::json& probed_targets) {
-  std::map<std::string, nlohmann::json> out;
+std::map<std::string, TargetDescription> unsupported_targets(
+    const std::vector<TargetDescription>& probed_targets) {
+  std::map<std::string, TargetDescription> out;
   for (const auto& described : probed_targets)
-    if (described.contains("unsupported")) out[described.at("name").get<std::string>()] = described;
+    if (described.unsupported) out.emplace(described.name, described);
   return out;
 }
 
@@ -169,7 +166,7 @@ void validate_targets_across(const Manifest& manifest, const Matrix& matrix,
   }
 }
 
-void validate_against_triton(const Manifest& manifest, const nlohmann::json& option_fields,
+void validate_against_triton(const Manifest& manifest, const OptionFields& option_fields,
                              const nlohmann::json& kernels,
                              const std::map<std::string, std::vector<std::string>>& row_targets,
                              const std::set<std::string>* only_rows) {

@@ -27,7 +27,7 @@ class ForkServerSession final : public WorkerSession {
           return server;
         }()) {}
 
-  nlohmann::json probe(const nlohmann::json& request) override {
+  ProbeAnswer probe(const nlohmann::json& request) override {
     return runner_.probe(request, std::chrono::seconds(300));
   }
   ProcessRunner& runner() override { return runner_; }
@@ -58,7 +58,7 @@ class ProcessSession final : public WorkerSession {
  public:
   explicit ProcessSession(const WorkerSessionConfig& config) : config_(config) {}
 
-  nlohmann::json probe(const nlohmann::json& request) override {
+  ProbeAnswer probe(const nlohmann::json& request) override {
     return probe_environment(config_.python, config_.share, config_.run_dir, request);
   }
   ProcessRunner& runner() override { return supervisor_; }

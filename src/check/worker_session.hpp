@@ -15,6 +15,7 @@
 
 #include "src/check/check_options.hpp"
 #include "src/core/tool_files.hpp"
+#include "src/run/probe_answer.hpp"
 #include "src/run/process_runner.hpp"
 
 namespace portcheck {
@@ -57,7 +58,7 @@ class WorkerSession {
 
   // The environment alone (never the user's modules): Triton's version and path, Python, option
   // fields, each target's warp size. Throws EnvironmentError with the fix when Triton is unusable.
-  virtual nlohmann::json probe(const nlohmann::json& request) = 0;
+  virtual ProbeAnswer probe(const nlohmann::json& request) = 0;
   virtual ProcessRunner& runner() = 0;
   [[nodiscard]] virtual WorkerStats stats() const { return {}; }
   // The run will compile cells: a fork server warms up while the modules' imports run rather

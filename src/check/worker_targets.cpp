@@ -4,13 +4,10 @@
 
 namespace portcheck {
 
-WarpSizes probed_warp_sizes(const nlohmann::json& probe) {
+WarpSizes probed_warp_sizes(const ProbeAnswer& probe) {
   WarpSizes sizes;
-  const auto it = probe.find("targets");
-  if (it == probe.end() || !it->is_array()) return sizes;
-  for (const auto& t : *it)
-    if (t.contains("warp_size") && t.contains("name"))
-      sizes[t.at("name").get<std::string>()] = t.at("warp_size").get<int>();
+  for (const auto& t : probe.targets)
+    if (t.warp_size) sizes[t.name] = *t.warp_size;
   return sizes;
 }
 

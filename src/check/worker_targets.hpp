@@ -9,12 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "src/check/plan.hpp"
+#include "src/run/probe_answer.hpp"
 
 namespace portcheck {
 
 // The warp size the installed backend chose for each target the probe described (by name).
 using WarpSizes = std::map<std::string, int>;
-WarpSizes probed_warp_sizes(const nlohmann::json& probe);
+WarpSizes probed_warp_sizes(const ProbeAnswer& probe);
 
 // The run's targets as the worker is told them: every column, with its warp size from `sizes`
 // where known and the rule of core/target.hpp before the probe answered.

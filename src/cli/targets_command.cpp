@@ -1,5 +1,7 @@
 // `triton-portcheck targets`: what the installed Triton can compile for, and the tables the static
 // pre-checks and the launch-limit check read for each target.
+#include <variant>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +15,7 @@
 #include "src/run/python_worker.hpp"
 #include "src/run/scratch_dir.hpp"
 #include "util/fs.hpp"
+#include "util/strings.hpp"
 
 namespace portcheck::cli {
 namespace {
@@ -38,43 +41,37 @@ nlohmann::json targets_request(const std::vector<std::string>& names) {
 }
 
 // Triton, Python, the backends, and each target's warp size and assembler.
-void print_targets(const nlohmann::json& probe) {
-  fmt::print("triton {} at {}\npython {} ({})\n", probe["triton"]["version"].get<std::string>(),
-             probe["triton"]["path"].get<std::string>(),
-             probe["python"]["version"].get<std::string>(),
-             probe["python"]["executable"].get<std::string>());
+void print_targets(const ProbeAnswer& probe) {
+  fmt::print("triton {} at {}\npython {} ({})\n", probe.triton_version, probe.triton_path,
+             probe.python_version, probe.python_executable);
   std::string backends;
-  for (const auto& [name, fields] : probe["option_fields"].items())
+  for (const auto& [name, fields] : probe.option_fields)
     backends += (backends.empty() ? "" : ", ") + name;
   fmt::print("backends: {}\n\n", backends);
   fmt::print("{:<14}{:<11}{}\n", "target", "warp size", "assembler");
-  for (const auto& t : probe["targets"]) {
-    if (t.contains("error")) {
-      fmt::print("{:<14}{:<11}{}\n", t["name"].get<std::string>(), "-",
-                 "cannot compile: " + t["error"].get<std::string>());
+  for (const auto& t : probe.targets) {
+    if (t.error) {
+      fmt::print("{:<14}{:<11}{}\n", t.name, "-", "cannot compile: " + *t.error);
       continue;
     }
-    const auto& as = t["assembler"];
     // ptxas answers "CUDA 12.4, V12.4.99"; an ld.lld (AMD, Triton before 3.4) its LLD version.
-    const auto backend = t.value("backend", "");
-    std::string assembler =
-        as["path"].is_string()
-            ? fmt::format("{} ({}{})",
-                          std::filesystem::path(as["path"].get<std::string>()).filename().string(),
-                          backend == "cuda" ? "CUDA " : "", as["version"].get<std::string>())
-            : as["version"].get<std::string>();
-    fmt::print("{:<14}{:<11}{}\n", t["name"].get<std::string>(), t["warp_size"].get<int>(),
-               assembler);
+    const auto version = t.assembler_version.value_or("?");
+    const std::string assembler =
+        t.assembler_path
+            ? fmt::format("{} ({}{})", std::filesystem::path(*t.assembler_path).filename().string(),
+                          t.backend == "cuda" ? "CUDA " : "", version)
+            : version;
+    fmt::print("{:<14}{:<11}{}\n", t.name,
+               t.warp_size ? std::to_string(*t.warp_size) : std::string("?"), assembler);
   }
 }
 
 // The tables the static pre-checks and the launch-limit check use, per target.
-void print_check_tables(const nlohmann::json& probe, const std::vector<std::string>& names,
+void print_check_tables(const StaticTables& tables, const std::vector<std::string>& names,
                         const ShareDirs& share) {
-  const auto& tables = probe["static"]["tables"];
   fmt::print("\nstatic pre-checks, read from this Triton: libdevice functions: {}\n", [&] {
     std::string out;
-    for (const auto& [backend, fns] : tables["libdevice"].items())
+    for (const auto& [backend, fns] : tables.libdevice)
       out += fmt::format("{}{} {}", out.empty() ? "" : ", ", backend, fns.size());
     return out;
   }());
@@ -88,10 +85,9 @@ void print_check_tables(const nlohmann::json& probe, const std::vector<std::stri
   for (const auto& n : names) {
     const auto t = checked_target(n);
     std::string fp8 = "?";
-    if (tables["fp8"].contains(n) && tables["fp8"][n].is_array()) {
-      fp8.clear();
-      for (const auto& d : tables["fp8"][n]) fp8 += (fp8.empty() ? "" : ",") + d.get<std::string>();
-    }
+    if (const auto it = tables.fp8.find(n); it != tables.fp8.end())
+      if (const auto* dtypes = std::get_if<std::vector<std::string>>(&it->second))
+        fp8 = util::join(*dtypes, ",");
     const auto l = limits.for_target(t);
     if (!l) {
       fmt::print("{:<14}{:<36}{}\n", n, fp8, "(not in the launch-limit table: not checked)");
@@ -114,19 +110,18 @@ int run_targets(const TargetsFlags& f) {
   print_targets(probe);
   // The tables need a target Triton can compile for; a bad one is the user's to fix, exit 2. A
   // shipped target this release cannot compile for is said above ("cannot compile") and left out.
-  const auto version = probe["triton"]["version"].get<std::string>();
   std::vector<std::string> compilable;
-  for (const auto& t : probe["targets"]) {
-    const auto name = t["name"].get<std::string>();
-    if (!t.contains("unsupported")) {
-      compilable.push_back(name);
-    } else if (!is_shipped_target(name)) {
+  for (const auto& t : probe.targets) {
+    if (!t.unsupported) {
+      compilable.push_back(t.name);
+    } else if (!is_shipped_target(t.name)) {
       throw UsageError(fmt::format("{}: {}",
                                    f.targets.empty() ? "the default targets" : "--targets",
-                                   target_problem(t, version)));
+                                   target_problem(t, probe.triton_version)));
     }
   }
-  print_check_tables(probe, compilable, share);
+  // The request asked for the tables (predict): a probe answer without them is not this one.
+  print_check_tables(probe.static_tables.value_or(StaticTables{}), compilable, share);
   return exit_code::ok;
 }
 

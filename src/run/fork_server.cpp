@@ -131,7 +131,7 @@ nlohmann::json cell_files(const ProcessSpec& spec) {
 
 // One line of the server's events; nullopt for one that is not JSON (nothing else writes to the
 // pipe, but never die on it). Only the server writes this pipe: its probe answer is checked by
-// check_probe_answer, after the protocol versions (a server of another install is exit 3, not a
+// checked_probe_answer, after the protocol versions (a server of another install is exit 3, not a
 // field); any other event that breaks the schema, or says that a command of ours did, is a bug of
 // ours (ProtocolError).
 std::optional<nlohmann::json> server_event(const std::string& line) {
@@ -446,8 +446,8 @@ std::string ForkServerRunner::server_log_tail() const {
       .value_or("");
 }
 
-std::optional<nlohmann::json> ForkServerRunner::probe_once(const nlohmann::json& request,
-                                                           std::chrono::seconds timeout) {
+std::optional<ProbeAnswer> ForkServerRunner::probe_once(const nlohmann::json& request,
+                                                        std::chrono::seconds timeout) {
   if (server_.pid <= 0 || server_.dead) start_server();
   if (server_.pid < 0) {
     ProcessOutcome outcome;
@@ -461,12 +461,10 @@ std::optional<nlohmann::json> ForkServerRunner::probe_once(const nlohmann::json&
   std::uint64_t total = 0;
   limits_.enforce({server_.pid}, &total);  // the server's size once Triton and the kernels are in
   peak_tree_rss_ = std::max(peak_tree_rss_, total);
-  check_probe_answer(reply["result"]);
-  return std::move(reply["result"]);
+  return checked_probe_answer(reply["result"]);
 }
 
-nlohmann::json ForkServerRunner::probe(const nlohmann::json& request,
-                                       std::chrono::seconds timeout) {
+ProbeAnswer ForkServerRunner::probe(const nlohmann::json& request, std::chrono::seconds timeout) {
   for (int attempt = 1;; ++attempt) {
     if (auto answer = probe_once(request, timeout)) return std::move(*answer);
     const bool died = server_.dead;  // by itself, rather than stopped by us after the timeout

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/run/batch_log.hpp"
+#include "src/run/probe_answer.hpp"
 #include "src/run/process_runner.hpp"
 #include "src/run/supervisor.hpp"
 #include "util/unique_fd.hpp"
@@ -55,7 +56,7 @@ class ForkServerRunner final : public ProcessRunner {
   // The worker's probe, answered by the server itself so the run imports Triton only once. A
   // server killed during the probe is replaced once. Throws EnvironmentError when the server
   // cannot start or Triton is unusable.
-  nlohmann::json probe(const nlohmann::json& request, std::chrono::seconds timeout);
+  ProbeAnswer probe(const nlohmann::json& request, std::chrono::seconds timeout);
 
   void start(Id id, const ProcessSpec& spec) override;
   // The cells of one forked leader, one after another, each in a child the leader forks after
@@ -148,8 +149,8 @@ class ForkServerRunner final : public ProcessRunner {
   void start_server();
   void stop_server();
   // One probe on the current server (started if need be); nothing when the server did not answer.
-  std::optional<nlohmann::json> probe_once(const nlohmann::json& request,
-                                           std::chrono::seconds timeout);
+  std::optional<ProbeAnswer> probe_once(const nlohmann::json& request,
+                                        std::chrono::seconds timeout);
   void send(const nlohmann::json& command);
   void send_fork(Id id, const InFlight& cell);
   // Queues a process to fork (a cell or a batch) and hands the server what it can take now.

@@ -154,9 +154,9 @@ void check_worker_protocol(const nlohmann::json& probe_answer) {
       spoken.is_null() ? std::string("none") : spoken.dump(), share_hint()));
 }
 
-void check_probe_answer(const nlohmann::json& probe_answer) {
+ProbeAnswer checked_probe_answer(const nlohmann::json& probe_answer) {
   check_worker_protocol(probe_answer);
-  expect_protocol("probe_answer", probe_answer);
+  return ProbeAnswer::read(probe_answer);
 }
 
 std::string missing_triton_fix(const std::string& python, const std::filesystem::path& checkout) {
@@ -203,9 +203,8 @@ void throw_probe_failure(const std::string& python, const ProcessOutcome& outcom
                   python, last.empty() ? "" : ": " + last));
 }
 
-nlohmann::json probe_environment(const std::string& python, const ShareDirs& share,
-                                 const std::filesystem::path& scratch,
-                                 const nlohmann::json& request) {
+ProbeAnswer probe_environment(const std::string& python, const ShareDirs& share,
+                              const std::filesystem::path& scratch, const nlohmann::json& request) {
   const auto request_path = scratch / "probe-request.json";
   const auto result_path = scratch / "probe-result.json";
   util::atomic_write_file(request_path, with_protocol(request).dump());
@@ -230,9 +229,7 @@ nlohmann::json probe_environment(const std::string& python, const ShareDirs& sha
       !std::filesystem::exists(result_path))
     throw_probe_failure(python, outcome,
                         util::read_file_bounded(spec.stderr_path, 4000).value_or(""));
-  auto answer = nlohmann::json::parse(util::read_file(result_path));
-  check_probe_answer(answer);
-  return answer;
+  return checked_probe_answer(nlohmann::json::parse(util::read_file(result_path)));
 }
 
 }  // namespace portcheck

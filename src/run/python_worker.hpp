@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/tool_files.hpp"
+#include "src/run/probe_answer.hpp"
 #include "src/run/process_runner.hpp"
 
 namespace portcheck {
@@ -30,8 +31,8 @@ std::vector<std::string> worker_environment(const ShareDirs& share,
 nlohmann::json with_protocol(nlohmann::json probe_request);
 // Throws EnvironmentError, with the fix, unless the answer speaks this binary's protocol.
 void check_worker_protocol(const nlohmann::json& probe_answer);
-// check_worker_protocol, then the answer against the schema's probe_answer (ProtocolError).
-void check_probe_answer(const nlohmann::json& probe_answer);
+// check_worker_protocol, then the answer read as the schema's probe_answer (ProtocolError).
+ProbeAnswer checked_probe_answer(const nlohmann::json& probe_answer);
 
 // What to do when Triton does not import from `python`: install it there, or name an
 // environment that has it; from a checkout (`checkout` not empty), `make demo` too.
@@ -46,8 +47,7 @@ std::string missing_triton_fix(const std::string& python, const std::filesystem:
 // Runs the worker's probe: Python and Triton versions, backend option fields, target details.
 // Throws EnvironmentError with the fix when Triton is missing or broken, or the worker speaks
 // another protocol.
-nlohmann::json probe_environment(const std::string& python, const ShareDirs& share,
-                                 const std::filesystem::path& scratch,
-                                 const nlohmann::json& request);
+ProbeAnswer probe_environment(const std::string& python, const ShareDirs& share,
+                              const std::filesystem::path& scratch, const nlohmann::json& request);
 
 }  // namespace portcheck

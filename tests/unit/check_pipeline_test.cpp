@@ -104,10 +104,15 @@ class CheckPipeline : public ::testing::Test {
     util::atomic_write_file(tmp.path() / "data" / "launch-limits.toml",
                             "[cuda.defaults]\nmax_threads_per_block = 1024\n"
                             "[cuda.90]\nmax_shared_bytes_per_block = 232448\n");
+    // A whole probe_answer: the session reads it as the real one is read (ProbeAnswer::read).
     probe_answer = {
-        {"protocol", 1},
+        {"protocol", worker_protocol_version()},
+        {"worker", "/worker"},
         {"python", {{"version", "3.11.2"}, {"executable", "/usr/bin/python3"}}},
-        {"triton", {{"version", "3.9.0"}, {"path", "/site-packages/triton"}}},
+        {"site_packages", Json::array()},
+        {"static", nullptr},
+        {"signal_guard_off", nullptr},
+        {"triton", {{"version", "3.9.0"}, {"path", "/site-packages/triton"}, {"family", "3.9"}}},
         {"option_fields",
          {{"cuda", {"num_warps", "num_stages"}}, {"hip", {"num_warps", "waves_per_eu"}}}},
         {"targets",
@@ -189,9 +194,9 @@ class CheckPipeline : public ::testing::Test {
       ++test_.sessions_alive;
     }
     ~FakeSession() override { --test_.sessions_alive; }
-    Json probe(const Json& request) override {
+    ProbeAnswer probe(const Json& request) override {
       test_.probe_requests.push_back(request);
-      return test_.probe_answer;
+      return ProbeAnswer::read(test_.probe_answer);
     }
     ProcessRunner& runner() override { return test_.runner; }
 

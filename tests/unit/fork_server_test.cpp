@@ -51,7 +51,7 @@ TEST(ForkServerProbe, AServerKilledDuringTheProbeIsReplaced) {
       dir, "if generation == 1: os.kill(os.getpid(), signal.SIGKILL)  # as by the OOM killer"));
   const auto answer =
       runner.probe({{"targets", nlohmann::json::array()}}, std::chrono::seconds(30));
-  EXPECT_EQ(answer.value("worker", ""), "2");
+  EXPECT_EQ(answer.worker, "2");
   EXPECT_EQ(runner.stats().servers_started, 2);
 }
 

@@ -56,9 +56,10 @@ TEST(WorkerProtocol, AnAnswerOfAnotherProtocolIsRefusedWithTheFix) {
 TEST(WorkerProtocol, AnAnswerOfOurProtocolThatBreaksItsSchemaIsOurBug) {
   // The versions match, so the shape is ours to have got right: ProtocolError (exit 4), not the
   // environment's.
-  EXPECT_THROW(check_probe_answer({{"protocol", worker_protocol_version()}}), ProtocolError);
+  EXPECT_THROW(checked_probe_answer({{"protocol", worker_protocol_version()}}), ProtocolError);
   // Another version is the install's problem, whatever its shape.
-  EXPECT_THROW(check_probe_answer({{"protocol", worker_protocol_version() + 1}}), EnvironmentError);
+  EXPECT_THROW(checked_probe_answer({{"protocol", worker_protocol_version() + 1}}),
+               EnvironmentError);
 }
 
 TEST(WorkerProtocol, TheWorkersRefusalIsNotMistakenForMissingTriton) {

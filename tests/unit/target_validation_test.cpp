@@ -12,17 +12,27 @@ namespace portcheck {
 namespace {
 
 // What the probe says of a target the installed Triton cannot compile for (tables.py).
-nlohmann::json refused(const std::string& backend, const std::string& arch,
-                       const std::string& reason) {
-  return {{"name", backend + ":" + arch},
-          {"backend", backend},
-          {"arch", arch},
-          {"error", "no"},
-          {"unsupported",
-           {{"reason", reason},
-            {"message", "sm_999a is not an architecture any of its bundled ptxas knows"},
-            {"valid", {"80", "90"}},
-            {"nearest", {"90"}}}}};
+TargetDescription refused(const std::string& backend, const std::string& arch,
+                          const std::string& reason) {
+  TargetDescription out;
+  out.name = backend + ":" + arch;
+  out.backend = backend;
+  out.arch = arch;
+  out.error = "no";
+  out.unsupported = TargetProblem{reason,
+                                  "sm_999a is not an architecture any of its bundled ptxas knows",
+                                  {"80", "90"},
+                                  {"90"}};
+  return out;
+}
+
+TargetDescription compilable(const std::string& backend, const std::string& arch) {
+  TargetDescription out;
+  out.name = backend + ":" + arch;
+  out.backend = backend;
+  out.arch = arch;
+  out.warp_size = 32;
+  return out;
 }
 
 class TargetValidation : public ::testing::Test {
@@ -37,7 +47,7 @@ class TargetValidation : public ::testing::Test {
   }
 
   static std::string error_of(const Manifest& m, const Matrix& matrix,
-                              const nlohmann::json& targets) {
+                              const std::vector<TargetDescription>& targets) {
     try {
       validate_targets(m, matrix, targets, "3.9.0");
     } catch (const UsageError& e) {
@@ -66,17 +76,16 @@ TEST_F(TargetValidation, NamesWhereTheTargetWasAskedFor) {
   const auto m = load(kRows);
   const auto matrix = plan_matrix(m, {}, "");
   const auto path = (dir.path() / "portcheck.toml").string();
-  EXPECT_EQ(error_of(m, matrix, nlohmann::json::array({refused("cuda", "999", "unknown")})),
+  EXPECT_EQ(error_of(m, matrix, {refused("cuda", "999", "unknown")}),
             path +
                 ":3: defaults.targets: 'cuda:999' is not a target the installed Triton 3.9.0 "
                 "knows: sm_999a is not an architecture any of its bundled ptxas knows; valid "
                 "targets: cuda:80, cuda:90");
-  EXPECT_NE(error_of(m, matrix, nlohmann::json::array({refused("hip", "gfx1", "unknown")}))
+  EXPECT_NE(error_of(m, matrix, {refused("hip", "gfx1", "unknown")})
                 .find(path + ":12: kernel 'b'.targets: 'hip:gfx1'"),
             std::string::npos);
   const auto flagged = plan_matrix(m, {"cuda:88"}, "");
-  const auto e =
-      error_of(m, flagged, nlohmann::json::array({refused("cuda", "88", "unsupported")}));
+  const auto e = error_of(m, flagged, {refused("cuda", "88", "unsupported")});
   EXPECT_TRUE(
       e.starts_with("--targets: 'cuda:88' is a CUDA architecture, but the installed "
                     "Triton 3.9.0 cannot compile for it"))
@@ -86,8 +95,8 @@ TEST_F(TargetValidation, NamesWhereTheTargetWasAskedFor) {
 TEST_F(TargetValidation, TargetsTritonDescribesPass) {
   const auto m = load(kRows);
   const auto matrix = plan_matrix(m, {}, "");
-  EXPECT_EQ(error_of(m, matrix, {{{"name", "cuda:80"}, {"backend", "cuda"}, {"arch", "80"}}}), "");
-  EXPECT_EQ(error_of(m, matrix, nlohmann::json::array()), "");
+  EXPECT_EQ(error_of(m, matrix, {compilable("cuda", "80")}), "");
+  EXPECT_EQ(error_of(m, matrix, {}), "");
 }
 
 // Issue 14, item 5: `--triton 3.8.0,current` refused the whole run when one release could not
@@ -122,8 +131,8 @@ TEST_F(TargetValidation, AcrossReleasesOnlyATargetNoneCanCompileForIsRefused) {
 }
 
 TEST_F(TargetValidation, UnsupportedTargetsAreThoseTheProbeMarked) {
-  const auto found = unsupported_targets(nlohmann::json::array(
-      {refused("cuda", "107", "unknown"), {{"name", "cuda:80"}, {"backend", "cuda"}}}));
+  const auto found =
+      unsupported_targets({refused("cuda", "107", "unknown"), compilable("cuda", "80")});
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found.begin()->first, "cuda:107");
 }
