@@ -27,8 +27,9 @@ nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
   const auto target = checked_target(cell.target);
   const int warps = md.value("num_warps", 0);
   const int warp_size = md.value("warp_size", target.warp_size);
-  const std::uint64_t shared = md.value("shared", std::uint64_t{0});
-  const int ctas = md.value("num_ctas", 1);
+  // How it launches: the worker's launch rules said it (export_files' launch, the schema's), the
+  // rules every cell is judged by; nothing here counts threads or shared memory again.
+  const auto& launch = ex.at("launch");
   nlohmann::ordered_json params = nlohmann::ordered_json::array();
   int index = 0;
   for (const auto& p : ex.at("params")) {
@@ -56,12 +57,11 @@ nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
       {"assembly", ex.value("assembly", "")},
       {"num_warps", warps},
       {"warp_size", warp_size},
-      {"threads_per_block", warps * warp_size},
-      {"shared_bytes", shared},
-      // Above 48 KiB of dynamic shared memory a CUDA kernel must be allowed more first.
-      {"needs_shared_opt_in", target.backend == Backend::cuda && shared > 49152},
-      {"num_ctas", ctas},
-      {"cluster_dims", {ctas, 1, 1}},
+      {"threads_per_block", launch.at("threads_per_block")},
+      {"shared_bytes", launch.at("shared_bytes")},
+      {"needs_shared_opt_in", launch.at("needs_shared_opt_in")},
+      {"num_ctas", launch.at("num_ctas")},
+      {"cluster_dims", {launch.at("num_ctas"), 1, 1}},
       {"global_scratch",
        {{"size", md.value("global_scratch_size", 0)},
         {"align", md.value("global_scratch_align", 1)}}},

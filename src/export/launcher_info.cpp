@@ -155,7 +155,8 @@ LauncherInfo read_launcher_info(const json& d, const std::vector<unsigned char>&
   info.struct_name = launcher_struct_name(d);
   info.num_warps = uint_field(d, "num_warps", 0);
   info.warp_size = warp_size_of(d, info.target);
-  info.threads = uint_field(d, "threads_per_block", info.num_warps * info.warp_size);
+  // The descriptor says it (the worker's launch rules counted it): never counted again here.
+  info.threads = uint_field(d, "threads_per_block", 0);
   if (info.threads == 0 || info.threads > 0xFFFFFFFFu) bad("threads_per_block must be 1 .. 2^32-1");
   info.shared = uint_field(d, "shared_bytes", 0);
   if (info.shared > 0xFFFFFFFFu) bad("shared_bytes does not fit in 32 bits");

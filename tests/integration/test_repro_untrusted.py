@@ -10,11 +10,13 @@ import concurrent.futures
 import os
 import re
 import subprocess
+import sys
 import tokenize
+from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_tool
+from conftest import WORKER_DIR, run_tool
 
 pytestmark = [pytest.mark.slow]
 
@@ -142,8 +144,10 @@ TOOL_CALLS = {"triton.language.constexpr", "triton.language.dtype", "float", "tr
 def harness_definitions():
     """The top-level functions and classes of the harness a reproducer carries, by name."""
     found = {}
-    for part in ("compile/portable.py", "compile/launch_rules.py", "repro/outcome.py"):
-        tree = ast.parse((REPO / "python" / "portcheck_worker" / part).read_text())
+    sys.path.insert(0, str(WORKER_DIR))
+    from portcheck_worker.repro import script
+    for module in script.HARNESS_MODULES:
+        tree = ast.parse(Path(module.__file__).read_text())
         found.update({n.name: ast.dump(n) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))})
     return found
 

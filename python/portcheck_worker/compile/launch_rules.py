@@ -14,15 +14,30 @@ def _count(metadata, key, fallback):
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else fallback
 
 
+# Dynamic shared memory a CUDA kernel may use without being allowed more first
+# (cudaFuncAttributeMaxDynamicSharedMemorySize): 48 KiB on every architecture.
+CUDA_SHARED_BYTES_WITHOUT_OPT_IN = 48 * 1024
+
+
+def launch_needs(metadata, warp_size):
+    """What a compiled kernel needs to launch, whatever the target allows: threads per block,
+    shared memory, the CTAs of its cluster, tensor memory when it uses any."""
+    warps, ctas = _count(metadata, "num_warps", 0), _count(metadata, "num_ctas", 1)
+    warp_size, shared = _count(metadata, "warp_size", warp_size), _count(metadata, "shared", 0)
+    needs = {"threads_per_block": warps * warp_size, "shared_bytes": shared, "num_ctas": ctas}
+    if _count(metadata, "tmem_size", 0) > 0:
+        needs["tensor_memory_columns"] = metadata["tmem_size"]
+    return needs
+
+
 def launch_check(metadata, registers, limits, target, warp_size):
     """{"needs": what the kernel needs, "problems": what of it the target's `limits` do not allow,
     "exceeded": the names in `needs` of those problems}.
     `registers`: per thread, None where unknown (no cubin); `warp_size`: the target's, for
     metadata that lacks it. Registers are allocated per warp, rounded up to the allocation unit."""
-    warps, ctas = _count(metadata, "num_warps", 0), _count(metadata, "num_ctas", 1)
-    warp_size, shared = _count(metadata, "warp_size", warp_size), _count(metadata, "shared", 0)
-    tmem = _count(metadata, "tmem_size", 0)
-    needs = {"threads_per_block": warps * warp_size, "shared_bytes": shared, "num_ctas": ctas}
+    needs = launch_needs(metadata, warp_size)
+    warps, warp_size = _count(metadata, "num_warps", 0), _count(metadata, "warp_size", warp_size)
+    shared, ctas, tmem = needs["shared_bytes"], needs["num_ctas"], needs.get("tensor_memory_columns", 0)
     checks = [
         ("threads_per_block", "max_threads_per_block",
          f"needs {warps * warp_size} threads per block ({warps} warps of {warp_size})"),
@@ -37,7 +52,6 @@ def launch_check(metadata, registers, limits, target, warp_size):
                     f"needs {needs['registers_per_block']} registers per block")]
     checks.append(("num_ctas", "max_cluster_size", f"needs a cluster of {ctas} CTAs"))
     if tmem > 0:
-        needs["tensor_memory_columns"] = tmem
         checks.append(("tensor_memory_columns", "max_tensor_memory_columns", f"needs {tmem} columns of tensor memory"))
     failing = [(need, limit, says) for need, limit, says in checks
                if limits.get(limit) is not None and needs[need] > limits[limit]]

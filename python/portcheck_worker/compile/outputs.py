@@ -3,6 +3,7 @@ compiled kernel's binary, assembly, metadata and parameter list, each written at
 """
 import os
 
+from . import launch_rules
 from ..base import protocol
 
 
@@ -93,5 +94,9 @@ def export_files(compiled, spec, fn, directory, scratch_params):
             params.append({"name": arg, "kind": "argument", "triton_type": ty,
                            "divisible_by_16": ["tt.divisibility", 16] in spec.attrs.get((index, ), [])})
     params.extend({"name": name, "kind": name, "triton_type": "*i8"} for name in scratch_params)
+    # How it launches, by the rules that judge every cell (launch_rules.py, their one home).
+    launch = launch_rules.launch_needs(md, md["target"].warp_size)
+    launch["needs_shared_opt_in"] = binary_ext == "cubin" and \
+        launch["shared_bytes"] > launch_rules.CUDA_SHARED_BYTES_WITHOUT_OPT_IN
     return {"directory": directory, "binary": f"{name}.{binary_ext}", "assembly": f"{name}.{text_ext}",
-            "params": params, "folded": folded}
+            "params": params, "folded": folded, "launch": launch}

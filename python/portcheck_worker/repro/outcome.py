@@ -11,6 +11,7 @@ import re
 import sys
 import traceback
 
+from ..compile.cubin import Unreadable, resources
 from ..compile.launch_rules import launch_check
 from ..compile.portable import compile_recorded, error_message
 
@@ -24,12 +25,17 @@ def same_failure(recorded_message, text):
 
 
 def cuda_registers(compiled):
-    """Registers per thread of a CUDA kernel, read by the cuobjdump Triton bundles; None where it
-    cannot tell (an AMD target, a release without the tool)."""
+    """Registers per thread of a CUDA kernel, read from its cubin as the cell's were
+    (compile/cubin.py, which a reproducer carries too); by the cuobjdump Triton bundles where the
+    cubin is not laid out as cubin.py knows; None where neither can tell (an AMD target)."""
     import subprocess
     import tempfile
     if "cubin" not in compiled.asm:
         return None
+    try:
+        return resources(compiled.asm["cubin"], compiled.metadata.name)["registers"]
+    except Unreadable:
+        pass
     try:
         from triton import knobs
         tool = knobs.nvidia.cuobjdump.path

@@ -10,7 +10,7 @@ import re
 import sys
 
 from . import inline, outcome
-from ..compile import launch_rules, portable
+from ..compile import cubin, launch_rules, portable
 
 RULE = "# " + "-" * 96
 # Line 2 of the file, fixed: Python reads an encoding declaration (PEP 263) only on line 1 or 2,
@@ -20,15 +20,17 @@ CODING = "# -*- coding: utf-8 -*-"
 # Names the harness and the cell section define: a kernel's helper of the same name would be
 # replaced by them, so such a kernel is imported from its module instead.
 HARNESS_NAMES = {"KERNEL", "CELL", "RECORDED", "triton", "sys"}
+# The modules a reproducer carries, in the order their code is written into it.
+HARNESS_MODULES = (portable, launch_rules, cubin, outcome)
 
 
 def harness_text():
-    """compile/portable.py, compile/launch_rules.py and repro/outcome.py as a reproducer carries
-    them: their code without the module docstrings, their standard-library imports gathered for
-    the top of the file (the names outcome.py imports from the other two are defined above it in
-    the file)."""
+    """compile/portable.py, compile/launch_rules.py, compile/cubin.py and repro/outcome.py as a
+    reproducer carries them: their code without the module docstrings, their standard-library
+    imports gathered for the top of the file (the names outcome.py imports from the others are
+    defined above it in the file)."""
     imports, bodies = set(), []
-    for module in (portable, launch_rules, outcome):
+    for module in HARNESS_MODULES:
         with open(module.__file__) as f:
             text = f.read()
         lines = text[text.index('"""', 3) + 3:].lstrip("\n").splitlines(keepends=True)
