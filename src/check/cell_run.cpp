@@ -165,8 +165,8 @@ Task CellRun::task_for(std::size_t id) const {
   // cell of a batch may take an earlier cell's backend outcome (compile/shared_backend.py),
   // which is its own only where its limits are the ones that outcome was reached under.
   if (cell.request_kind() != "repro")
-    task.batch = fmt::format("{}|{}|{}|{}|{}", task.group, cell.row->ref.module,
-                             cell.row->ref.file.string(), cell.timeout_s, cell.max_rss);
+    task.batch_key = fmt::format("{}|{}|{}|{}|{}", task.group, cell.row->ref.module,
+                                 cell.row->ref.file.string(), cell.timeout_s, cell.max_rss);
   return task;
 }
 

@@ -191,7 +191,7 @@ ExecutedCells execute(const Manifest& manifest, const Matrix& matrix, Plan plan,
     std::fflush(stderr);
   }
   out.static_result = inspections.results().static_result;
-  if (settings.cache != nullptr) settings.cache->flush();  // the last results' batch
+  if (settings.cache != nullptr) settings.cache->flush();  // the last results' writes
   out.workers_peak_rss_bytes = session->runner().peak_tree_rss_bytes();
   out.worker_stats = session->stats();
   session.reset();  // no worker outlives the matrix

@@ -178,7 +178,7 @@ void ForkServerRunner::send_fork(Id id, const InFlight& cell) {
   if (cell.log == nullptr) return send(fork_command(id, cell.spec));
   // The members' specs are read where they are, never copied (each holds the whole environment).
   std::vector<std::pair<Id, const ProcessSpec*>> batch;
-  for (const auto& member : cell.batch) batch.emplace_back(member.id, &member.spec);
+  for (const auto& member : cell.members) batch.emplace_back(member.id, &member.spec);
   send(fork_command(id, cell.spec, batch, cell.log->path()));
 }
 
@@ -550,7 +550,7 @@ std::vector<std::pair<ProcessRunner::Id, ProcessOutcome>> ForkServerRunner::canc
       ended.emplace_back(id, cancelled);
       continue;
     }
-    for (const auto& member : cell.batch)  // what it finished has been reported
+    for (const auto& member : cell.members)  // what it finished has been reported
       if (!member.done) ended.emplace_back(member.id, cancelled);
   }
   in_flight_.clear();

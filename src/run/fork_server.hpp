@@ -125,11 +125,11 @@ class ForkServerRunner final : public ProcessRunner {
     int threads = 0;                   // of the leader when it forked this cell
     std::uint64_t peak_rss_bytes = 0;  // its process's own high-water mark (the done mark)
   };
-  // One process the server forks: a cell, or a batch (`batch` holds its cells, the first one's
-  // id and spec are the process's).
+  // One process the server forks: a cell, or a batch (`members` holds its cells, the first
+  // one's id and spec are the process's).
   struct InFlight {
     ProcessSpec spec;
-    std::vector<Member> batch;
+    std::vector<Member> members;
     std::unique_ptr<BatchLogReader> log;
     pid_t pid = 0;  // known once the server says "forked"
     int attempts = 1;

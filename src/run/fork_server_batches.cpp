@@ -23,7 +23,7 @@ void ForkServerRunner::start_batch(const std::vector<std::pair<Id, ProcessSpec>>
   InFlight batch;
   batch.spec = spec;
   for (const auto& [id, member_spec] : cells)
-    batch.batch.push_back({id, member_spec, false, false, {}});
+    batch.members.push_back({id, member_spec, false, false, {}});
   batch.log = std::make_unique<BatchLogReader>(spec.result_path.parent_path() / "batch.log");
   ++stats_.batches;
   enqueue(first, std::move(batch));
@@ -43,7 +43,7 @@ void ForkServerRunner::stop_batch(Id first) {
 std::size_t ForkServerRunner::running() const {
   return static_cast<std::size_t>(
       std::count_if(in_flight_.begin(), in_flight_.end(), [](const auto& entry) {
-        const auto& members = entry.second.batch;
+        const auto& members = entry.second.members;
         return members.empty() || !members.back().done;
       }));
 }
@@ -54,7 +54,7 @@ void ForkServerRunner::advance_batches(std::vector<std::pair<Id, ProcessOutcome>
 }
 
 void ForkServerRunner::advance(InFlight& batch, std::vector<std::pair<Id, ProcessOutcome>>& ended) {
-  auto& members = batch.batch;
+  auto& members = batch.members;
   const auto first = [&members](bool Member::*flag) {
     return static_cast<std::size_t>(std::find_if(members.begin(), members.end(),
                                                  [flag](const Member& m) { return !(m.*flag); }) -
@@ -91,14 +91,14 @@ void ForkServerRunner::advance(InFlight& batch, std::vector<std::pair<Id, Proces
 }
 
 ForkServerRunner::Clock::duration ForkServerRunner::import_time(const InFlight& batch) {
-  const auto& first = batch.batch.front();
+  const auto& first = batch.members.front();
   if (!first.begun || first.began < batch.forked) return {};
   return first.began - batch.forked;
 }
 
 ProcessOutcome ForkServerRunner::member_outcome(const InFlight& batch, std::size_t index,
                                                 Clock::time_point at) const {
-  const auto& member = batch.batch[index];
+  const auto& member = batch.members[index];
   ProcessOutcome outcome;
   const auto from = index == 0 ? batch.requested : member.began;
   outcome.wall_seconds = std::chrono::duration<double>(at - from).count();
@@ -122,8 +122,8 @@ void ForkServerRunner::end_batch(InFlight& batch, const ProcessOutcome& process,
   if (batch.pid > 0) advance(batch, ended);  // what it wrote before it ended
   ProcessOutcome unfinished;
   unfinished.how = Termination::unfinished;
-  for (std::size_t k = 0; k < batch.batch.size(); ++k) {
-    const auto& member = batch.batch[k];
+  for (std::size_t k = 0; k < batch.members.size(); ++k) {
+    const auto& member = batch.members[k];
     if (member.done) continue;
     // The first cell's time limit counted from the fork, as alone: a timeout is its verdict.
     // Anything else that ended it (a crash, exit(), a sample past its memory limit) may have been

@@ -9,7 +9,7 @@
 namespace portcheck {
 namespace {
 
-// One answer (an MGET of up to 256 entries of a few KiB, or a batch of SET replies) is far
+// One answer (an MGET of up to 256 entries of a few KiB, or the replies to pipelined SETs) is far
 // below this; one as large is refused as a whole, before it costs more memory.
 constexpr std::size_t kMaxAnswerBytes = kMaxEntryBytes;
 

@@ -44,11 +44,13 @@ void order(std::vector<Task>& tasks) {
   std::map<std::string, double> slowest_group, slowest_batch;
   for (const auto& task : tasks) {
     slowest_group[task.group] = std::max(slowest_group[task.group], task.expected_seconds);
-    slowest_batch[task.batch] = std::max(slowest_batch[task.batch], task.expected_seconds);
+    slowest_batch[task.batch_key] = std::max(slowest_batch[task.batch_key], task.expected_seconds);
   }
   std::stable_sort(tasks.begin(), tasks.end(), [&](const Task& a, const Task& b) {
     const auto group = [&](const Task& t) { return std::pair(-slowest_group[t.group], t.group); };
-    const auto batch = [&](const Task& t) { return std::pair(-slowest_batch[t.batch], t.batch); };
+    const auto batch = [&](const Task& t) {
+      return std::pair(-slowest_batch[t.batch_key], t.batch_key);
+    };
     if (group(a) != group(b)) return group(a) < group(b);
     if (batch(a) != batch(b)) return batch(a) < batch(b);
     return a.expected_seconds > b.expected_seconds;
@@ -71,8 +73,8 @@ class CompileTimes {
   bool ended(const Task& task, double seconds) {
     sum_ += seconds;
     ++count_;
-    if (task.batch.empty()) return false;
-    auto& [sum, count] = by_batch_[task.batch];
+    if (task.batch_key.empty()) return false;
+    auto& [sum, count] = by_batch_[task.batch_key];
     const bool slow_before = count > 0 && sum / static_cast<double>(count) >= kSlowCellSeconds;
     sum += seconds;
     ++count;
@@ -80,7 +82,7 @@ class CompileTimes {
   }
   [[nodiscard]] std::optional<double> estimate(const Task& task) const {
     if (task.measured) return task.expected_seconds;
-    const auto it = task.batch.empty() ? by_batch_.end() : by_batch_.find(task.batch);
+    const auto it = task.batch_key.empty() ? by_batch_.end() : by_batch_.find(task.batch_key);
     if (it == by_batch_.end()) return std::nullopt;
     return it->second.first / static_cast<double>(it->second.second);
   }
@@ -121,16 +123,16 @@ class Run {
   }
 
   // Queues tasks behind those that wait, in their order (order()), each batch key's first a
-  // probe where nothing measured the key (see Rank).
+  // scout (run alone, to measure the key) where nothing measured the key (see Rank).
   void add(std::vector<Task> tasks) {
     order(tasks);
     for (auto& task : tasks) {
       eta_.queued(task.expected_seconds);
       times_.queued(task);
-      // Batches of a fixed size (cells_) are not sized by what a probe would measure.
-      if (cells_ == 0 && !task.batch.empty() && !times_.estimate(task) &&
-          probed_keys_.insert(task.batch).second)
-        probes_.insert(task.id);
+      // Batches of a fixed size (cells_) are not sized by what a scout would measure.
+      if (cells_ == 0 && !task.batch_key.empty() && !times_.estimate(task) &&
+          scouted_keys_.insert(task.batch_key).second)
+        scouts_.insert(task.id);
       sequence_[task.id] = next_sequence_++;
       index_of_[task.id] = all_.size();
       all_.push_back(task);
@@ -215,7 +217,7 @@ class Run {
 
  private:
   // Where a waiting task starts: those expected to be slow (kSlowCellSeconds) first, slowest
-  // first; then prerequisites (inspections, whose ends add work); then each batch key's probe
+  // first; then prerequisites (inspections, whose ends add work); then each batch key's scout
   // while nothing has measured the key (the first cores measure every kernel on every target, so
   // that a slow one is known while most of the run is still ahead); then the rest, in the order
   // they came (order() within what came together).
@@ -235,7 +237,7 @@ class Run {
     const bool slow = estimate && *estimate >= kSlowCellSeconds;
     const int tier = slow                                      ? 0
                      : task.prerequisite                       ? 1
-                     : !estimate && probes_.count(task.id) > 0 ? 2
+                     : !estimate && scouts_.count(task.id) > 0 ? 2
                                                                : 3;
     return {tier, slow ? -*estimate : 0.0, sequence_.at(task.id), at};
   }
@@ -262,7 +264,7 @@ class Run {
     const std::size_t share = (waiting_.size() + free - 1) / std::max<std::size_t>(free, 1);
     const std::size_t most =
         !runner_.runs_batches() ? 1 : std::min(share, cells_ > 0 ? cells_ : kBatchCells);
-    const std::string key = waiting_.front().batch;
+    const std::string key = waiting_.front().batch_key;
     do {
       const Task& next = waiting_.front();
       const auto more = times_.estimate(next);
@@ -273,7 +275,7 @@ class Run {
       times_.taken(next);
       waiting_.pop_front();
     } while (!key.empty() && batch.size() < most && !waiting_.empty() &&
-             waiting_.front().batch == key);
+             waiting_.front().batch_key == key);
     if (batch.size() == 1) {
       runner_.start(batch.front().first, batch.front().second);
       return;
@@ -316,8 +318,8 @@ class Run {
   std::map<ProcessRunner::Id, long> sequence_;  // the order tasks came in (given back: before)
   long next_sequence_ = 0;
   long first_sequence_ = 0;
-  std::set<std::string> probed_keys_;   // batch keys with a probe
-  std::set<ProcessRunner::Id> probes_;  // each key's first task, while nothing measured the key
+  std::set<std::string> scouted_keys_;  // batch keys with a scout
+  std::set<ProcessRunner::Id> scouts_;  // each key's first task, while nothing measured the key
   std::map<ProcessRunner::Id, RunningBatch> batches_;        // by first cell
   std::map<ProcessRunner::Id, ProcessRunner::Id> batch_of_;  // cell -> its batch's first cell
 };

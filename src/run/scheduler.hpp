@@ -21,7 +21,7 @@ struct Task {
   std::string group;
   // Tasks with one non-empty batch key may run several to a process, one after another, where the
   // runner can (ProcessRunner::start_batch): cells of one kernel module and target.
-  std::string batch;
+  std::string batch_key;
   // Its end adds tasks (a module's inspection, whose cells are compiled once it has answered):
   // started before any task not known to be slow.
   bool prerequisite = false;

@@ -113,22 +113,22 @@ void TieredCache::store(const std::string& key, const nlohmann::json& entry) {
   if (pending_.empty()) pending_since_ = std::chrono::steady_clock::now();
   pending_.emplace_back(key, std::move(text));
   const auto waited = std::chrono::steady_clock::now() - pending_since_;
-  if (pending_.size() >= kWriteBatch || waited >= std::chrono::seconds(1)) flush();
+  if (pending_.size() >= kWritesPerRoundTrip || waited >= std::chrono::seconds(1)) flush();
 }
 
 void TieredCache::flush() {
   if (pending_.empty()) return;
-  auto batch = std::move(pending_);
+  auto writes = std::move(pending_);
   pending_.clear();
   if (!remote_usable() || writes_refused_) {
-    counters_.remote_skipped += batch.size();
+    counters_.remote_skipped += writes.size();
     return;
   }
   std::size_t acknowledged = 0;
   try {
     const Stopwatch watch(counters_.remote_write_seconds);
-    remote_->put_many(batch, acknowledged);
-    for (const auto& item : batch) counters_.bytes_stored += item.second.size();
+    remote_->put_many(writes, acknowledged);
+    for (const auto& item : writes) counters_.bytes_stored += item.second.size();
   } catch (const util::RejectedError& error) {
     remote_failed("writing", error, /*reads_too=*/false);
   } catch (const std::exception& error) {

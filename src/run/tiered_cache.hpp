@@ -54,20 +54,20 @@ class TieredCache {
   TieredCache(ResultCache& local, std::unique_ptr<RemoteStore> remote,
               std::optional<RemoteCacheSettings> settings);
 
-  // Asks the remote, in one batch, for the keys the local cache lacks; what passes the checks
+  // Asks the remote, in one round trip, for the keys the local cache lacks; what passes the checks
   // is copied into the local cache, where load() finds it.
   void prefetch(const std::vector<std::string>& keys);
   // The entry for `key` when one was reached under limits this run's would not have cut short
   // (fits_limits); counts a hit or a miss.
   std::optional<nlohmann::json> load(const std::string& key, double timeout_s,
                                      std::uint64_t max_rss);
-  // Writes to the local cache and, unless read-only, queues it for the remote: written in batches
-  // (of kWriteBatch, or what waited a second), so a distant store costs one round trip per batch
-  // while cells wait to start, not one per cell.
+  // Writes to the local cache and, unless read-only, queues it for the remote: written together
+  // (kWritesPerRoundTrip, or what waited a second), so a distant store costs one round trip per
+  // group of writes while cells wait to start, not one per cell.
   void store(const std::string& key, const nlohmann::json& entry);
   // Sends what is queued. Called when a pass over the cells ends, and before each prefetch.
   void flush();
-  static constexpr std::size_t kWriteBatch = 32;
+  static constexpr std::size_t kWritesPerRoundTrip = 32;
 
   [[nodiscard]] ResultCache& local() { return local_; }
   [[nodiscard]] const CacheCounters& counters() const { return counters_; }

@@ -471,7 +471,7 @@ bool run_all(ProcessRunner& runner, std::size_t jobs, const std::vector<Task>& t
 Task batch_task(Id id, const std::string& batch, double seconds, bool measured = true) {
   auto task = make_task(id, seconds);
   task.group = "cuda:90";
-  task.batch = batch;
+  task.batch_key = batch;
   task.measured = measured;
   return task;
 }

@@ -210,7 +210,7 @@ TEST(TieredCache, AnEntryReachedUnderLongerLimitsIsAMiss) {
 TEST(TieredCache, WritesGoInBatchesNotOneRequestPerCell) {
   FakeServer server;
   Machine m(server);
-  const auto cells = TieredCache::kWriteBatch + 8;
+  const auto cells = TieredCache::kWritesPerRoundTrip + 8;
   for (std::size_t i = 0; i < cells; ++i) {
     const auto key = std::string(60, 'f') + std::to_string(1000 + i);
     m.cache.store(key, entry(key));

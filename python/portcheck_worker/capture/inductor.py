@@ -3,13 +3,20 @@
 Inductor writes each kernel into a module in its cache folder and compiles it itself:
 `CachingAutotuner._precompile_config(cfg)` calls `triton.compile(ASTSource(fn, signature,
 constants, attrs), target, options)` once per config, and `JITFunction.run` (where the JIT hook
-fires) is never called for these kernels. So this wraps `_precompile_config` and records, before
-each compile, what it is about to compile: Inductor's own signature, constants (the config's
-block sizes included) and divisibility attributes, and the options it passes that every backend
-has. The module's text is saved beside the manifest like any kernel generated at run time.
+fires) is never called for these kernels. So this records, for each config, what Inductor
+compiles: its own signature, constants (the config's block sizes included) and divisibility
+attributes, and the options it passes that every backend has. The module's text is saved beside
+the manifest like any kernel generated at run time. Three wrappers, one per way a config is
+reached:
 
-It runs where Inductor compiles: in the user's process, or in Inductor's compile workers, which
-start with the same environment and so with the capture hook.
+- `_precompile_config`: records each config before it compiles it;
+- `precompile`: makes one autotuned launch of the configs it compiles, and records the configs
+  whose results came from Inductor's caches, which skip `_precompile_config`;
+- `_precompile_worker` (a compile worker's, where Inductor has one): the same autotuned launch.
+
+Under `--fake-gpu` nothing compiles or launches: `precompile` records every config instead and
+`run` does nothing. It runs where Inductor compiles: in the user's process, or in Inductor's
+compile workers, which start with the same environment and so with the capture hook.
 """
 import os
 import re
