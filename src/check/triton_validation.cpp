@@ -102,7 +102,7 @@ std::string valid_targets(const std::string& backend, const TargetProblem& unsup
   const bool whole = unsupported.valid.size() <= kWholeList;
   std::vector<std::string> names;
   for (const auto& arch : whole ? unsupported.valid : unsupported.nearest)
-    names.push_back(backend + ":" + arch);
+    names.push_back(fmt::format("{}:{}", backend, arch));
   if (names.empty()) return "";
   return fmt::format("; {}: {}", whole ? "valid targets" : "nearest valid targets",
                      util::join(names, ", "));

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "src/run/worker_protocol.hpp"
@@ -48,14 +49,14 @@ void uncovered(const nlohmann::json& schema_in, const nlohmann::json& value, con
   if (schema.contains("properties"))
     for (const auto& [key, sub] : schema.at("properties").items()) {
       if (!value.contains(key)) {
-        out.insert(at + "." + key);
+        out.insert(fmt::format("{}.{}", at, key));
         continue;
       }
-      uncovered(sub, value.at(key), at + "." + key, out);
+      uncovered(sub, value.at(key), fmt::format("{}.{}", at, key), out);
     }
   if (schema.contains("additionalProperties") && schema.at("additionalProperties").is_object())
     for (const auto& [key, sub] : value.items())
-      uncovered(schema.at("additionalProperties"), sub, at + "." + key, out);
+      uncovered(schema.at("additionalProperties"), sub, fmt::format("{}.{}", at, key), out);
 }
 
 nlohmann::json full_answer() {
