@@ -64,10 +64,10 @@ void require_persona(const nlohmann::json& device, const std::filesystem::path& 
         table.string(), device.value("target", std::string("?")), *problem));
   // The schema cannot say "gcnArchName when the backend is hip" without repeating the device.
   if (device.at("backend") == "hip" && !device.contains("gcnArchName"))
-    throw EnvironmentError(fmt::format(
-        "{}: the device of {} has no 'gcnArchName' (a damaged installation: reinstall "
-        "triton-portcheck)",
-        table.string(), device.at("target").get<std::string>()));
+    throw EnvironmentError(
+        fmt::format("{}: the device of {} has no 'gcnArchName' (a damaged installation: reinstall "
+                    "triton-portcheck)",
+                    table.string(), device.at("target").get<std::string>()));
 }
 
 std::vector<std::string> described_targets(const toml::table& root) {

@@ -566,9 +566,10 @@ TEST_F(CheckPipeline, StaticSkipDoesNotCompilePredictedFailures) {
   predictions["add|hip:gfx942"] = {
       {"reason", reason}, {"stage", "frontend"}, {"what", "fp8"}, {"name", "fp8e4nv"}};
   const auto fp = fingerprint(FailureKind::predicted, "static", "", reason);
-  util::atomic_write_file(tmp.path() / "data" / "known-failures.toml",
-                          "[[failure]]\nfingerprint = \"" + fp +
-                              "\"\nwhy = \"no fp8e4nv on CDNA3\"\nlink = \"https://example.org/1\"\n");
+  util::atomic_write_file(
+      tmp.path() / "data" / "known-failures.toml",
+      "[[failure]]\nfingerprint = \"" + fp +
+          "\"\nwhy = \"no fp8e4nv on CDNA3\"\nlink = \"https://example.org/1\"\n");
   options.static_mode = StaticMode::skip;
   const auto out = run();
   EXPECT_FALSE(was_compiled("add", "hip:gfx942"));

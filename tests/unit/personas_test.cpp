@@ -35,8 +35,9 @@ TEST(Personas, ADeviceWithoutAFieldTheHookReadsIsADamagedInstall) {
     load_personas(table, {"cuda:90"});
     ADD_FAILURE() << "no error";
   } catch (const EnvironmentError& e) {
-    EXPECT_NE(std::string(e.what()).find("the device of cuda:90 is not a persona the capture hook can answer with: "
-                                          "capture_persona: missing member \"total_memory\""),
+    EXPECT_NE(std::string(e.what()).find(
+                  "the device of cuda:90 is not a persona the capture hook can answer with: "
+                  "capture_persona: missing member \"total_memory\""),
               std::string::npos)
         << e.what();
   }
