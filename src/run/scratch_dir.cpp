@@ -1,10 +1,14 @@
 #include "src/run/scratch_dir.hpp"
 
+#include <fmt/format.h>
+
+#include "src/run/worker_channels.hpp"
+
 namespace portcheck {
 
 std::string scratch_marker(const std::filesystem::path& folder) {
   // The folder's name is unique in $TMPDIR (mkdtemp) and says which run a process belongs to.
-  return "TRITON_PORTCHECK_RUN=" + folder.filename().string();
+  return fmt::format("{}={}", channels::kRunMarker, folder.filename().string());
 }
 
 ScratchDir::ScratchDir(std::string_view prefix)

@@ -23,8 +23,10 @@ inline constexpr int kExitUsage = 2;        // a command line it does not know
 inline constexpr int kExitEnvironment = 3;  // Triton does not import, or another protocol
 inline constexpr int kExitBug = 4;          // a message broke the schema: a bug of ours
 
-// Set by the tool for every worker process: its pid, which a cell's signal guard protects.
+// Set by the tool for every worker process: its pid, which a cell's signal guard protects; and
+// the run's scratch folder, by which its death watch finds the run's processes (read by no one).
 inline constexpr std::string_view kToolPid = "TRITON_PORTCHECK_TOOL_PID";
+inline constexpr std::string_view kRunMarker = "TRITON_PORTCHECK_RUN";
 // Set for a version environment's worker: the invoking interpreter's site-packages.
 inline constexpr std::string_view kInheritSite = "PORTCHECK_INHERIT_SITE";
 // Set for the fork server: which server of the run it is, its memory budget, the run's jobs.

@@ -37,11 +37,12 @@ TEST(WorkerChannels, TheToolsNamesAreTheSchemas) {
   for (const auto& [name, entry] : s.at("environment").items())
     if (entry.at("from") == "tool") set_by_tool.insert(name);
   const std::set<std::string> named = {
-      std::string(channels::kToolPid),          std::string(channels::kInheritSite),
-      std::string(channels::kServerGeneration), std::string(channels::kServerMaxRss),
-      std::string(channels::kServerJobs),       std::string(channels::kCaptureDir),
-      std::string(channels::kCaptureMode),      std::string(channels::kCaptureHookDir),
-      std::string(channels::kCapturePersona),   std::string(channels::kCaptureFakeGpu)};
+      std::string(channels::kToolPid),        std::string(channels::kRunMarker),
+      std::string(channels::kInheritSite),    std::string(channels::kServerGeneration),
+      std::string(channels::kServerMaxRss),   std::string(channels::kServerJobs),
+      std::string(channels::kCaptureDir),     std::string(channels::kCaptureMode),
+      std::string(channels::kCaptureHookDir), std::string(channels::kCapturePersona),
+      std::string(channels::kCaptureFakeGpu)};
   EXPECT_EQ(set_by_tool, named);
   for (const auto& name : set_by_tool)
     if (s.at("environment").at(name).at("to") == "capture hook")

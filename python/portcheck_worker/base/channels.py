@@ -11,8 +11,10 @@ EXIT_USAGE = 2
 EXIT_ENVIRONMENT = 3  # Triton does not import, or the tool speaks another protocol
 EXIT_BUG = 4  # a message broke the schema though the protocols matched
 
-# Set by the tool for every worker process, and for a version environment's.
+# Set by the tool for every worker process, and for a version environment's. The run marker is
+# carried, never read: the tool's death watch finds the run's processes by it.
 ENV_TOOL_PID = "TRITON_PORTCHECK_TOOL_PID"
+ENV_RUN_MARKER = "TRITON_PORTCHECK_RUN"
 ENV_INHERIT_SITE = "PORTCHECK_INHERIT_SITE"
 # Set by the tool for the fork server.
 ENV_SERVER_GENERATION = "PORTCHECK_SERVER_GENERATION"

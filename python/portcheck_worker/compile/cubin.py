@@ -67,7 +67,9 @@ def resources(data, kernel):
         symbol = text[2] & 0xFFFFFF
         offset, size, _ = sections[".nv.info"]
         values = {a: w[1] for a, w in _attributes(data[offset:offset + size]) if len(w) == 2 and w[0] == symbol}
-    except (struct.error, IndexError) as e:
+    except Unreadable:
+        raise
+    except (struct.error, IndexError, ValueError) as e:  # ValueError: a name without its end
         raise Unreadable(f"truncated: {e}") from e
     if _REGCOUNT not in values:
         raise Unreadable(f"no register count for {kernel}")

@@ -91,7 +91,9 @@ def export_files(compiled, spec, fn, directory, scratch_params):
             folded.append({"name": arg, "value": value if isinstance(value, (int, float, bool, str)) else str(value),
                            "reason": reason})
         else:
-            params.append({"name": arg, "kind": "argument", "triton_type": ty,
+            # A tuple argument's type is a tuple of types (Triton 3.3 on): given as its text, which
+            # has no C type (export says so), rather than a value the schema refuses.
+            params.append({"name": arg, "kind": "argument", "triton_type": ty if isinstance(ty, str) else str(ty),
                            "divisible_by_16": ["tt.divisibility", 16] in spec.attrs.get((index, ), [])})
     params.extend({"name": name, "kind": name, "triton_type": "*i8"} for name in scratch_params)
     # How it launches, by the rules that judge every cell (launch_rules.py, their one home).
