@@ -21,6 +21,17 @@ std::string c_type_for(const std::string& triton_type, Backend backend) {
   return it == scalars.end() ? "" : it->second;
 }
 
+namespace {
+
+// A count of the kernel's metadata; absent or null (the schema allows an unset attribute) reads
+// as `fallback`, as the worker's launch rules read it.
+std::uint64_t count_of(const nlohmann::json& metadata, const char* key, std::uint64_t fallback) {
+  const auto it = metadata.find(key);
+  return it != metadata.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : fallback;
+}
+
+}  // namespace
+
 nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
   const auto& md = cell.metadata;
   const auto& ex = cell.exported;
@@ -63,11 +74,11 @@ nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
       {"num_ctas", launch.at("num_ctas")},
       {"cluster_dims", {launch.at("num_ctas"), 1, 1}},
       {"global_scratch",
-       {{"size", md.value("global_scratch_size", 0)},
-        {"align", md.value("global_scratch_align", 1)}}},
+       {{"size", count_of(md, "global_scratch_size", 0)},
+        {"align", count_of(md, "global_scratch_align", 1)}}},
       {"profile_scratch",
-       {{"size", md.value("profile_scratch_size", 0)},
-        {"align", md.value("profile_scratch_align", 1)}}},
+       {{"size", count_of(md, "profile_scratch_size", 0)},
+        {"align", count_of(md, "profile_scratch_align", 1)}}},
       {"params", params},
       {"folded", nlohmann::ordered_json(ex.value("folded", nlohmann::json::array()))},
       {"grid",
