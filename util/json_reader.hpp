@@ -69,4 +69,19 @@ class JsonAt {
 [[nodiscard]] std::string string_member(const nlohmann::json& object, std::string_view key,
                                         std::string_view fallback);
 
+// A member of an object a JSON Schema has checked, of the type the schema gives it: nullopt when
+// absent or null. On an unchecked object it throws nlohmann's type_error.
+template <typename T>
+[[nodiscard]] std::optional<T> optional_member(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+
+// Its twin for writing such an object: `key` set to the value, or left out when there is none.
+template <typename T>
+void put_optional(nlohmann::json& object, const char* key, const std::optional<T>& value) {
+  if (value) object[key] = *value;
+}
+
 }  // namespace util

@@ -1,5 +1,7 @@
 #include "src/check/cell_cache.hpp"
 
+#include "src/run/cell_answer_read.hpp"
+
 namespace portcheck {
 namespace {
 
@@ -23,7 +25,7 @@ nlohmann::json cache_entry(const std::string& key, const CellEvidence& evidence,
                            const std::filesystem::path& origin) {
   return {{"key", key},
           {"origin", origin.string()},
-          {"result", *evidence.result},
+          {"result", evidence.result->message()},
           {"stderr", evidence.stderr_text},
           {"last_stage", evidence.last_stage},
           {"wall_s", evidence.outcome.wall_seconds},
@@ -36,7 +38,9 @@ CellEvidence evidence_from_cache(const nlohmann::json& stored,
   CellEvidence evidence;
   evidence.outcome.how = Termination::exited;
   evidence.outcome.wall_seconds = entry.value("wall_s", 0.0);
-  evidence.result = entry.at("result");
+  // The store checked the entry's result as a compile_result when it loaded it
+  // (run/cache_entry_schema.hpp); the move of its paths leaves it one.
+  evidence.result = read_cell_answer("compile_result", entry.at("result"));
   evidence.stderr_text = entry.value("stderr", "");
   evidence.last_stage = entry.value("last_stage", "");
   return evidence;

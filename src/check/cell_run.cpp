@@ -67,16 +67,17 @@ std::vector<CellResult> CellRun::results() {
   return out;
 }
 
-nlohmann::json CellRun::prediction_for(std::size_t id) const {
+std::optional<StaticPrediction> CellRun::prediction_for(std::size_t id) const {
   const auto& found = inspection_.static_result;
-  if (!found.is_object() || !found.contains("cells")) return nullptr;
-  return found.at("cells").value(std::to_string(id), nlohmann::json());
+  if (!found) return std::nullopt;
+  const auto it = found->cells.find(std::to_string(id));
+  return it != found->cells.end() ? it->second : std::nullopt;
 }
 
 // The cache key the inspection computed, empty when it could not.
 std::string CellRun::key_for(std::size_t id) const {
-  const auto& k = inspection_.keys.value(std::to_string(id), nlohmann::json());
-  return k.is_string() ? k.get<std::string>() : std::string();
+  const auto it = inspection_.keys.find(std::to_string(id));
+  return it != inspection_.keys.end() ? it->second.value_or("") : std::string();
 }
 
 std::filesystem::path CellRun::dir_of(std::size_t id) const {
@@ -114,7 +115,7 @@ std::optional<CellInput> CellRun::without_compile(std::size_t id) {
 // to import (crashed, hung or blew the memory limit: that is its evidence).
 std::optional<CellInput> CellRun::without_cache(std::size_t id) const {
   if (const auto why = unsupported_.find(cells_[id].target.name()); why != unsupported_.end())
-    return CellInput{std::nullopt, nullptr, false, why->second};
+    return CellInput{std::nullopt, std::nullopt, false, why->second};
   auto predicted = prediction_for(id);
   // Before --static-only: the inspection imported the module, and a module that cannot be
   // imported fails its cells whether or not they would be compiled (the pre-commit hook runs
@@ -122,9 +123,9 @@ std::optional<CellInput> CellRun::without_cache(std::size_t id) const {
   if (const auto fault = inspection_.failed.find(id); fault != inspection_.failed.end())
     return CellInput{fault->second, std::move(predicted), false, {}};
   if (settings_.static_mode == StaticMode::only ||
-      (settings_.static_mode == StaticMode::skip && predicted.is_object())) {
+      (settings_.static_mode == StaticMode::skip && predicted)) {
     const auto row = inspection_.kernels.find(cells_[id].row->display_name());
-    auto raised = row != inspection_.kernels.end() ? import_failure(*row) : std::nullopt;
+    auto raised = row != inspection_.kernels.end() ? import_failure(row->second) : std::nullopt;
     return CellInput{std::move(raised), std::move(predicted), false, {}};
   }
   return std::nullopt;

@@ -51,7 +51,7 @@ class CellRun {
   [[nodiscard]] int rerun_fresh() const { return static_cast<int>(rerun_fresh_.size()); }
 
  private:
-  [[nodiscard]] nlohmann::json prediction_for(std::size_t id) const;
+  [[nodiscard]] std::optional<StaticPrediction> prediction_for(std::size_t id) const;
   [[nodiscard]] std::string key_for(std::size_t id) const;
   [[nodiscard]] std::filesystem::path dir_of(std::size_t id) const;
   // What the worker's result.json must be: the answer to the cell's request kind.

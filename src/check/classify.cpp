@@ -1,7 +1,6 @@
 #include "src/check/classify.hpp"
 
 #include <array>
-#include <climits>
 #include <csignal>
 #include <cstring>
 #include <string_view>
@@ -12,21 +11,11 @@
 #include "src/core/ir_text.hpp"
 #include "src/run/worker_channels.hpp"
 #include "util/ascii.hpp"
-#include "util/json_reader.hpp"
 #include "util/strings.hpp"
 #include "util/text_cursor.hpp"
 
 namespace portcheck {
 namespace {
-
-const nlohmann::json& field(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json null;
-  return j.is_object() && j.contains(key) ? j.at(key) : null;
-}
-
-std::string string_field(const nlohmann::json& j, const char* key) {
-  return util::string_member(j, key, "");
-}
 
 // The signals a compiler dies of, by name; any other by number.
 constexpr std::array<std::pair<int, std::string_view>, 7> kSignalNames{{
@@ -50,16 +39,12 @@ constexpr auto is_name_char = util::ascii::is_word;
 using util::expect_at;
 using util::skip_while;
 
-Classification from_worker_error(const nlohmann::json& result, const std::string& stderr_text) {
+Classification from_worker_error(const CellAnswer& result, const std::string& stderr_text) {
   Classification c;
-  c.stage = string_field(result, "stage");
-  const auto& error = field(result, "error");
-  const auto type = string_field(error, "type");
-  const auto text = string_field(error, "message");
-  if (const auto& src = field(result, "error_source"); src.is_object())
-    c.error_source =
-        SourceLocation{string_field(src, "file"),
-                       static_cast<int>(util::integer_member(src, "line", 0, INT_MAX).value_or(0))};
+  c.stage = result.stage;
+  const auto type = result.error ? result.error->type : "";
+  const auto text = result.error ? result.error->message : "";
+  c.error_source = result.error_source;
 
   if (c.stage == "import") {
     c.kind = FailureKind::import_error;
@@ -352,7 +337,7 @@ Classification classify(const CellEvidence& evidence) {
   const auto& outcome = evidence.outcome;
   const std::string stage = evidence.last_stage.empty() ? "start" : evidence.last_stage;
   if (outcome.how == Termination::exited && evidence.result && outcome.exit_code == 0 &&
-      string_field(*evidence.result, "status") == "ok")
+      evidence.result->ok)
     return {};
   Classification c;
   if (!evidence.protocol_problem.empty())

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/core/cell.hpp"
+#include "src/core/cell_answer.hpp"
 #include "src/run/process_runner.hpp"
 
 namespace portcheck {
@@ -18,7 +19,7 @@ inline constexpr std::size_t kCellLogLimit = 16000;
 // it died first), the last stage it marked, and what was printed on file descriptor 2.
 struct CellEvidence {
   ProcessOutcome outcome;
-  std::optional<nlohmann::json> result;
+  std::optional<CellAnswer> result;  // read where it entered (src/run/cell_answer_read.hpp)
   std::string last_stage;
   std::string stderr_text;
   // Why the result the worker wrote is not the answer protocol.schema.json defines (the result is

@@ -66,8 +66,7 @@ class Pipeline {
   // `served_at_once`: cells no inspection answers for (on targets this Triton cannot compile for).
   bool run(ProcessRunner& runner, std::size_t jobs, const std::vector<std::size_t>& served_at_once,
            const std::atomic<bool>& interrupted, const Scheduler::OnProgress& progress) {
-    const nlohmann::json no_kernels = nlohmann::json::object();
-    valid_ = valid(no_kernels, nullptr);  // every row's options, before any compile
+    valid_ = valid({}, nullptr);  // every row's options, before any compile
     Scheduler scheduler(runner, jobs);
     scheduler.batch_cells(batch_cells_from_environment());
     scheduler.rerun_when([this](ProcessRunner::Id id, const ProcessOutcome& outcome) {
@@ -97,7 +96,8 @@ class Pipeline {
     throw std::logic_error("a row failed validation against Triton, then passed it");
   }
 
-  [[nodiscard]] bool valid(const nlohmann::json& kernels, const std::set<std::string>* rows) const {
+  [[nodiscard]] bool valid(const std::map<std::string, InspectedKernel>& kernels,
+                           const std::set<std::string>* rows) const {
     try {
       validate_against_triton(manifest_, option_fields_, kernels, matrix_.row_targets, rows);
       return true;

@@ -44,7 +44,7 @@ struct ExecutedCells {
   std::vector<CellResult> cells;  // in plan order; a cell cancelled by an interrupt is left out
   bool completed = true;          // false: interrupted
   ProbeAnswer probe;              // the environment's probe answer
-  nlohmann::json static_result;   // the static pre-checks: {"cells": {...}, "seconds": s}, or null
+  std::optional<StaticFindings> static_result;  // the static pre-checks', when they ran
   std::string triton_version;
   std::uint64_t workers_peak_rss_bytes = 0;
   WorkerStats worker_stats;

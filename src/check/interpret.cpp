@@ -1,11 +1,9 @@
 #include "src/check/interpret.hpp"
 
 #include <algorithm>
-#include <climits>
 
 #include <fmt/format.h>
 
-#include "util/json_reader.hpp"
 #include "util/strings.hpp"
 
 namespace portcheck {
@@ -33,49 +31,39 @@ void fail(CellResult& cell, FailureKind kind, std::string stage, std::string mes
   cell.fingerprint = fingerprint(cell.kind, cell.stage, cell.pass, cell.message);
 }
 
-// What the release's autotuner does with a config that fails so (compile/autotune_rules.py):
-// checked against the protocol's autotuner_answer when the result was read.
-void take_autotuner_answer(CellResult& cell, const nlohmann::json& answer) {
-  if (!answer.is_object()) return;
-  cell.autotuner_skips = answer.value("skips", false);
-  cell.autotuner_raises = answer.value("raises", "");
+// What the release's autotuner does with a config that fails so (compile/autotune_rules.py).
+void take_autotuner_answer(CellResult& cell, const std::optional<AutotunerAnswer>& answer) {
+  if (!answer) return;
+  cell.autotuner_skips = answer->skips;
+  cell.autotuner_raises = answer->raises;
 }
 
 // What the worker measured of the compile, failed or not.
-void take_result(CellResult& cell, const nlohmann::json& r) {
-  // The worker wrote `r`, but user code ran in its process: a value of the wrong type is dropped,
-  // never thrown on.
+void take_result(CellResult& cell, const CellAnswer& r) {
   double sum = 0;
-  if (const auto it = r.find("stages"); it != r.end() && it->is_object())
-    for (const auto& [stage, seconds] : it->items())
-      if (const auto s = util::finite_number(seconds)) {
-        cell.stages[stage] = *s;
-        sum += *s;
-      }
-  cell.compile_s = util::number_member(r, "compile_s").value_or(sum);
-  if (r.contains("metadata")) cell.metadata = r["metadata"];
-  if (r.contains("sizes")) cell.sizes = r["sizes"];
-  if (r.contains("resources")) cell.resources = r["resources"];
-  if (r.contains("export") && r["export"].is_object()) cell.exported = r["export"];
-  if (r.contains("repro") && r["repro"].is_object()) cell.repro = r["repro"];
-  take_autotuner_answer(cell, r.value("autotuner", nlohmann::json()));
-  cell.shared_with = util::string_member(r, "shared_with", "");
-  cell.ttir_key = util::string_member(r, "ttir_key", "");
-  if (const auto it = r.find("output_error"); it != r.end() && it->is_object())
-    cell.output_error = fmt::format("cannot write {}: {}", util::string_member(*it, "path", "?"),
-                                    util::string_member(*it, "error", "unknown error"));
-  if (const auto it = r.find("source"); it != r.end() && it->is_object())
-    cell.kernel_source =
-        SourceLocation{util::string_member(*it, "file", ""),
-                       static_cast<int>(util::integer_member(*it, "line", 0, INT_MAX).value_or(0))};
+  for (const auto& [stage, seconds] : r.stages) {
+    cell.stages[stage] = seconds;
+    sum += seconds;
+  }
+  cell.compile_s = r.compile_s.value_or(sum);
+  if (r.metadata) cell.metadata = *r.metadata;
+  if (r.sizes) cell.sizes = *r.sizes;
+  if (r.resources) cell.resources = to_json(*r.resources);
+  cell.exported = r.exported;
+  cell.repro = r.repro;
+  take_autotuner_answer(cell, r.autotuner);
+  cell.shared_with = r.shared_with.value_or("");
+  cell.ttir_key = r.ttir_key.value_or("");
+  if (r.output_error)
+    cell.output_error =
+        fmt::format("cannot write {}: {}", r.output_error->path, r.output_error->error);
+  cell.kernel_source = r.source;
 }
 
 // The traceback and what was printed, the end kept when they are long.
 std::string failure_log(const CellEvidence& evidence) {
   std::string log;
-  // Read leniently: the worker wrote it, but user code ran in its process.
-  if (evidence.result && evidence.result->is_object() && evidence.result->contains("error"))
-    log = util::string_member((*evidence.result)["error"], "traceback", "");
+  if (evidence.result && evidence.result->error) log = evidence.result->error->traceback;
   if (!evidence.stderr_text.empty())
     log += (log.empty() ? "" : "\n--- stderr ---\n") + evidence.stderr_text;
   return log.size() > kCellLogLimit ? log.substr(log.size() - kCellLogLimit) : log;
@@ -100,18 +88,14 @@ void take_evidence(CellResult& cell, const CellEvidence& evidence) {
 // rules' one home): `verdict` says what the kernel needs and what of it the target does not
 // allow. Here that fails the cell, or with --launch-limits-warn is only reported.
 void judge_launch(CellResult& cell, const Target& target, const Judgement& judgement,
-                  const nlohmann::json& verdict) {
+                  const std::optional<LaunchVerdict>& verdict) {
   const auto limits = judgement.launch_limits.for_target(target);
-  if (!limits || !verdict.is_object()) return;
-  // Checked against the protocol's launch_verdict when it was read: its problems are text.
-  const auto problems =
-      verdict.value("problems", nlohmann::json::array()).get<std::vector<std::string>>();
-  cell.launch = nlohmann::json{{"needs", verdict.value("needs", nlohmann::json::object())},
-                               {"limits", limits->to_json()},
-                               {"problems", problems}};
-  if (problems.empty() || judgement.launch_limits_warn) return;
-  fail(cell, FailureKind::launch_limit, "launch", util::join(problems, "; "));
-  take_autotuner_answer(cell, verdict.value("autotuner", nlohmann::json()));
+  if (!limits || !verdict) return;
+  cell.launch = nlohmann::json{
+      {"needs", verdict->needs}, {"limits", limits->to_json()}, {"problems", verdict->problems}};
+  if (verdict->problems.empty() || judgement.launch_limits_warn) return;
+  fail(cell, FailureKind::launch_limit, "launch", util::join(verdict->problems, "; "));
+  take_autotuner_answer(cell, verdict->autotuner);
 }
 
 Status status_of(const CellResult& cell) {
@@ -124,18 +108,16 @@ Status status_of(const CellResult& cell) {
 
 CellResult interpret(const PlannedCell& plan, const CellInput& input, const Judgement& judgement) {
   CellResult cell = identity_of(plan, judgement.triton_version);
-  cell.predicted = input.predicted;
+  cell.predicted = input.predicted ? input.predicted->to_json() : nlohmann::json();
   cell.cached = input.cached;
   if (!input.unsupported_target.empty()) {
     fail(cell, FailureKind::unsupported_target, "target", input.unsupported_target);
   } else if (input.evidence) {
     take_evidence(cell, *input.evidence);
     if (cell.kind == FailureKind::none && input.evidence->result)
-      judge_launch(cell, plan.target, judgement,
-                   input.evidence->result->value("launch", nlohmann::json()));
-  } else if (input.predicted.is_object()) {
-    fail(cell, FailureKind::predicted, "static",
-         util::string_member(input.predicted, "reason", ""));
+      judge_launch(cell, plan.target, judgement, input.evidence->result->launch);
+  } else if (input.predicted) {
+    fail(cell, FailureKind::predicted, "static", input.predicted->reason);
   } else {
     cell.status = Status::unchecked;  // --static-only, and nothing predicted against it
     return cell;

@@ -14,6 +14,7 @@
 #include "src/check/launch_limits.hpp"
 #include "src/check/plan.hpp"
 #include "src/core/cell.hpp"
+#include "src/run/inspect_answer.hpp"
 
 namespace portcheck {
 
@@ -27,9 +28,9 @@ struct Judgement {
 
 // What is known of one cell.
 struct CellInput {
-  std::optional<CellEvidence> evidence;  // nullopt: not compiled
-  nlohmann::json predicted;              // the static pre-checks' verdict, or null
-  bool cached = false;                   // the evidence came from the result cache
+  std::optional<CellEvidence> evidence;       // nullopt: not compiled
+  std::optional<StaticPrediction> predicted;  // the static pre-checks' verdict, if any
+  bool cached = false;                        // the evidence came from the result cache
   // Not compiled: why this environment's Triton cannot compile for the cell's target.
   std::string unsupported_target;
 };

@@ -7,46 +7,41 @@
 #include <fmt/format.h>
 
 #include "src/check/zygote_key.hpp"
+#include "src/run/cell_answer_read.hpp"
 #include "src/run/scheduler.hpp"
 #include "src/run/worker_channels.hpp"
 #include "src/run/worker_protocol.hpp"
 #include "util/fs.hpp"
-#include "util/json_reader.hpp"
 
 namespace portcheck {
 namespace {
 
-bool answered(const CellEvidence& evidence) {
-  return evidence.outcome.how == Termination::exited && evidence.outcome.exit_code == 0 &&
-         evidence.result && evidence.result->is_object() &&
-         evidence.result->value("status", "") == "ok";
+// The inspection answered: its process ended as it should and left an inspect_answer.
+bool answered(const InspectionEnd& end) {
+  const auto& outcome = end.evidence.outcome;
+  return outcome.how == Termination::exited && outcome.exit_code == 0 && end.answer;
 }
 
 // Answered, and every kernel of the module imported: what a fresh process would say when the
 // import works there.
-bool answered_for_every_kernel(const CellEvidence& evidence) {
-  if (!answered(evidence)) return false;
-  const auto kernels = evidence.result->find("kernels");
-  if (kernels == evidence.result->end() || !kernels->is_object()) return true;
-  return std::all_of(kernels->begin(), kernels->end(), [](const nlohmann::json& kernel) {
-    return !kernel.is_object() || kernel.value("ok", true) != false;
-  });
+bool answered_for_every_kernel(const InspectionEnd& end) {
+  if (!answered(end)) return false;
+  return std::all_of(end.answer->kernels.begin(), end.answer->kernels.end(),
+                     [](const auto& kernel) { return kernel.second.ok; });
 }
 
-void merge_answer(const nlohmann::json& answer, InspectionResults& out) {
-  if (const auto it = answer.find("kernels"); it != answer.end() && it->is_object())
-    out.kernels.update(*it);
-  if (const auto it = answer.find("keys"); it != answer.end() && it->is_object())
-    out.keys.update(*it);
-  const auto it = answer.find("static");
-  if (it == answer.end() || !it->is_object()) return;
-  if (!out.static_result.is_object())
-    out.static_result = {{"cells", nlohmann::json::object()}, {"seconds", 0.0}};
-  if (const auto cells = it->find("cells"); cells != it->end() && cells->is_object())
-    out.static_result["cells"].update(*cells);
-  if (const auto seconds = it->find("seconds"); seconds != it->end() && seconds->is_number())
-    out.static_result["seconds"] =
-        out.static_result["seconds"].get<double>() + seconds->get<double>();
+void merge_answer(InspectAnswer answer, InspectionResults& out) {
+  for (auto& [id, kernel] : answer.kernels) out.kernels.insert_or_assign(id, std::move(kernel));
+  for (auto& [id, key] : answer.keys) out.keys.insert_or_assign(id, std::move(key));
+  if (!answer.static_findings) return;
+  auto& found = *answer.static_findings;
+  if (!out.static_result) {
+    out.static_result = std::move(found);
+    return;
+  }
+  for (auto& [id, prediction] : found.cells)
+    out.static_result->cells.insert_or_assign(id, std::move(prediction));
+  out.static_result->seconds += found.seconds;
 }
 
 // Of two limits where 0 means none, the one that allows more.
@@ -150,26 +145,49 @@ void forget_run(const std::filesystem::path& dir) {
   }
 }
 
-CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome,
-                                 std::string_view answer_kind) {
+namespace {
+
+// A worker's folder less its answer: how the process ended, its last stage, what it printed.
+CellEvidence process_evidence(const std::filesystem::path& dir, const ProcessOutcome& outcome) {
   CellEvidence evidence;
   evidence.outcome = outcome;
-  if (const auto text = util::read_file_bounded(dir / "result.json", 1 << 24)) {
-    try {
-      evidence.result = nlohmann::json::parse(*text);
-    } catch (const nlohmann::json::exception&) {
-      evidence.result.reset();
-    }
-  }
-  if (evidence.result)
-    if (const auto problem = protocol_problem(answer_kind, *evidence.result)) {
-      evidence.protocol_problem = worker_breach("result", *problem);
-      evidence.result.reset();
-    }
   evidence.last_stage =
       last_stage_from_progress(util::read_file_bounded(dir / "progress", 1 << 16).value_or(""));
   evidence.stderr_text = util::read_file_bounded(dir / "stderr", kCellLogLimit).value_or("");
   return evidence;
+}
+
+// result.json as JSON; nullopt when there is none (the process died first) or it is not JSON.
+std::optional<nlohmann::json> result_json(const std::filesystem::path& dir) {
+  const auto text = util::read_file_bounded(dir / "result.json", 1 << 24);
+  if (!text) return std::nullopt;
+  auto json = nlohmann::json::parse(*text, nullptr, false);
+  if (json.is_discarded()) return std::nullopt;
+  return json;
+}
+
+}  // namespace
+
+CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome,
+                                 std::string_view answer_kind) {
+  auto evidence = process_evidence(dir, outcome);
+  if (const auto json = result_json(dir)) {
+    auto read = try_read_cell_answer(answer_kind, *json);
+    evidence.result = std::move(read.value);
+    if (!evidence.result) evidence.protocol_problem = worker_breach("result", read.problem);
+  }
+  return evidence;
+}
+
+InspectionEnd inspection_from_files(const std::filesystem::path& dir,
+                                    const ProcessOutcome& outcome) {
+  InspectionEnd end{process_evidence(dir, outcome), std::nullopt};
+  if (const auto json = result_json(dir)) {
+    auto read = InspectAnswer::try_read(*json);
+    end.answer = std::move(read.value);
+    if (!end.answer) end.evidence.protocol_problem = worker_breach("result", read.problem);
+  }
+  return end;
 }
 
 std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
@@ -205,13 +223,13 @@ std::vector<ModuleToInspect> modules_to_inspect(const Manifest& manifest,
   return modules;
 }
 
-std::optional<CellEvidence> import_failure(const nlohmann::json& kernel) {
-  if (!kernel.is_object() || kernel.value("ok", true) != false) return std::nullopt;
+std::optional<CellEvidence> import_failure(const InspectedKernel& kernel) {
+  if (kernel.ok) return std::nullopt;
   CellEvidence evidence;
   evidence.outcome.how = Termination::exited;
   evidence.last_stage = "import";
-  // The result the worker gives these cells (the protocol's inspect_answer carries it, checked).
-  evidence.result = kernel.value("failure", nlohmann::json::object());
+  // The result the worker gives these cells (the protocol's inspect_answer carries it, read).
+  evidence.result = kernel.failure;
   return evidence;
 }
 
@@ -244,7 +262,7 @@ std::optional<ProcessSpec> ModuleInspections::rerun(ProcessRunner::Id id,
   if (outcome.forked_from_threads <= 1 || rerun_.count(module) != 0) return std::nullopt;
   // A timeout computing until the limit is the import's own (check/fork_hazard.hpp).
   if (outcome.how == Termination::timed_out && !outcome.stalled) return std::nullopt;
-  if (answered_for_every_kernel(evidence_from_files(dir_of(module), outcome, "inspect_answer")))
+  if (answered_for_every_kernel(inspection_from_files(dir_of(module), outcome)))
     return std::nullopt;
   rerun_.insert(module);
   results_.rerun_fresh = static_cast<int>(rerun_.size());
@@ -262,17 +280,17 @@ std::optional<ModuleInspections::Inspected> ModuleInspections::ended(
   Inspected out;
   out.cells = modules_[module].cell_ids;
   for (const auto& row : modules_[module].kernels) out.rows.insert(row.at("id").get<std::string>());
-  auto evidence = evidence_from_files(dir_of(module), outcome, "inspect_answer");
+  auto end = inspection_from_files(dir_of(module), outcome);
   const bool per_target = !modules_[module].target.is_null();
-  if (answered(evidence)) {
-    merge_answer(*evidence.result, results_);
-    if (!per_target && evidence.result->value("asked_driver", false) &&
-        every_cell_has_a_target(modules_[module], cells_)) {
+  if (answered(end)) {
+    const bool asked_driver = end.answer->asked_driver;
+    merge_answer(std::move(*end.answer), results_);
+    if (!per_target && asked_driver && every_cell_has_a_target(modules_[module], cells_)) {
       out.per_target = module;
       out.cells.clear();
     }
   } else if (!per_target) {
-    for (const auto cell : out.cells) results_.failed.emplace(cell, evidence);
+    for (const auto cell : out.cells) results_.failed.emplace(cell, end.evidence);
   }
   return out;
 }

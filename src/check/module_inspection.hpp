@@ -20,6 +20,7 @@
 #include "src/check/classify.hpp"
 #include "src/check/plan.hpp"
 #include "src/core/manifest.hpp"
+#include "src/run/inspect_answer.hpp"
 #include "src/run/process_runner.hpp"
 #include "src/run/scheduler.hpp"
 
@@ -36,9 +37,18 @@ ProcessSpec worker_cell_spec(const std::vector<std::string>& python_argv,
 void forget_run(const std::filesystem::path& dir);
 
 // What a worker left in a cell's folder (result.json, progress, stderr), with how it ended;
-// result.json checked as the `answer_kind` of the protocol (compile_result, inspect_answer, ...).
+// result.json read as the `answer_kind` of the protocol (compile_result, repro_answer).
 CellEvidence evidence_from_files(const std::filesystem::path& dir, const ProcessOutcome& outcome,
                                  std::string_view answer_kind);
+
+// The same of an inspection's folder: its answer (result.json, read as an inspect_answer) beside
+// the evidence its cells get when it has none.
+struct InspectionEnd {
+  CellEvidence evidence;
+  std::optional<InspectAnswer> answer;
+};
+InspectionEnd inspection_from_files(const std::filesystem::path& dir,
+                                    const ProcessOutcome& outcome);
 
 // One user module and the rows and cells that need it. The import serves all of them, so it runs
 // under the most generous of their limits: a row with a long timeout is not cut short by a
@@ -83,17 +93,17 @@ std::string inspection_request(const ModuleToInspect& module, const std::vector<
 // The answers of every module that imported cleanly, merged, and the evidence of those that did
 // not, once per cell of theirs.
 struct InspectionResults {
-  nlohmann::json kernels = nlohmann::json::object();  // row name -> {ok, args, constexprs | error}
-  nlohmann::json keys = nlohmann::json::object();     // cell id -> cache key or null
-  nlohmann::json static_result;                       // {"cells": {...}, "seconds": s} or null
-  std::map<std::size_t, CellEvidence> failed;         // cell id -> its module's fault
+  std::map<std::string, InspectedKernel> kernels;          // by row name
+  std::map<std::string, std::optional<std::string>> keys;  // by cell id: its cache key, or none
+  std::optional<StaticFindings> static_result;  // with predict: the cells', seconds summed
+  std::map<std::size_t, CellEvidence> failed;   // cell id -> its module's fault
   int rerun_fresh = 0;  // inspections run again in a fresh process (check/fork_hazard.hpp)
 };
 
 // The evidence of a row whose module imported in the inspection but raised (`kernel`: its entry
 // of InspectionResults::kernels): the result the worker wrote for its cells, an import-error.
 // nullopt when the row's function was found.
-std::optional<CellEvidence> import_failure(const nlohmann::json& kernel);
+std::optional<CellEvidence> import_failure(const InspectedKernel& kernel);
 
 // The modules' inspections as tasks of the run that compiles their cells (a module's cells can
 // start as soon as its own inspection has answered, while the others import): their tasks, with

@@ -11,12 +11,12 @@
 #include "src/check/interpret.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/manifest.hpp"
+#include "src/run/cell_answer_read.hpp"
 #include "src/run/scratch_dir.hpp"
 #include "src/run/supervisor.hpp"
 #include "src/run/worker_protocol.hpp"
 #include "src/versions/pip_steps.hpp"
 #include "util/fs.hpp"
-#include "util/json_reader.hpp"
 
 namespace portcheck {
 namespace {
@@ -147,13 +147,13 @@ ReproducerRun run_reproducer(const std::filesystem::path& file, const Reproducer
   evidence.outcome = run_to_end(spec, interrupted);
   if (const auto text = util::read_file_bounded(result_path, 1 << 24))
     if (auto json = nlohmann::json::parse(*text, nullptr, false); !json.is_discarded()) {
-      if (const auto problem = protocol_problem("reproducer_result", json))
+      auto read = try_read_cell_answer("reproducer_result", json);
+      evidence.result = std::move(read.value);
+      if (!evidence.result)
         evidence.protocol_problem = fmt::format(
             "the reproducer's result breaks protocol {}: {} (a reproducer edited, or written by "
             "another version of triton-portcheck: write it again with `triton-portcheck repro`)",
-            worker_protocol_version(), *problem);
-      else
-        evidence.result = std::move(json);
+            worker_protocol_version(), read.problem);
     }
   evidence.last_stage =
       last_stage_from_progress(util::read_file_bounded(progress_path, 1 << 16).value_or(""));
@@ -166,12 +166,11 @@ ReproducerRun run_reproducer(const std::filesystem::path& file, const Reproducer
   planned.target = header.target;
   planned.label = label;
   Judgement judgement;
-  judgement.triton_version =
-      evidence.result ? util::string_member(*evidence.result, "triton_version", "") : "";
+  judgement.triton_version = evidence.result ? evidence.result->triton_version.value_or("") : "";
   judgement.known = KnownFailures::load(data / "known-failures.toml");
   judgement.launch_limits = LaunchLimits::load(data / "launch-limits.toml");
   ReproducerRun run;
-  run.cell = interpret(planned, CellInput{evidence, nullptr, false, {}}, judgement);
+  run.cell = interpret(planned, CellInput{evidence, std::nullopt, false, {}}, judgement);
   run.cell.kernel = row.kernel;
   run.reproduction = compare(run.cell, header);
   return run;

@@ -70,10 +70,9 @@ nlohmann::json environment_block(const CheckOptions& options, const Manifest& ma
       {"gpu", nullptr},
       {"options", options_block(options, manifest, matrix, pass)},
       {"resources", resources_block(executed)},
-      {"static", found.is_object()
-                     ? nlohmann::json{{"seconds", found.value("seconds", 0.0)},
-                                      {"mode", std::string(to_string(options.static_mode))}}
-                     : nlohmann::json(nullptr)},
+      {"static", found ? nlohmann::json{{"seconds", found->seconds},
+                                        {"mode", std::string(to_string(options.static_mode))}}
+                       : nlohmann::json(nullptr)},
   };
 }
 

@@ -44,24 +44,10 @@ void validate_options(const KernelRow& row, const OptionFields& fields,
   }
 }
 
-bool is_string_array(const nlohmann::json& j, const char* key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_array() &&
-         std::all_of(it->begin(), it->end(), [](const auto& item) { return item.is_string(); });
-}
-
-bool describes_arguments(const nlohmann::json& info) {
-  if (!info.is_object()) return false;
-  const auto ok = info.find("ok");
-  return ok != info.end() && *ok == true && is_string_array(info, "args") &&
-         is_string_array(info, "constexprs");
-}
-
-void validate_arguments(const KernelRow& row, const nlohmann::json& info) {
-  std::vector<std::string> args = info.at("args").get<std::vector<std::string>>();
-  std::set<std::string> arg_set(args.begin(), args.end());
-  std::set<std::string> constexprs;
-  for (const auto& c : info.at("constexprs")) constexprs.insert(c.get<std::string>());
+void validate_arguments(const KernelRow& row, const InspectedKernel& info) {
+  const auto& args = info.args;
+  const std::set<std::string> arg_set(args.begin(), args.end());
+  const std::set<std::string> constexprs(info.constexprs.begin(), info.constexprs.end());
   const auto arg_list = util::join(args, ", ");
   for (const auto& field_name : {"signature", "constants"}) {
     const auto& table = std::string(field_name) == "signature" ? row.signature : row.constants;
@@ -167,7 +153,7 @@ void validate_targets_across(const Manifest& manifest, const Matrix& matrix,
 }
 
 void validate_against_triton(const Manifest& manifest, const OptionFields& option_fields,
-                             const nlohmann::json& kernels,
+                             const std::map<std::string, InspectedKernel>& kernels,
                              const std::map<std::string, std::vector<std::string>>& row_targets,
                              const std::set<std::string>* only_rows) {
   for (const auto& row : manifest.rows) {
@@ -175,12 +161,11 @@ void validate_against_triton(const Manifest& manifest, const OptionFields& optio
     validate_options(row, option_fields, row_targets.at(row.display_name()));
     if (row.specialization) continue;
     // A module whose import failed (or was never reached) is reported through its cells.
-    if (!kernels.contains(row.display_name())) continue;
-    const auto& info = kernels.at(row.display_name());
-    // What the inspection said of the kernel: a failed import is reported per cell as an
-    // import-error; an answer of another shape (user code shared the process) checks nothing.
-    if (!describes_arguments(info)) continue;
-    validate_arguments(row, info);
+    const auto info = kernels.find(row.display_name());
+    if (info == kernels.end()) continue;
+    // A failed import is reported per cell as an import-error.
+    if (!info->second.ok) continue;
+    validate_arguments(row, info->second);
   }
 }
 

@@ -10,15 +10,16 @@
 
 #include "src/check/plan.hpp"
 #include "src/core/manifest.hpp"
+#include "src/run/inspect_answer.hpp"
 #include "src/run/probe_answer.hpp"
 
 namespace portcheck {
 
 // `option_fields`: the probe's backend -> option names; `kernels`: the module inspection's row
-// name -> {ok, args, constexprs}. Throws UsageError naming the file, line and key. `only_rows`:
+// name -> what it found. Throws UsageError naming the file, line and key. `only_rows`:
 // the names of the rows to check, when not all.
 void validate_against_triton(const Manifest& manifest, const OptionFields& option_fields,
-                             const nlohmann::json& kernels,
+                             const std::map<std::string, InspectedKernel>& kernels,
                              const std::map<std::string, std::vector<std::string>>& row_targets,
                              const std::set<std::string>* only_rows = nullptr);
 

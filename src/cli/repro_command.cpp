@@ -134,21 +134,22 @@ std::filesystem::path default_output(const CellResult& cell) {
 struct Interrupted {};
 
 // The worker's reproducer of the cell (the check's second pass, which writes instead of compiling).
-nlohmann::json written_reproducer(CheckOptions options, const nlohmann::json& facts) {
+std::optional<ReproducerText> written_reproducer(CheckOptions options,
+                                                 const nlohmann::json& facts) {
   options.repro = facts;
   options.use_cache = false;
   const auto report = run_check(options, interrupted());
   if (report.interrupted) throw Interrupted();
   const auto& cell = the_cell(report, options.only_rows.front());
-  if (!cell.repro.is_object() || !cell.repro.contains("text")) {
+  if (!cell.repro || !cell.repro->text) {
     // The module imported for the check and not now (or ran out of time): the user's code, not
     // the environment; said in one line, exit 1.
-    const auto why = cell.repro.is_object() ? cell.repro.value("error", std::string())
-                                            : to_string(cell.kind) + ": " + cell.message;
+    const auto why =
+        cell.repro ? cell.repro->error.value_or("") : to_string(cell.kind) + ": " + cell.message;
     std::fprintf(stderr, "triton-portcheck: could not write the reproducer of %s on %s: %s\n",
                  util::printable(cell.kernel).c_str(), cell.target.c_str(),
                  util::printable(why).c_str());
-    return nullptr;
+    return std::nullopt;
   }
   return cell.repro;
 }
@@ -168,9 +169,9 @@ std::filesystem::path draft_path(const util::TempDir& scratch, const std::filesy
   return scratch.path() / (named ? dest.filename() : default_output(cell));
 }
 
-void write_draft(const std::filesystem::path& draft, const nlohmann::json& repro) {
+void write_draft(const std::filesystem::path& draft, const ReproducerText& repro) {
   try {
-    util::atomic_write_file(draft, repro["text"].get<std::string>());
+    util::atomic_write_file(draft, repro.text.value_or(""));
   } catch (const util::WriteError& e) {
     const auto fix = e.disk_fix();
     throw EnvironmentError(util::printable(e.what()) + (fix.empty() ? "" : ": " + fix));
@@ -181,7 +182,7 @@ void write_draft(const std::filesystem::path& draft, const nlohmann::json& repro
 // our own standard output through fd 1, a FIFO or a device written into as it is, a regular file
 // replaced whole through any symbolic link, which stays a link. A new regular file is made
 // executable (it starts with #!/usr/bin/env python3); one that was there keeps its mode bits.
-void deliver(const std::filesystem::path& path, const nlohmann::json& repro, std::FILE* say) {
+void deliver(const std::filesystem::path& path, const ReproducerText& repro, std::FILE* say) {
   const bool to_stdout = util::is_standard_output(path);
   const bool regular = !to_stdout && !util::is_special_file(path);
   try {
@@ -189,7 +190,7 @@ void deliver(const std::filesystem::path& path, const nlohmann::json& repro, std
     const auto file = regular ? util::resolve_links(path) : path;
     struct stat before {};
     const bool existed = regular && ::stat(file.c_str(), &before) == 0;
-    util::write_output_file(path, repro["text"].get<std::string>());
+    util::write_output_file(path, repro.text.value_or(""));
     if (regular) ::chmod(file.c_str(), existed ? (before.st_mode & 07777) : 0755);
   } catch (const std::runtime_error& e) {  // util's file errors; nothing is left half-written
     throw EnvironmentError(util::printable(e.what()) +
@@ -197,20 +198,24 @@ void deliver(const std::filesystem::path& path, const nlohmann::json& repro, std
   }
   const auto where =
       to_stdout ? std::string("the reproducer to standard output") : util::printable(path.string());
-  std::fprintf(say, "wrote %s (%d lines", where.c_str(), repro.value("lines", 0));
-  if (repro.value("imports_module", false))
-    std::fprintf(say, "; it imports the kernel's module: %s",
-                 util::printable(nlohmann::json(repro["blockers"]).dump()).c_str());
+  std::fprintf(say, "wrote %s (%lld lines", where.c_str(),
+               static_cast<long long>(repro.lines.value_or(0)));
+  if (repro.imports_module.value_or(false))
+    std::fprintf(
+        say, "; it imports the kernel's module: %s",
+        util::printable(nlohmann::json(repro.blockers.value_or(std::vector<std::string>{})).dump())
+            .c_str());
   std::fprintf(say, ")\n");
   std::fflush(say);
 }
 
-void say_shrunk(const nlohmann::json& repro, std::FILE* say) {
-  if (const auto& s = repro["shrink"]; s.is_object())
+void say_shrunk(const ReproducerText& repro, std::FILE* say) {
+  if (const auto& s = repro.shrink)
     std::fprintf(
-        say, "shrink: the kernel's code from %d to %d lines in %.1f s, %d candidates tried (%s)\n",
-        s.value("before_lines", 0), s.value("after_lines", 0), s.value("seconds", 0.0),
-        s.value("candidates", 0), util::printable(s.value("note", std::string())).c_str());
+        say,
+        "shrink: the kernel's code from %lld to %lld lines in %.1f s, %lld candidates tried (%s)\n",
+        static_cast<long long>(s->before_lines), static_cast<long long>(s->after_lines), s->seconds,
+        static_cast<long long>(s->candidates), util::printable(s->note).c_str());
 }
 
 ReproducerRun check_written(const std::filesystem::path& path, const ReproFlags& f,
@@ -240,27 +245,27 @@ int write_repro(const ReproFlags& f) {
   const auto path = f.output.empty() ? default_output(cell) : f.output;
   auto* say = speaking_stream(path);
   auto repro = written_reproducer(options, facts);
-  if (repro.is_null()) return exit_code::new_failures;
-  say_shrunk(repro, say);
+  if (!repro) return exit_code::new_failures;
+  say_shrunk(*repro, say);
   if (cell.kind == FailureKind::timeout) {
-    deliver(path, repro, say);
+    deliver(path, *repro, say);
     std::fprintf(say, "not run here: the cell ran out of time (%g s); the file says so when run\n",
                  facts.value("time_limit_s", 0.0));
     return exit_code::ok;
   }
   const util::TempDir scratch("triton-portcheck-repro-file");
   const auto draft = draft_path(scratch, path, cell);
-  write_draft(draft, repro);
+  write_draft(draft, *repro);
   auto run = check_written(draft, f, say);
-  if (run.reproduction != Reproduction::same && repro["shrink"].is_object()) {
+  if (run.reproduction != Reproduction::same && repro->shrink) {
     std::fprintf(say, "the shrunk kernel fails differently: writing the whole kernel instead\n");
     facts["shrink_s"] = 0.0;
     repro = written_reproducer(options, facts);
-    if (repro.is_null()) return exit_code::new_failures;
-    write_draft(draft, repro);
+    if (!repro) return exit_code::new_failures;
+    write_draft(draft, *repro);
     run = check_written(draft, f, say);
   }
-  deliver(path, repro, say);
+  deliver(path, *repro, say);
   return run.reproduction == Reproduction::same ? exit_code::ok : exit_code::new_failures;
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/core/kernel_facts.hpp"
 #include "src/core/target.hpp"
 
 namespace portcheck {
@@ -131,7 +132,7 @@ struct CellResult {
   bool rerun_fresh = false;    // its verdict is a fresh process's (check/fork_hazard.hpp)
   double first_attempt_s = 0;  // with rerun_fresh: of wall_s, the forked attempt run again
   nlohmann::json stages = nlohmann::json::object();
-  nlohmann::json metadata = nlohmann::json::object();
+  KernelMetadata metadata;  // for compiled cells (the report writes it with to_json)
   nlohmann::json sizes = nlohmann::json::object();
   nlohmann::json resources = nlohmann::json::object();
   std::string log;
@@ -149,11 +150,10 @@ struct CellResult {
   std::string ttir_key;
   nlohmann::json predicted;  // null, or the static pre-checks' {reason, stage, what, name}
   nlohmann::json launch;     // null, or {needs, limits, problems} for compiled cells
-  // null, or what the worker exported: {directory, binary, assembly, params, folded}
-  nlohmann::json exported;
-  // null, or the reproducer the worker wrote (`repro`): {text, lines, imports_module, blockers,
-  // shrink} or {error}
-  nlohmann::json repro;
+  // What the worker exported (export's files, params and launch), when it was asked to.
+  std::optional<ExportFiles> exported;
+  // The reproducer the worker wrote (`repro`), or why it could not.
+  std::optional<ReproducerText> repro;
   bool in_baseline = false;  // failed as the baseline says it did: not new
   // The device personas whose host code chose this row's options, when none is of this target's
   // vendor (`capture --as`): a launch-limit verdict then says what another vendor's choices would

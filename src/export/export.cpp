@@ -21,66 +21,60 @@ std::string c_type_for(const std::string& triton_type, Backend backend) {
   return it == scalars.end() ? "" : it->second;
 }
 
-namespace {
-
-// A count of the kernel's metadata; absent or null (the schema allows an unset attribute) reads
-// as `fallback`, as the worker's launch rules read it.
-std::uint64_t count_of(const nlohmann::json& metadata, const char* key, std::uint64_t fallback) {
-  const auto it = metadata.find(key);
-  return it != metadata.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : fallback;
-}
-
-}  // namespace
-
 nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
   const auto& md = cell.metadata;
-  const auto& ex = cell.exported;
+  // The cell was compiled with export_dir (export_command.cpp): the worker's export_files is there.
+  const auto& ex = cell.exported.value();
   const auto target = checked_target(cell.target);
-  const int warps = md.value("num_warps", 0);
-  const int warp_size = md.value("warp_size", target.warp_size);
+  const auto warps = md.num_warps.value_or(0);
+  const auto warp_size = md.warp_size.value_or(target.warp_size);
   // How it launches: the worker's launch rules said it (export_files' launch, the schema's), the
   // rules every cell is judged by; nothing here counts threads or shared memory again.
-  const auto& launch = ex.at("launch");
+  const auto& launch = ex.launch;
   nlohmann::ordered_json params = nlohmann::ordered_json::array();
   int index = 0;
-  for (const auto& p : ex.at("params")) {
-    nlohmann::ordered_json param = {
-        {"index", index++},
-        {"name", p.value("name", "")},
-        {"kind", p.value("kind", "")},
-        {"c_type", c_type_for(p.value("triton_type", ""), target.backend)},
-        {"triton_type", p.value("triton_type", "")}};
-    if (p.contains("divisible_by_16")) param["divisible_by_16"] = p["divisible_by_16"];
+  for (const auto& p : ex.params) {
+    nlohmann::ordered_json param = {{"index", index++},
+                                    {"name", p.name},
+                                    {"kind", p.kind},
+                                    {"c_type", c_type_for(p.triton_type, target.backend)},
+                                    {"triton_type", p.triton_type}};
+    if (p.divisible_by_16) param["divisible_by_16"] = *p.divisible_by_16;
     params.push_back(param);
   }
+  nlohmann::ordered_json folded = nlohmann::ordered_json::array();
+  for (const auto& f : ex.folded)
+    folded.push_back({{"name", f.name}, {"value", f.value}, {"reason", f.reason}});
   // Ordered as a reader needs it: what to load, how to launch, what to pass.
   nlohmann::ordered_json descriptor = {
       {"descriptor_version", 1},
       {"kernel", cell.base_kernel},
       {"row", cell.kernel},
-      {"function", md.value("name", "")},
+      {"function", md.name.value_or("")},
       {"target", cell.target},
       {"backend", std::string(target.backend.name())},
       {"arch", target.arch},
       {"triton_version", cell.triton_version},
-      {"entry", md.value("name", "")},
-      {"binary", ex.value("binary", "")},
-      {"assembly", ex.value("assembly", "")},
+      {"entry", md.name.value_or("")},
+      {"binary", ex.binary},
+      {"assembly", ex.assembly},
       {"num_warps", warps},
       {"warp_size", warp_size},
-      {"threads_per_block", launch.at("threads_per_block")},
-      {"shared_bytes", launch.at("shared_bytes")},
-      {"needs_shared_opt_in", launch.at("needs_shared_opt_in")},
-      {"num_ctas", launch.at("num_ctas")},
-      {"cluster_dims", {launch.at("num_ctas"), 1, 1}},
+      {"threads_per_block", launch.threads_per_block},
+      {"shared_bytes", launch.shared_bytes},
+      {"needs_shared_opt_in", launch.needs_shared_opt_in},
+      {"num_ctas", launch.num_ctas},
+      {"cluster_dims", {launch.num_ctas, 1, 1}},
+      // An unset scratch count (absent, or null in the metadata) is the fallback the worker's
+      // launch rules use.
       {"global_scratch",
-       {{"size", count_of(md, "global_scratch_size", 0)},
-        {"align", count_of(md, "global_scratch_align", 1)}}},
+       {{"size", md.global_scratch_size.value_or(0)},
+        {"align", md.global_scratch_align.value_or(1)}}},
       {"profile_scratch",
-       {{"size", count_of(md, "profile_scratch_size", 0)},
-        {"align", count_of(md, "profile_scratch_align", 1)}}},
+       {{"size", md.profile_scratch_size.value_or(0)},
+        {"align", md.profile_scratch_align.value_or(1)}}},
       {"params", params},
-      {"folded", nlohmann::ordered_json(ex.value("folded", nlohmann::json::array()))},
+      {"folded", folded},
       {"grid",
        "blocks = (programs_x * num_ctas, programs_y, programs_z); block = (threads_per_block, 1, "
        "1); "
@@ -123,7 +117,7 @@ std::optional<std::size_t> ptx_parameter_count(const std::string& ptx, const std
 std::vector<std::string> write_export(const CellResult& cell) {
   const auto ordered = launch_descriptor(cell);
   const auto descriptor = nlohmann::json::parse(ordered.dump());
-  const std::filesystem::path dir = cell.exported.at("directory").get<std::string>();
+  const std::filesystem::path dir = cell.exported.value().directory;
   if (checked_target(cell.target).backend == Backend::cuda) {
     const auto ptx = util::read_file(dir / descriptor["assembly"].get<std::string>());
     const auto count = ptx_parameter_count(ptx, descriptor["entry"].get<std::string>());

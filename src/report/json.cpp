@@ -77,7 +77,7 @@ nlohmann::json cell_json(const CellResult& c, const std::map<std::string, std::s
       {"rerun_fresh", c.rerun_fresh},
       {"first_attempt_s", c.first_attempt_s},
       {"stages", c.stages},
-      {"metadata", c.metadata},
+      {"metadata", to_json(c.metadata)},
       {"sizes", c.sizes},
       {"resources", c.resources},
       {"source", location_json(c.kernel_source)},

@@ -38,6 +38,38 @@ std::optional<SourceLocation> location_from(const JsonAt& cell, const char* key)
                         line ? static_cast<int>(line->integer(0, INT_MAX)) : 0};
 }
 
+// A report's metadata: the members the worker's kernel_metadata defines, each of its type
+// (another triton-portcheck's report may hold more: those are not read).
+KernelMetadata metadata_from(const JsonAt& m) {
+  KernelMetadata out;
+  const auto text = [&](const char* key) -> std::optional<std::string> {
+    const auto v = m.find(key);
+    return v ? std::optional(v->string()) : std::nullopt;
+  };
+  const auto count = [&](const char* key) -> std::optional<std::int64_t> {
+    const auto v = m.find(key);
+    return v ? std::optional(v->integer(INT64_MIN, INT64_MAX)) : std::nullopt;
+  };
+  out.name = text("name");
+  out.hash = text("hash");
+  for (const auto& [key, member] : kMetadataCounts) out.*member = count(key);
+  if (const auto dims = m.find("cluster_dims")) {
+    out.cluster_dims.emplace();
+    for (const auto& d : dims->items()) out.cluster_dims->push_back(d.integer(0, INT64_MAX));
+  }
+  if (const auto t = object_member(m, "target")) {
+    const auto arch = (*t)["arch"];
+    out.target = KernelMetadata::Target{
+        (*t)["backend"].string(),
+        arch.json().is_string()
+            ? decltype(KernelMetadata::Target::arch)(arch.string())
+            : decltype(KernelMetadata::Target::arch)(arch.integer(INT64_MIN, INT64_MAX)),
+        (*t)["warp_size"].integer(0, INT64_MAX)};
+  }
+  out.triton_version = text("triton_version");
+  return out;
+}
+
 // Removes `key` from `object` when it is null: the reader takes null for absent, and so must
 // the renderers, which read the environment as the JSON it is.
 void drop_null(nlohmann::json& object, const char* key) {
@@ -151,9 +183,9 @@ CellResult cell_from(const JsonAt& c) {
   cell.started_s = c.number_or("started_s", 0.0);
   cell.rerun_fresh = c.boolean_or("rerun_fresh", false);
   cell.first_attempt_s = c.number_or("first_attempt_s", 0.0);
+  if (const auto metadata = object_member(c, "metadata")) cell.metadata = metadata_from(*metadata);
   const std::pair<const char*, nlohmann::json CellResult::*> objects[] = {
       {"stages", &CellResult::stages},
-      {"metadata", &CellResult::metadata},
       {"sizes", &CellResult::sizes},
       {"resources", &CellResult::resources}};
   for (const auto& [key, member] : objects)

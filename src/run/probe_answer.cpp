@@ -2,23 +2,19 @@
 
 #include "src/run/worker_protocol.hpp"
 
+#include "util/json_reader.hpp"
+
 namespace portcheck {
 namespace {
 
 // Each reader below runs on a value the schema has checked: a member it reads is there, of its
 // type, and optional only where the schema says so.
-template <typename T>
-std::optional<T> optional_member(const nlohmann::json& object, const char* key) {
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
-}
 
 TargetProblem read_problem(const nlohmann::json& p) {
-  return {
-      p.at("reason").get<std::string>(), p.at("message").get<std::string>(),
-      p.at("valid").get<std::vector<std::string>>(),
-      optional_member<std::vector<std::string>>(p, "nearest").value_or(std::vector<std::string>{})};
+  return {p.at("reason").get<std::string>(), p.at("message").get<std::string>(),
+          p.at("valid").get<std::vector<std::string>>(),
+          util::optional_member<std::vector<std::string>>(p, "nearest")
+              .value_or(std::vector<std::string>{})};
 }
 
 TargetDescription read_target(const nlohmann::json& t) {
@@ -26,25 +22,13 @@ TargetDescription read_target(const nlohmann::json& t) {
   out.name = t.at("name").get<std::string>();
   out.backend = t.at("backend").get<std::string>();
   out.arch = t.at("arch").get<std::string>();
-  out.warp_size = optional_member<int>(t, "warp_size");
+  out.warp_size = util::optional_member<int>(t, "warp_size");
   if (const auto it = t.find("assembler"); it != t.end()) {
-    out.assembler_path = optional_member<std::string>(*it, "path");
+    out.assembler_path = util::optional_member<std::string>(*it, "path");
     out.assembler_version = it->at("version").get<std::string>();
   }
-  out.error = optional_member<std::string>(t, "error");
+  out.error = util::optional_member<std::string>(t, "error");
   if (const auto it = t.find("unsupported"); it != t.end()) out.unsupported = read_problem(*it);
-  return out;
-}
-
-StaticTables read_tables(const nlohmann::json& tables) {
-  StaticTables out;
-  out.libdevice = tables.at("libdevice").get<std::map<std::string, std::vector<std::string>>>();
-  for (const auto& [target, dtypes] : tables.at("fp8").items()) {
-    if (dtypes.is_array())
-      out.fp8.emplace(target, dtypes.get<std::vector<std::string>>());
-    else
-      out.fp8.emplace(target, dtypes.at("error").get<std::string>());
-  }
   return out;
 }
 
@@ -63,16 +47,28 @@ nlohmann::json target_message(const TargetDescription& t) {
   return out;
 }
 
-nlohmann::json tables_message(const StaticTables& tables) {
-  auto fp8 = nlohmann::json::object();
-  for (const auto& [target, dtypes] : tables.fp8)
-    fp8[target] = std::holds_alternative<std::string>(dtypes)
-                      ? nlohmann::json{{"error", std::get<std::string>(dtypes)}}
-                      : nlohmann::json(std::get<std::vector<std::string>>(dtypes));
-  return {{"libdevice", tables.libdevice}, {"fp8", std::move(fp8)}};
+}  // namespace
+
+StaticTables StaticTables::from_checked(const nlohmann::json& tables) {
+  StaticTables out;
+  out.libdevice = tables.at("libdevice").get<std::map<std::string, std::vector<std::string>>>();
+  for (const auto& [target, dtypes] : tables.at("fp8").items()) {
+    if (dtypes.is_array())
+      out.fp8.emplace(target, dtypes.get<std::vector<std::string>>());
+    else
+      out.fp8.emplace(target, dtypes.at("error").get<std::string>());
+  }
+  return out;
 }
 
-}  // namespace
+nlohmann::json StaticTables::message() const {
+  auto fp8_out = nlohmann::json::object();
+  for (const auto& [target, dtypes] : fp8)
+    fp8_out[target] = std::holds_alternative<std::string>(dtypes)
+                          ? nlohmann::json{{"error", std::get<std::string>(dtypes)}}
+                          : nlohmann::json(std::get<std::vector<std::string>>(dtypes));
+  return {{"libdevice", libdevice}, {"fp8", std::move(fp8_out)}};
+}
 
 nlohmann::json ProbeAnswer::message() const {
   auto targets_out = nlohmann::json::array();
@@ -85,8 +81,8 @@ nlohmann::json ProbeAnswer::message() const {
       {"triton", {{"version", triton_version}, {"path", triton_path}, {"family", triton_family}}},
       {"option_fields", option_fields},
       {"targets", std::move(targets_out)},
-      {"static", static_tables ? nlohmann::json{{"tables", tables_message(*static_tables)}}
-                               : nlohmann::json()},
+      {"static",
+       static_tables ? nlohmann::json{{"tables", static_tables->message()}} : nlohmann::json()},
       {"signal_guard_off", signal_guard_off ? nlohmann::json(*signal_guard_off) : nullptr}};
 }
 
@@ -105,8 +101,8 @@ ProbeAnswer ProbeAnswer::read(const nlohmann::json& answer) {
       answer.at("option_fields").get<std::map<std::string, std::vector<std::string>>>();
   for (const auto& t : answer.at("targets")) out.targets.push_back(read_target(t));
   if (const auto& found = answer.at("static"); !found.is_null())
-    out.static_tables = read_tables(found.at("tables"));
-  out.signal_guard_off = optional_member<std::string>(answer, "signal_guard_off");
+    out.static_tables = StaticTables::from_checked(found.at("tables"));
+  out.signal_guard_off = util::optional_member<std::string>(answer, "signal_guard_off");
   return out;
 }
 

@@ -38,6 +38,10 @@ struct StaticTables {
   std::map<std::string, std::vector<std::string>> libdevice;  // by backend
   // By target: the fp8 dtypes it supports, or why its backend could not say.
   std::map<std::string, std::variant<std::vector<std::string>, std::string>> fp8;
+
+  // From tables the schema has checked (a probe_answer's or an inspect_answer's), and back.
+  static StaticTables from_checked(const nlohmann::json& tables);
+  [[nodiscard]] nlohmann::json message() const;
 };
 
 // By backend (cuda, hip): the names of its compile options.

@@ -40,6 +40,14 @@ class ProtocolError : public std::runtime_error {
 // Throws ProtocolError unless `message` is a `message_kind`.
 void expect_protocol(std::string_view message_kind, const nlohmann::json& message);
 
+// A message read where it enters, for a reader that says a breach in its own words: the typed
+// message, or (value empty) why it is not what the schema defines, as protocol_problem says it.
+template <typename Message>
+struct Checked {
+  std::optional<Message> value;
+  std::string problem;
+};
+
 // The message that answers a request of `request_kind` (a cell request's "kind": compile,
 // inspect, repro), as the schema's x-messages says: compile_result, inspect_answer, repro_answer.
 // Throws std::invalid_argument for a kind the schema has no answer to.

@@ -195,10 +195,11 @@ constexpr MetricSpec kMetrics[] = {
     {"metadata", "num_stages", "num_stages", false, false},
 };
 
-const nlohmann::json& field_of(const CellResult& c, std::string_view field) {
+// The report's object of that name (the metadata as the report writes it).
+nlohmann::json field_of(const CellResult& c, std::string_view field) {
   if (field == "sizes") return c.sizes;
   if (field == "resources") return c.resources;
-  return c.metadata;
+  return to_json(c.metadata);
 }
 
 std::optional<double> number_at(const nlohmann::json& object, const char* key) {

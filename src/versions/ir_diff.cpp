@@ -33,9 +33,8 @@ std::optional<fs::path> ir_file(const fs::path& dir, const CellResult& cell,
                       ir_target_folder(cell.target);
   const auto extension = "." + std::string(stage);
   std::error_code ec;
-  if (cell.metadata.is_object() && cell.metadata.contains("name") &&
-      cell.metadata["name"].is_string()) {
-    auto file = folder / (cell.metadata["name"].get<std::string>() + extension);
+  if (cell.metadata.name) {
+    auto file = folder / (*cell.metadata.name + extension);
     if (fs::is_regular_file(file, ec)) return file;
   }
   if (!fs::is_directory(folder, ec)) return std::nullopt;

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "src/run/cell_answer_read.hpp"
 #include "util/fs.hpp"
 
 namespace portcheck {
@@ -20,9 +21,10 @@ const std::filesystem::path kData = PORTCHECK_TEST_DATA;
 CellEvidence captured(const std::string& name) {
   CellEvidence e;
   e.outcome.how = Termination::exited;
-  e.result = nlohmann::json::parse(util::read_file(kData / (name + ".result.json")));
+  e.result = read_cell_answer(
+      "compile_result", nlohmann::json::parse(util::read_file(kData / (name + ".result.json"))));
   e.stderr_text = util::read_file(kData / (name + ".stderr"));
-  e.last_stage = e.result->value("stage", "");
+  e.last_stage = e.result->stage;
   return e;
 }
 
@@ -35,7 +37,7 @@ CellEvidence moved(CellEvidence e) {
     return s;
   };
   e.stderr_text = relocate(e.stderr_text);
-  (*e.result)["error"]["message"] = relocate((*e.result)["error"]["message"].get<std::string>());
+  e.result->error->message = relocate(e.result->error->message);
   return e;
 }
 
@@ -177,12 +179,10 @@ TEST(Classify, ProcessOutcomes) {
 TEST(Classify, ImportErrorIsTheUsersModule) {
   CellEvidence e;
   e.outcome.how = Termination::exited;
-  e.result =
-      nlohmann::json{{"status", "error"},
-                     {"stage", "import"},
-                     {"error",
-                      {{"type", "import"},
-                       {"message", "importing x.py failed: NameError: name 'q' is not defined"}}}};
+  e.result = CellAnswer{};
+  e.result->stage = "import";
+  e.result->error =
+      FailureError{"import", "importing x.py failed: NameError: name 'q' is not defined", ""};
   const auto c = classify(e);
   EXPECT_EQ(c.kind, FailureKind::import_error);
   EXPECT_EQ(c.stage, "import");
@@ -215,7 +215,8 @@ TEST(Classify, DeathWhileImportingIsAnImportError) {
 TEST(Classify, OkResultIsNoFailure) {
   CellEvidence e;
   e.outcome.how = Termination::exited;
-  e.result = nlohmann::json{{"status", "ok"}};
+  e.result = CellAnswer{};
+  e.result->ok = true;
   EXPECT_EQ(classify(e).kind, FailureKind::none);
 }
 

@@ -31,7 +31,9 @@ CellResult compiled(const std::string& row, const std::string& target, double co
   c.compile_s = compile_s;
   c.sizes = {{"cubin", cubin}, {"ptx", 4000}};
   c.resources = {{"registers", registers}, {"local_bytes", 0}};
-  c.metadata = {{"num_warps", 4}, {"num_stages", 3}, {"shared", 16384}};
+  c.metadata.num_warps = 4;
+  c.metadata.num_stages = 3;
+  c.metadata.shared = 16384;
   return c;
 }
 
@@ -300,8 +302,8 @@ TEST(DiffThresholds, SizeChangesAtLeastTheThresholdRegistersAnyChange) {
   auto before = compiled("k", "cuda:90", 1, 10000, 64);
   auto after = before;
   after.resources["local_bytes"] = 128;
-  after.metadata["num_stages"] = 4;
-  after.metadata["shared"] = 32768;
+  after.metadata.num_stages = 4;
+  after.metadata.shared = 32768;
   d = diff_pair(before, after);
   ASSERT_EQ(d.changed.size(), 1u);
   ASSERT_EQ(d.registers.size(), 1u);
@@ -420,7 +422,7 @@ TEST(DiffIr, FilesOfSaveIrAreFoundAndDiffed) {
   write("3.9.0", "dot_kernel.llir", "same\n");
 
   auto before = at(cell("dot_small[int8]", "cuda:90"), "3.8.0", "3.8.0");
-  before.metadata = {{"name", "dot_kernel"}};
+  before.metadata.name = "dot_kernel";
   auto after = at(cell("dot_small[int8]", "cuda:90"), "3.9.0", "3.9.0");  // no name: found by scan
   ASSERT_TRUE(ir_file(root, before, "ttgir"));
   ASSERT_TRUE(ir_file(root, after, "ttgir"));

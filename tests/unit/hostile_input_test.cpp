@@ -199,9 +199,9 @@ CellEvidence failed_in(const std::string& stage, const std::string& message,
   e.outcome.how = Termination::exited;
   e.last_stage = stage;
   e.stderr_text = stderr_text;
-  e.result = nlohmann::json{{"status", "error"},
-                            {"stage", stage},
-                            {"error", {{"type", "RuntimeError"}, {"message", message}}}};
+  e.result = CellAnswer{};
+  e.result->stage = stage;
+  e.result->error = FailureError{"RuntimeError", message, ""};
   return e;
 }
 

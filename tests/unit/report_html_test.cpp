@@ -61,7 +61,11 @@ Report hostile_report() {
       c.error_source = SourceLocation{"/tmp/" + payload + ".py", 3};
     }
     c.kernel_source = SourceLocation{"/home/" + payload + "/k.py", 1};
-    c.metadata = {{"name", payload}, {payload, {{"nested", payload}}}};
+    c.metadata.name = payload;
+    c.metadata.hash = payload;
+    c.metadata.target = KernelMetadata::Target{payload, payload, 32};
+    // A key of the user's choosing, as a report read back may carry in its open objects.
+    c.resources = {{payload, {{"nested", payload}}}};
   }
   for (auto& row : r.rows) {
     for (const auto& c : r.cells)
