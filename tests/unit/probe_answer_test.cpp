@@ -7,57 +7,13 @@
 #include <set>
 #include <string>
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "src/run/worker_protocol.hpp"
+#include "tests/unit/schema_coverage.hpp"
 
 namespace portcheck {
 namespace {
-
-const nlohmann::json& definition(const nlohmann::json& schema) {
-  if (!schema.contains("$ref")) return schema;
-  const auto ref = schema.at("$ref").get<std::string>();  // "#/$defs/NAME"
-  return worker_protocol_schema().document().at("$defs").at(ref.substr(ref.rfind('/') + 1));
-}
-
-// The members `schema` defines that `value` (and the values under it) never has, as paths.
-void uncovered(const nlohmann::json& schema_in, const nlohmann::json& value, const std::string& at,
-               std::set<std::string>& out) {
-  const auto& schema = definition(schema_in);
-  if (schema.contains("oneOf")) {
-    for (const auto& alternative : schema.at("oneOf"))
-      if (!definition(alternative).value("type", nlohmann::json()).is_null() ||
-          definition(alternative).contains("properties"))
-        uncovered(alternative, value, at, out);
-    return;
-  }
-  if (value.is_array() && schema.contains("items")) {
-    std::set<std::string> missing_in_all;
-    bool first = true;
-    for (const auto& item : value) {
-      std::set<std::string> missing;
-      uncovered(schema.at("items"), item, at + "[]", missing);
-      if (first) missing_in_all = missing;
-      std::erase_if(missing_in_all, [&](const auto& m) { return missing.count(m) == 0; });
-      first = false;
-    }
-    out.insert(missing_in_all.begin(), missing_in_all.end());
-    return;
-  }
-  if (!value.is_object()) return;
-  if (schema.contains("properties"))
-    for (const auto& [key, sub] : schema.at("properties").items()) {
-      if (!value.contains(key)) {
-        out.insert(fmt::format("{}.{}", at, key));
-        continue;
-      }
-      uncovered(sub, value.at(key), fmt::format("{}.{}", at, key), out);
-    }
-  if (schema.contains("additionalProperties") && schema.at("additionalProperties").is_object())
-    for (const auto& [key, sub] : value.items())
-      uncovered(schema.at("additionalProperties"), sub, fmt::format("{}.{}", at, key), out);
-}
 
 nlohmann::json full_answer() {
   const nlohmann::json unsupported = {{"reason", "refused"},
@@ -96,7 +52,7 @@ nlohmann::json full_answer() {
 
 TEST(ProbeAnswer, TheSampleHasEveryMemberTheSchemaDefines) {
   std::set<std::string> missing;
-  uncovered({{"$ref", "#/$defs/probe_answer"}}, full_answer(), "probe_answer", missing);
+  uncovered_members({{"$ref", "#/$defs/probe_answer"}}, full_answer(), "probe_answer", missing);
   EXPECT_TRUE(missing.empty()) << nlohmann::json(missing).dump();
 }
 

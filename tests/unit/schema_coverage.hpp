@@ -1,0 +1,72 @@
+#pragma once
+// Holds a typed message to the schema that defines it: the members the schema has that a sample
+// message lacks. A test whose sample has every member, and reads it into the struct and writes
+// it back unchanged, fails as soon as a member is added to the schema and not to the struct.
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "src/run/worker_protocol.hpp"
+
+namespace portcheck {
+
+inline const nlohmann::json& definition(const nlohmann::json& schema) {
+  if (!schema.contains("$ref")) return schema;
+  const auto ref = schema.at("$ref").get<std::string>();  // "#/$defs/NAME"
+  return worker_protocol_schema().document().at("$defs").at(ref.substr(ref.rfind('/') + 1));
+}
+
+// Whether `value` is the alternative of a oneOf that `alternative` is: every member the
+// alternative fixes (a "const", the discriminator: status, ok, event) has that value.
+inline bool is_alternative(const nlohmann::json& alternative, const nlohmann::json& value) {
+  const auto& schema = definition(alternative);
+  if (!schema.contains("properties")) return true;
+  if (!value.is_object()) return false;
+  for (const auto& [key, sub] : schema.at("properties").items())
+    if (sub.contains("const") && (!value.contains(key) || value.at(key) != sub.at("const")))
+      return false;
+  return true;
+}
+
+// The members `schema` defines that `value` (and the values under it) never has, as paths.
+inline void uncovered_members(const nlohmann::json& schema_in, const nlohmann::json& value,
+                              const std::string& at, std::set<std::string>& out) {
+  const auto& schema = definition(schema_in);
+  if (schema.contains("oneOf")) {
+    for (const auto& alternative : schema.at("oneOf"))
+      if ((!definition(alternative).value("type", nlohmann::json()).is_null() ||
+           definition(alternative).contains("properties")) &&
+          is_alternative(alternative, value))
+        uncovered_members(alternative, value, at, out);
+    return;
+  }
+  if (value.is_array() && schema.contains("items")) {
+    std::set<std::string> missing_in_all;
+    bool first = true;
+    for (const auto& item : value) {
+      std::set<std::string> missing;
+      uncovered_members(schema.at("items"), item, at + "[]", missing);
+      if (first) missing_in_all = missing;
+      std::erase_if(missing_in_all, [&](const auto& m) { return missing.count(m) == 0; });
+      first = false;
+    }
+    out.insert(missing_in_all.begin(), missing_in_all.end());
+    return;
+  }
+  if (!value.is_object()) return;
+  if (schema.contains("properties"))
+    for (const auto& [key, sub] : schema.at("properties").items()) {
+      if (!value.contains(key)) {
+        out.insert(fmt::format("{}.{}", at, key));
+        continue;
+      }
+      uncovered_members(sub, value.at(key), fmt::format("{}.{}", at, key), out);
+    }
+  if (schema.contains("additionalProperties") && schema.at("additionalProperties").is_object())
+    for (const auto& [key, sub] : value.items())
+      uncovered_members(schema.at("additionalProperties"), sub, fmt::format("{}.{}", at, key), out);
+}
+
+}  // namespace portcheck

@@ -1,0 +1,218 @@
+// The typed cell answers (compile_result, cell_failure, repro_answer, reproducer_result) and the
+// inspect answer against the schema that defines them: a message with every member the schema
+// has (and its parts', recursively) reads into the struct and is written back unchanged, so a
+// member added to the schema fails here until the sample has it and the struct reads and writes
+// it. A message that breaks the schema is never converted.
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "src/run/cell_answer_read.hpp"
+#include "src/run/inspect_answer.hpp"
+#include "src/run/worker_protocol.hpp"
+#include "tests/unit/schema_coverage.hpp"
+
+namespace portcheck {
+namespace {
+
+using nlohmann::json;
+
+json full_metadata() {
+  return {{"name", "axpy"},
+          {"hash", "d50fef"},
+          {"num_warps", 4},
+          {"num_ctas", 1},
+          {"num_stages", 3},
+          {"shared", 1024},
+          {"tmem_size", 0},
+          {"global_scratch_size", 0},
+          {"global_scratch_align", 1},
+          {"profile_scratch_size", 0},
+          {"profile_scratch_align", 1},
+          {"cluster_dims", {1, 1, 1}},
+          {"maxnreg", 128},
+          {"warp_size", 32},
+          {"target", {{"backend", "cuda"}, {"arch", 90}, {"warp_size", 32}}},
+          {"triton_version", "3.9.0"}};
+}
+
+json full_resources() {
+  return {
+      {"registers", 40}, {"stack_bytes", 0},   {"local_bytes", 0},       {"static_shared_bytes", 0},
+      {"vgprs", 12},     {"sgprs", 20},        {"vgpr_spills", 0},       {"sgpr_spills", 0},
+      {"lds_bytes", 0},  {"scratch_bytes", 0}, {"error", "no cuobjdump"}};
+}
+
+json full_launch() {
+  return {{"needs", {{"threads_per_block", 128}, {"shared_bytes", 1024}}},
+          {"problems", {"needs 1024 threads per block; cuda:75 allows 1024"}},
+          {"exceeded", {"threads_per_block"}},
+          {"autotuner", {{"skips", true}, {"raises", "OutOfResources"}}}};
+}
+
+json full_success() {
+  return {{"status", "ok"},
+          {"compile_s", 0.5},
+          {"stages", {{"ttir", 0.1}, {"cubin", 0.4}}},
+          {"metadata", full_metadata()},
+          {"sizes", {{"cubin", 9000}}},
+          {"source", {{"file", "k.py"}, {"line", 3}}},
+          {"resources", full_resources()},
+          {"ttir_key", "abc"},
+          {"shared_with", "axpy[2]"},
+          {"launch", full_launch()},
+          {"saved_ir", {"ir/axpy.ttir"}},
+          {"export",
+           {{"directory", "/out"},
+            {"binary", "axpy.cubin"},
+            {"assembly", "axpy.ptx"},
+            {"params",
+             {{{"name", "x"},
+               {"kind", "argument"},
+               {"triton_type", "*fp32"},
+               {"divisible_by_16", true}}}},
+            {"folded", {{{"name", "BLOCK"}, {"value", 128}, {"reason", "constexpr"}}}},
+            {"launch",
+             {{"threads_per_block", 128},
+              {"shared_bytes", 1024},
+              {"num_ctas", 1},
+              {"tensor_memory_columns", 0},
+              {"needs_shared_opt_in", false}}}}},
+          {"output_error", {{"path", "/out/axpy.cubin"}, {"error", "No space left on device"}}}};
+}
+
+json full_failure() {
+  return {{"status", "error"},
+          {"stage", "ttgir"},
+          {"error", {{"type", "CompilationError"}, {"message", "boom"}, {"traceback", "tb"}}},
+          {"stages", {{"ttir", 0.1}}},
+          {"compile_s", 0.2},
+          {"error_source", {{"file", "k.py"}, {"line", 7}}},
+          {"source", {{"file", "k.py"}, {"line", 3}}},
+          {"ttir_key", "abc"},
+          {"shared_with", "axpy[2]"},
+          {"saved_ir", {"ir/axpy.ttir"}},
+          {"autotuner", {{"skips", false}, {"raises", "CompilationError"}}}};
+}
+
+json full_repro() {
+  return {{"status", "ok"},
+          {"repro",
+           {{"text", "#!/usr/bin/env python3\n"},
+            {"lines", 40},
+            {"imports_module", true},
+            {"blockers", {"a decorator the copy cannot carry"}},
+            {"shrink",
+             {{"before_lines", 40},
+              {"after_lines", 12},
+              {"seconds", 3.5},
+              {"candidates", 9},
+              {"note", "done"}}},
+            {"error", "none"}}}};
+}
+
+json reproducer_ok() {
+  return {{"status", "ok"},
+          {"metadata", full_metadata()},
+          {"resources", full_resources()},
+          {"launch", full_launch()},
+          {"triton_version", "3.9.0"}};
+}
+
+json reproducer_failed() {
+  return {{"status", "error"},
+          {"stage", "cubin"},
+          {"error", {{"type", "PTXASError"}, {"message", "ptxas fatal"}, {"traceback", "tb"}}},
+          {"triton_version", "3.9.0"}};
+}
+
+json full_inspection() {
+  return {{"status", "ok"},
+          {"kernels",
+           {{"axpy", {{"ok", true}, {"args", {"x", "BLOCK"}}, {"constexprs", {"BLOCK"}}}},
+            {"broken", {{"ok", false}, {"failure", full_failure()}}}}},
+          {"keys", {{"0", "key0"}, {"1", nullptr}}},
+          {"asked_driver", true},
+          {"static",
+           {{"cells",
+             {{"0",
+               {{"stage", "frontend"},
+                {"what", "libdevice"},
+                {"name", "erfcx"},
+                {"reason", "no erfcx in libdevice on hip"}}},
+              {"1", nullptr}}},
+            {"tables",
+             {{"libdevice", {{"cuda", {"erf"}}}},
+              {"fp8", {{"cuda:75", {"fp8e5"}}, {"hip:gfx9", {{"error", "no"}}}}}}},
+            {"seconds", 0.25}}}};
+}
+
+json reference(const std::string& name) { return {{"$ref", "#/$defs/" + name}}; }
+
+// The inline alternative of a definition's oneOf whose status is `status`.
+json alternative(const std::string& name, const std::string& status) {
+  for (const auto& a : worker_protocol_schema().document().at("$defs").at(name).at("oneOf"))
+    if (a.contains("properties") && a.at("properties").at("status").at("const") == status) return a;
+  return nullptr;
+}
+
+std::set<std::string> missing_in(const json& schema, const json& sample) {
+  std::set<std::string> missing;
+  uncovered_members(schema, sample, "sample", missing);
+  return missing;
+}
+
+TEST(WorkerAnswers, TheSamplesHaveEveryMemberTheSchemaDefines) {
+  EXPECT_EQ(missing_in(reference("compile_success"), full_success()), std::set<std::string>{});
+  EXPECT_EQ(missing_in(reference("cell_failure"), full_failure()), std::set<std::string>{});
+  EXPECT_EQ(missing_in(alternative("repro_answer", "ok"), full_repro()), std::set<std::string>{});
+  EXPECT_EQ(missing_in(alternative("reproducer_result", "ok"), reproducer_ok()),
+            std::set<std::string>{});
+  EXPECT_EQ(missing_in(alternative("reproducer_result", "error"), reproducer_failed()),
+            std::set<std::string>{});
+  EXPECT_EQ(missing_in(reference("inspect_answer"), full_inspection()), std::set<std::string>{});
+}
+
+TEST(WorkerAnswers, EveryMemberIsReadIntoTheStructAndWrittenBack) {
+  const std::pair<const char*, json> samples[] = {
+      {"compile_result", full_success()},        {"compile_result", full_failure()},
+      {"cell_failure", full_failure()},          {"repro_answer", full_repro()},
+      {"repro_answer", full_failure()},          {"reproducer_result", reproducer_ok()},
+      {"reproducer_result", reproducer_failed()}};
+  for (const auto& [kind, sample] : samples)
+    EXPECT_EQ(read_cell_answer(kind, sample).message(), sample) << kind << " " << sample.dump();
+  EXPECT_EQ(InspectAnswer::read(full_inspection()).message(), full_inspection());
+}
+
+TEST(WorkerAnswers, TheStructsSayWhatTheMessagesSaid) {
+  const auto ok = read_cell_answer("compile_result", full_success());
+  EXPECT_TRUE(ok.ok);
+  EXPECT_EQ(ok.metadata->num_warps, 4);
+  EXPECT_EQ(std::get<std::int64_t>(ok.metadata->target->arch), 90);
+  EXPECT_EQ(ok.exported->launch.threads_per_block, 128u);
+  EXPECT_EQ(ok.launch->autotuner->raises, "OutOfResources");
+  const auto failed = read_cell_answer("compile_result", full_failure());
+  EXPECT_FALSE(failed.ok);
+  EXPECT_EQ(failed.error->message, "boom");
+  EXPECT_EQ(failed.error_source->line, 7);
+  const auto inspected = InspectAnswer::read(full_inspection());
+  EXPECT_EQ(inspected.kernels.at("broken").failure->stage, "ttgir");
+  EXPECT_EQ(inspected.keys.at("1"), std::nullopt);
+  EXPECT_EQ(inspected.static_findings->cells.at("0")->name, "erfcx");
+}
+
+TEST(WorkerAnswers, AnAnswerThatBreaksTheSchemaIsNotConverted) {
+  auto unknown = full_success();
+  unknown["metadata"]["registers"] = 40;  // a member of resources, not of the metadata
+  EXPECT_THROW((void)read_cell_answer("compile_result", unknown), ProtocolError);
+  const auto checked = try_read_cell_answer("compile_result", unknown);
+  EXPECT_FALSE(checked.value);
+  EXPECT_NE(checked.problem.find("metadata"), std::string::npos) << checked.problem;
+  auto without_failure = full_inspection();
+  without_failure["kernels"]["broken"].erase("failure");
+  EXPECT_THROW((void)InspectAnswer::read(without_failure), ProtocolError);
+}
+
+}  // namespace
+}  // namespace portcheck
