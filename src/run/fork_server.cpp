@@ -129,20 +129,6 @@ nlohmann::json cell_files(const ProcessSpec& spec) {
           {"stderr", spec.stderr_path.string()}};
 }
 
-// One line of the server's events; nullopt for one that is not JSON (nothing else writes to the
-// pipe, but never die on it). Only the server writes this pipe: its probe answer is checked by
-// checked_probe_answer, after the protocol versions (a server of another install is exit 3, not a
-// field); any other event that breaks the schema, or says that a command of ours did, is a bug of
-// ours (ProtocolError).
-std::optional<nlohmann::json> server_event(const std::string& line) {
-  auto event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (event.is_discarded()) return std::nullopt;
-  const auto name = event.value("event", "");
-  if (name != "probe") expect_protocol("server_event", event);
-  if (name == "error") throw ProtocolError(util::string_member(event, "message", "?"));
-  return event;
-}
-
 }  // namespace
 
 nlohmann::json fork_command(
@@ -182,9 +168,53 @@ void ForkServerRunner::send_fork(Id id, const InFlight& cell) {
   send(fork_command(id, cell.spec, batch, cell.log->path()));
 }
 
-std::vector<nlohmann::json> ForkServerRunner::pump(
-    std::chrono::milliseconds max_wait, std::vector<std::pair<Id, ProcessOutcome>>& ended) {
-  std::vector<nlohmann::json> other;
+void ForkServerRunner::on_forked(const ServerForked& event) {
+  const auto id = static_cast<Id>(event.id);
+  const auto pid = static_cast<pid_t>(event.pid);
+  const auto it = in_flight_.find(id);
+  if (it == in_flight_.end()) return;
+  it->second.pid = pid;
+  it->second.threads = static_cast<int>(event.threads);
+  it->second.waited = std::chrono::duration<double>(Clock::now() - it->second.requested).count();
+  by_pid_[pid] = id;
+  // Its wall time counts from the hand-over (waited_s says how much of it was waiting), its
+  // time limit from now: under load a zygote's import may outlive its deadline, and a cell
+  // then charged with that wait timed out importing for itself where a fresh process did
+  // not (issue 42).
+  it->second.forked = Clock::now();
+  limits_.watch(pid, id, it->second.spec, it->second.requested, it->second.forked);
+  if (it->second.log != nullptr) limits_.leader_forks_cells(pid);
+}
+
+void ForkServerRunner::on_exited(const ServerExited& event,
+                                 std::vector<std::pair<Id, ProcessOutcome>>& ended) {
+  const auto pid = static_cast<pid_t>(event.pid);
+  const auto at = by_pid_.find(pid);
+  if (at == by_pid_.end()) return;
+  const Id id = at->second;
+  by_pid_.erase(at);
+  auto& cell = in_flight_.at(id);
+  SessionLimits::Entry entry = limits_.find(pid) ? limits_.take(pid) : cell.entry;
+  // Its largest process's high-water mark, which the server had from wait4().
+  entry.peak_rss_bytes = std::max(entry.peak_rss_bytes, event.max_rss_bytes);
+  // As waitpid encodes it.
+  const int status = event.signal ? static_cast<int>(*event.signal & 0x7f)
+                                  : static_cast<int>((event.code.value_or(0) & 0xff) << 8);
+  // Many short cells: the rest of a finished cell's session goes at the next sample.
+  auto outcome = finish_session(pid, entry, cell.verdict.value_or(Termination::exited), status,
+                                Sweep::at_next_sample);
+  outcome.forked_from_threads = cell.threads;
+  outcome.waited_seconds = cell.waited;
+  if (cell.log != nullptr)
+    end_batch(cell, outcome, ended);
+  else
+    ended.emplace_back(id, std::move(outcome));
+  in_flight_.erase(id);
+}
+
+std::vector<ServerEvent> ForkServerRunner::pump(std::chrono::milliseconds max_wait,
+                                                std::vector<std::pair<Id, ProcessOutcome>>& ended) {
+  std::vector<ServerEvent> other;
   if (server_.dead || !server_.events.valid()) return other;
   pollfd pfd{server_.events.get(), POLLIN, 0};
   if (::poll(&pfd, 1, static_cast<int>(max_wait.count())) <= 0) return other;
@@ -202,63 +232,20 @@ std::vector<nlohmann::json> ForkServerRunner::pump(
   while ((newline = server_.buffer.find('\n')) != std::string::npos) {
     const std::string line = server_.buffer.substr(0, newline);
     server_.buffer.erase(0, newline + 1);
-    auto parsed = server_event(line);
-    if (!parsed) continue;
-    auto event = std::move(*parsed);
-    const auto name = event.value("event", "");
-    if (name == "forked") {
-      const Id id = event.at("id").get<Id>();
-      const pid_t pid = event.at("pid").get<pid_t>();
-      if (auto it = in_flight_.find(id); it != in_flight_.end()) {
-        it->second.pid = pid;
-        it->second.threads =
-            static_cast<int>(util::integer_member(event, "threads", 0, 1 << 20).value_or(0));
-        it->second.waited =
-            std::chrono::duration<double>(Clock::now() - it->second.requested).count();
-        by_pid_[pid] = id;
-        // Its wall time counts from the hand-over (waited_s says how much of it was waiting), its
-        // time limit from now: under load a zygote's import may outlive its deadline, and a cell
-        // then charged with that wait timed out importing for itself where a fresh process did
-        // not (issue 42).
-        it->second.forked = Clock::now();
-        limits_.watch(pid, id, it->second.spec, it->second.requested, it->second.forked);
-        if (it->second.log != nullptr) limits_.leader_forks_cells(pid);
-      }
-    } else if (name == "exited") {
-      const pid_t pid = event.at("pid").get<pid_t>();
-      const auto at = by_pid_.find(pid);
-      if (at == by_pid_.end()) continue;
-      const Id id = at->second;
-      by_pid_.erase(at);
-      auto& cell = in_flight_.at(id);
-      SessionLimits::Entry entry = limits_.find(pid) ? limits_.take(pid) : cell.entry;
-      // Its largest process's high-water mark, which the server had from wait4().
-      entry.peak_rss_bytes =
-          std::max(entry.peak_rss_bytes, event.value("max_rss_bytes", std::uint64_t{0}));
-      int status = 0;
-      if (event["signal"].is_number())
-        status = event["signal"].get<int>() & 0x7f;  // as waitpid encodes it
-      else
-        status = (event.value("code", 0) & 0xff) << 8;
-      // Many short cells: the rest of a finished cell's session goes at the next sample.
-      auto outcome = finish_session(pid, entry, cell.verdict.value_or(Termination::exited), status,
-                                    Sweep::at_next_sample);
-      outcome.forked_from_threads = cell.threads;
-      outcome.waited_seconds = cell.waited;
-      if (cell.log != nullptr)
-        end_batch(cell, outcome, ended);
-      else
-        ended.emplace_back(id, std::move(outcome));
-      in_flight_.erase(id);
-    } else if (name == "zygote") {
-      count_zygote_event(event);
-    } else if (name == "warm") {
+    auto event = read_server_event(line);
+    if (!event) continue;
+    if (const auto* warmed = std::get_if<ServerWarmed>(&*event)) {
       server_.warmed = true;
-      stats_.warm_up_seconds += util::number_member(event, "seconds").value_or(0.0);
-      other.push_back(std::move(event));
-    } else {
-      other.push_back(std::move(event));
+      stats_.warm_up_seconds += warmed->seconds;
     }
+    if (const auto* forked = std::get_if<ServerForked>(&*event))
+      on_forked(*forked);
+    else if (const auto* exited = std::get_if<ServerExited>(&*event))
+      on_exited(*exited, ended);
+    else if (const auto* zygote = std::get_if<ServerZygote>(&*event))
+      count_zygote_event(*zygote);
+    else
+      other.push_back(std::move(*event));
   }
   return other;
 }
@@ -369,13 +356,13 @@ void ForkServerRunner::dispatch() {
   }
 }
 
-nlohmann::json ForkServerRunner::await_event(const std::string& name,
-                                             std::chrono::milliseconds timeout) {
+std::optional<ServerEvent> ForkServerRunner::await_event(std::string_view name,
+                                                         std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   std::vector<std::pair<Id, ProcessOutcome>> ended;
   while (!server_.dead && Clock::now() < deadline) {
     for (auto& event : pump(std::chrono::milliseconds(50), ended))
-      if (event.value("event", "") == name) {
+      if (event_name(event) == name) {
         pending_.insert(pending_.end(), ended.begin(), ended.end());
         return event;
       }
@@ -387,7 +374,7 @@ nlohmann::json ForkServerRunner::await_event(const std::string& name,
     }
   }
   pending_.insert(pending_.end(), ended.begin(), ended.end());
-  return nullptr;
+  return std::nullopt;
 }
 
 void ForkServerRunner::send_warm() {
@@ -430,9 +417,9 @@ void ForkServerRunner::check_server_size() {
   util::kill_session(server_.pid);
 }
 
-void ForkServerRunner::count_zygote_event(const nlohmann::json& event) {
-  const auto change = util::string_member(event, "change", "");
-  const auto seconds = util::number_member(event, "seconds").value_or(0.0);
+void ForkServerRunner::count_zygote_event(const ServerZygote& event) {
+  const auto& change = event.change;
+  const auto seconds = event.seconds.value_or(0.0);
   if (change == "started") ++stats_.zygotes_started;
   if (change == "unusable") ++stats_.zygotes_unusable;
   if (change == "retired") ++stats_.zygotes_retired;
@@ -456,12 +443,12 @@ std::optional<ProbeAnswer> ForkServerRunner::probe_once(const nlohmann::json& re
     throw_probe_failure(config_.argv.at(0), outcome, "");
   }
   send({{"op", "probe"}, {"request", with_protocol(request)}});
-  auto reply = await_event("probe", timeout);
-  if (reply.is_null()) return std::nullopt;
+  const auto reply = await_event("probe", timeout);
+  if (!reply) return std::nullopt;
   std::uint64_t total = 0;
   limits_.enforce({server_.pid}, &total);  // the server's size once Triton and the kernels are in
   peak_tree_rss_ = std::max(peak_tree_rss_, total);
-  return checked_probe_answer(reply["result"]);
+  return checked_probe_answer(std::get<ServerProbed>(*reply).result);
 }
 
 ProbeAnswer ForkServerRunner::probe(const nlohmann::json& request, std::chrono::seconds timeout) {

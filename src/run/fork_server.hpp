@@ -15,6 +15,7 @@
 #include "src/run/batch_log.hpp"
 #include "src/run/probe_answer.hpp"
 #include "src/run/process_runner.hpp"
+#include "src/run/server_event.hpp"
 #include "src/run/supervisor.hpp"
 #include "util/unique_fd.hpp"
 
@@ -157,9 +158,12 @@ class ForkServerRunner final : public ProcessRunner {
   void enqueue(Id id, InFlight cell);
   // Reads what the server has said within `max_wait`; handles "forked"/"exited" itself and
   // returns the other events in order.
-  std::vector<nlohmann::json> pump(std::chrono::milliseconds max_wait,
-                                   std::vector<std::pair<Id, ProcessOutcome>>& ended);
-  nlohmann::json await_event(const std::string& name, std::chrono::milliseconds timeout);
+  std::vector<ServerEvent> pump(std::chrono::milliseconds max_wait,
+                                std::vector<std::pair<Id, ProcessOutcome>>& ended);
+  void on_forked(const ServerForked& event);
+  void on_exited(const ServerExited& event, std::vector<std::pair<Id, ProcessOutcome>>& ended);
+  // The first event of that name within `timeout`; nullopt when none came.
+  std::optional<ServerEvent> await_event(std::string_view name, std::chrono::milliseconds timeout);
   void send_warm();
   void ensure_warm();
   void reap(std::vector<std::pair<Id, ProcessOutcome>>& ended);
@@ -168,7 +172,7 @@ class ForkServerRunner final : public ProcessRunner {
   void dispatch();
   std::string server_log_tail() const;
   // A zygote started, became ready, was found unusable or retired: counted in stats_.
-  void count_zygote_event(const nlohmann::json& event);
+  void count_zygote_event(const ServerZygote& event);
   // Replaces the server when its session (it and its zygotes) outgrows max_server_rss_bytes.
   void check_server_size();
   // What the running batches' logs say now: cells begun (their limits armed), cells done.

@@ -5,11 +5,13 @@
 // it. A message that breaks the schema is never converted.
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "src/run/cell_answer_read.hpp"
 #include "src/run/inspect_answer.hpp"
+#include "src/run/server_event.hpp"
 #include "src/run/worker_protocol.hpp"
 #include "tests/unit/schema_coverage.hpp"
 
@@ -200,6 +202,53 @@ TEST(WorkerAnswers, TheStructsSayWhatTheMessagesSaid) {
   EXPECT_EQ(inspected.kernels.at("broken").failure->stage, "ttgir");
   EXPECT_EQ(inspected.keys.at("1"), std::nullopt);
   EXPECT_EQ(inspected.static_findings->cells.at("0")->name, "erfcx");
+}
+
+// Every event the server writes but the probe (whose answer is probe_answer_test's), each with
+// every member its alternative defines.
+std::vector<json> server_events() {
+  return {{{"event", "warm"},
+           {"seconds", 1.5},
+           {"errors", {"cuda:75: no"}},
+           {"threads", 3},
+           {"deferred", true}},
+          {{"event", "forked"}, {"id", 7}, {"pid", 4242}, {"threads", 1}},
+          {{"event", "exited"},
+           {"id", 7},
+           {"pid", 4242},
+           {"code", 0},
+           {"signal", 9},
+           {"max_rss_bytes", 1 << 20}},
+          {{"event", "zygote"}, {"change", "ready"}, {"role", "package"}, {"seconds", 2.5}}};
+}
+
+TEST(ServerEvents, EveryEventHasEveryMemberAndIsReadAndWrittenBack) {
+  for (const auto& event : server_events()) {
+    EXPECT_EQ(missing_in(reference("server_event"), event), std::set<std::string>{}) << event;
+    const auto read = read_server_event(event.dump());
+    ASSERT_TRUE(read) << event;
+    EXPECT_EQ(event_message(*read), event);
+    EXPECT_EQ(event_name(*read), event.at("event").get<std::string>());
+  }
+  // The alternatives the schema has, each tried above (the error event is thrown, below; the
+  // probe's answer is checked after the version match).
+  std::set<std::string> names = {"probe", "error"};
+  for (const auto& event : server_events()) names.insert(event.at("event").get<std::string>());
+  std::set<std::string> defined;
+  for (const auto& a :
+       worker_protocol_schema().document().at("$defs").at("server_event").at("oneOf"))
+    defined.insert(a.at("properties").at("event").at("const").get<std::string>());
+  EXPECT_EQ(names, defined);
+}
+
+TEST(ServerEvents, ABreachOrAnErrorEventIsOurBugAndNotJsonIsSkipped) {
+  EXPECT_FALSE(read_server_event("not json"));
+  EXPECT_THROW((void)read_server_event(R"({"event": "forked", "id": 1})"), ProtocolError);
+  EXPECT_THROW((void)read_server_event(R"({"event": "error", "message": "bad op"})"),
+               ProtocolError);
+  const auto probe = read_server_event(R"({"event": "probe", "result": {"protocol": 999}})");
+  ASSERT_TRUE(probe);  // its answer waits for the version check
+  EXPECT_EQ(std::get<ServerProbed>(*probe).result.at("protocol"), 999);
 }
 
 TEST(WorkerAnswers, AnAnswerThatBreaksTheSchemaIsNotConverted) {
