@@ -338,54 +338,25 @@ CaptureRecords read_capture_records(const std::filesystem::path& folder) {
       ++number;
       if (line.empty()) continue;
       try {
-        const auto j = nlohmann::json::parse(line);
-        // The hook's records are capture_record messages (protocol.schema.json); one that is not
-        // was written by a hook of another install, or by a process that corrupted its output.
-        if (auto problem = protocol_problem("capture_record", j)) {
+        auto read = read_capture_record(nlohmann::json::parse(line));
+        if (!read.value) {
           if (out.bad_lines++ == 0)
-            out.first_bad_line = fmt::format("{} line {}: {}", file.string(), number, *problem);
+            out.first_bad_line = fmt::format("{} line {}: {}", file.string(), number, read.problem);
           continue;
         }
-        if (j.contains("warning")) {
-          if (warnings.insert(j["warning"].get<std::string>()).second)
-            out.warnings.push_back(j["warning"].get<std::string>());
+        if (const auto* warning = std::get_if<CaptureWarning>(&*read.value)) {
+          if (warnings.insert(warning->warning).second) out.warnings.push_back(warning->warning);
           continue;
         }
-        if (j.contains("autotuned")) {  // checked against the protocol's autotuned_launch above
-          const auto& tuned = j["autotuned"];
-          out.autotuned.push_back({tuned["configs"].get<std::vector<std::string>>(),
-                                   tuned["persona"].get<std::string>()});
+        if (auto* tuned = std::get_if<CapturedAutotunedLaunch>(&*read.value)) {
+          out.autotuned.push_back(std::move(*tuned));
           continue;
         }
-        const auto& kernel = j.at("kernel");
-        CapturedLaunch launch;
-        launch.module = kernel.at("module").get<std::string>();
-        launch.qualname = kernel.at("qualname").get<std::string>();
-        if (kernel.contains("attribute") && kernel["attribute"].is_string())
-          launch.attribute = kernel["attribute"].get<std::string>();
-        launch.file = kernel.at("file").get<std::string>();
-        launch.line = kernel.value("line", 0);
-        if (kernel.contains("import_root") && kernel["import_root"].is_string())
-          launch.import_root = kernel["import_root"].get<std::string>();
-        launch.arg_names = kernel.at("arg_names").get<std::vector<std::string>>();
-        if (kernel.contains("not_importable") && kernel["not_importable"].is_string())
-          launch.not_importable = kernel["not_importable"].get<std::string>();
-        if (kernel.contains("generated_source") && kernel["generated_source"].is_string())
-          launch.generated_source = kernel["generated_source"].get<std::string>();
-        if (kernel.contains("generated_paths") && kernel["generated_paths"].is_array())
-          for (const auto& path : kernel["generated_paths"])
-            if (path.is_string()) launch.generated_paths.emplace_back(path.get<std::string>());
-        launch.specialization = j.at("specialization");
+        auto& launch = std::get<CapturedLaunch>(*read.value);
         if (!specialization_shape_problem(launch.specialization).empty()) {
           ++out.bad_lines;  // written by a process that corrupted the hook's output
           continue;
         }
-        if (j.contains("explicit_options") && j["explicit_options"].is_object())
-          launch.explicit_options = j["explicit_options"];
-        launch.site = j.value("site", "");
-        launch.test = j.value("test", "");
-        launch.persona = j.value("persona", "");
-        launch.identity = j.value("identity", "");
         out.launches.push_back(std::move(launch));
       } catch (const nlohmann::json::exception&) {
         // A process killed mid-write leaves a torn last line; the others still count.

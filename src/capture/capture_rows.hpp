@@ -7,36 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/capture/capture_record.hpp"
+
 namespace portcheck {
-
-// One launch recorded by the capture hook (python/portcheck_worker/capture/hook.py): Triton's own
-// serialised specialisation plus what the hook knew about the launch.
-struct CapturedLaunch {
-  std::string module;     // "sample_pkg.kernels"
-  std::string qualname;   // "add_kernel"
-  std::string attribute;  // module-level name holding it (fast = triton.jit(_impl)); else qualname
-  std::filesystem::path file;
-  int line = 0;
-  std::optional<std::filesystem::path> import_root;  // sys.path entry it came from, if importable
-  std::vector<std::string> arg_names;
-  std::string not_importable;  // why `check` could not import it again; empty when it can
-  // The text of the file that defines it, when that module was generated at run time and cannot
-  // be imported again by name: saved beside the manifest (kGeneratedFolder) and checked from there.
-  std::string generated_source;
-  std::vector<std::filesystem::path> generated_paths;  // sys.path entries its added imports need
-  nlohmann::json specialization;                       // serialize_specialization_data's object
-  nlohmann::json explicit_options = nlohmann::json::object();  // options the caller passed
-  std::string site;      // "/abs/file.py:12", the caller outside Triton
-  std::string test;      // pytest's node id, empty outside pytest
-  std::string persona;   // the device the hook answered as ("hip:gfx942"), or the real one's
-  std::string identity;  // names it in an autotuned launch's record; empty from an older hook
-};
-
-// One autotuned launch the hook saw: the identities of its configs' launch records.
-struct CapturedAutotunedLaunch {
-  std::vector<std::string> configs;
-  std::string persona;
-};
 
 struct CaptureRecords {
   std::vector<CapturedLaunch> launches;

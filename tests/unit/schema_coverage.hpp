@@ -18,12 +18,15 @@ inline const nlohmann::json& definition(const nlohmann::json& schema) {
   return worker_protocol_schema().document().at("$defs").at(ref.substr(ref.rfind('/') + 1));
 }
 
-// Whether `value` is the alternative of a oneOf that `alternative` is: every member the
-// alternative fixes (a "const", the discriminator: status, ok, event) has that value.
+// Whether `value` is the alternative of a oneOf that `alternative` is: it has every member the
+// alternative requires, and every member the alternative fixes (a "const", the discriminator:
+// status, ok, event) has that value.
 inline bool is_alternative(const nlohmann::json& alternative, const nlohmann::json& value) {
   const auto& schema = definition(alternative);
   if (!schema.contains("properties")) return true;
   if (!value.is_object()) return false;
+  for (const auto& key : schema.value("required", nlohmann::json::array()))
+    if (!value.contains(key.get<std::string>())) return false;
   for (const auto& [key, sub] : schema.at("properties").items())
     if (sub.contains("const") && (!value.contains(key) || value.at(key) != sub.at("const")))
       return false;

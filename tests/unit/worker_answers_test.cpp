@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "src/capture/capture_record.hpp"
 #include "src/run/cell_answer_read.hpp"
 #include "src/run/inspect_answer.hpp"
 #include "src/run/server_event.hpp"
@@ -249,6 +250,45 @@ TEST(ServerEvents, ABreachOrAnErrorEventIsOurBugAndNotJsonIsSkipped) {
   const auto probe = read_server_event(R"({"event": "probe", "result": {"protocol": 999}})");
   ASSERT_TRUE(probe);  // its answer waits for the version check
   EXPECT_EQ(std::get<ServerProbed>(*probe).result.at("protocol"), 999);
+}
+
+std::vector<json> capture_records() {
+  return {
+      {{"version", 1},
+       {"mode", "record"},
+       {"kernel",
+        {{"module", "pkg.kernels"},
+         {"qualname", "add_kernel"},
+         {"file", "/src/pkg/kernels.py"},
+         {"line", 12},
+         {"attribute", "add"},
+         {"import_root", "/src"},
+         {"not_importable", "generated at run time"},
+         {"arg_names", {"x", "BLOCK"}},
+         {"generated_source", "import triton\n"},
+         {"generated_paths", {"/tmp/gen"}}}},
+       {"specialization", {{"signature", {{"x", "*fp32"}}}}},
+       {"explicit_options", {{"num_warps", 4}}},
+       {"autotune", {{"config", "BLOCK: 64"}, {"count", 2}, {"index", 1}}},
+       {"warmup", false},
+       {"site", "/src/tests/test_add.py:9"},
+       {"test", "tests/test_add.py::test_add"},
+       {"persona", "cuda:90"},
+       {"identity", "0123456789abcdef"}},
+      {{"version", 1}, {"autotuned", {{"configs", {"0123456789abcdef"}}, {"persona", "cuda:90"}}}},
+      {{"version", 1}, {"warning", "a launch on a fake tensor"}}};
+}
+
+TEST(CaptureRecords, EveryRecordHasEveryMemberAndIsReadAndWrittenBack) {
+  for (const auto& record : capture_records()) {
+    EXPECT_EQ(missing_in(reference("capture_record"), record), std::set<std::string>{}) << record;
+    const auto read = read_capture_record(record);
+    ASSERT_TRUE(read.value) << read.problem;
+    EXPECT_EQ(record_message(*read.value), record);
+  }
+  auto torn = capture_records().front();
+  torn["kernel"].erase("arg_names");
+  EXPECT_FALSE(read_capture_record(torn).value);
 }
 
 TEST(WorkerAnswers, AnAnswerThatBreaksTheSchemaIsNotConverted) {
