@@ -8,7 +8,7 @@ status and stderr.
 import os
 import sys
 
-from .base import channels, protocol
+from .base import channels, messages, protocol
 from .cell import child as cell_child
 from .server import probe
 
@@ -33,7 +33,8 @@ def run(argv):
         return channels.EXIT_USAGE
     command, request_path, result_path = argv[:3]
     if command == "probe":
-        protocol.write_result(result_path, probe.handle_probe(protocol.read_request(request_path)))
+        request = messages.probe_request(protocol.read_request(request_path))
+        protocol.write_result(result_path, probe.handle_probe(request))
         return 0
     # The user's code runs in a child of this process, never in triton-portcheck's own child.
     return cell_child.run_forked(request_path, result_path, argv[3] if len(argv) > 3 else None)

@@ -47,7 +47,7 @@ def test_every_message_is_defined_and_the_version_is_the_schemas():
 # Runs in the test environment's Python, with Triton: each handler as the tool's requests reach it.
 WRITE_MESSAGES = r'''
 import json, sys
-from portcheck_worker.base import protocol
+from portcheck_worker.base import messages, protocol
 from portcheck_worker.cell import handlers
 from portcheck_worker.forking.warm_up import warm_up
 from portcheck_worker.server import probe as probe_handler
@@ -69,12 +69,12 @@ inspect = {"kind": "inspect", "zygote": None, "kernels": [{"id": "axpy", "kernel
            "tool_version": "test"}
 probe = {"protocol": protocol.PROTOCOL_VERSION, "targets": [target], "predict": True}
 written = [
-    ("probe_answer", probe_handler.handle_probe(probe)),
+    ("probe_answer", probe_handler.handle_probe(messages.probe_request(probe))),
     ("inspect_answer", handlers.handle_cell(inspect, progress)),
     ("compile_result", handlers.handle_cell(axpy, progress)),
     ("compile_result", handlers.handle_cell(blockptr, progress)),
     ("compile_result", handlers.handle_cell(missing, progress)),
-    ("server_event", {"event": "warm", **warm_up([target])}),
+    ("server_event", {"event": "warm", **warm_up([messages.Target(**target)])}),
     # What an export writes, and an AMD kernel's resources (its descriptor's counts).
     ("compile_result", handlers.handle_cell({**axpy, "export_dir": sys.argv[3]}, progress)),
     ("compile_result", handlers.handle_cell({**axpy, "target": {"backend": "hip", "arch": "gfx942", "warp_size": 64}},

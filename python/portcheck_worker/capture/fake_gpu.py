@@ -104,8 +104,8 @@ def _patch_cuda(torch, persona, properties):
     for name, answer in _NO_DEVICE_CALLS.items():
         setattr(cuda, name, answer)
     torch._C._cuda_getDeviceCount = lambda: 1
-    cuda.get_arch_list = lambda: [persona.device.get("gcnArchName", "").split(":")[0]
-                                  if persona.backend == "hip" else f"sm_{persona.device['arch']}"]
+    cuda.get_arch_list = lambda: [(persona.device.gcnArchName or "").split(":")[0]
+                                  if persona.backend == "hip" else f"sm_{persona.device.arch}"]
     cuda.mem_get_info = lambda device=None: (properties.total_memory, properties.total_memory)
     cuda.is_bf16_supported = lambda including_emulation=True: True
     # Dynamo saves and restores the RNG state around a compile (preserve_rng_state).

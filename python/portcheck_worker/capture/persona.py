@@ -20,7 +20,7 @@ persona run the answers host code gets are those of one representative device of
 Only the capture's CPU modes use a persona; a live capture answers as the real device.
 """
 from . import vendor_devices, vendor_libraries
-from ..base import protocol
+from ..base import capture_messages
 from ..compile.driver import StandInDriver, refusal
 
 ENV_PERSONA = vendor_devices.ENV_PERSONA
@@ -31,49 +31,48 @@ _CUDA_VERSION = "12.8"
 
 def from_environment():
     """The persona of this run, or None (live capture, or a run not started by capture). The
-    device is checked against the protocol here, where it enters the user's process."""
+    device is checked against the protocol and read here, where it enters the user's process."""
     device = vendor_devices.persona_device()
     if device is None:
         return None
-    protocol.check("capture_persona", device)
-    return Persona(device)
+    return Persona(capture_messages.capture_persona(device))
 
 
 class Persona:
 
     def __init__(self, device):
-        self.device = device
-        self.name = device["target"]
-        self.backend = device["backend"]
+        self.device = device  # a capture_messages.CapturePersona
+        self.name = device.target
+        self.backend = device.backend
 
     def target(self):
         from triton.backends.compiler import GPUTarget
-        arch = self.device["arch"]
+        arch = self.device.arch
         return GPUTarget(self.backend, int(arch) if self.backend == "cuda" else arch,
-                         int(self.device["warp_size"]))
+                         int(self.device.warp_size))
 
     def driver(self):
         return PersonaDriver(self)
 
     def capability(self):
-        major, minor = self.device["capability"]
+        major, minor = self.device.capability
         return int(major), int(minor)
 
     def triton_properties(self):
         """What Triton's `driver.active.utils.get_device_properties(i)` returns on this device."""
         d = self.device
         properties = {
-            "max_shared_mem": d["shared_memory_per_block_optin"],
-            "max_num_regs": d["regs_per_multiprocessor"],
-            "multiprocessor_count": d["multi_processor_count"],
-            "warpSize": d["warp_size"],
-            "sm_clock_rate": d["sm_clock_rate"],
-            "mem_clock_rate": d["mem_clock_rate"],
-            "mem_bus_width": d["mem_bus_width"],
+            "max_shared_mem": d.shared_memory_per_block_optin,
+            "max_num_regs": d.regs_per_multiprocessor,
+            "multiprocessor_count": d.multi_processor_count,
+            "warpSize": d.warp_size,
+            "sm_clock_rate": d.sm_clock_rate,
+            "mem_clock_rate": d.mem_clock_rate,
+            "mem_bus_width": d.mem_bus_width,
         }
         if self.backend == "hip":
-            properties["arch"] = d["gcnArchName"]
-            properties["max_threads_per_sm"] = d["max_threads_per_multi_processor"]
+            properties["arch"] = d.gcnArchName
+            properties["max_threads_per_sm"] = d.max_threads_per_multi_processor
         return properties
 
     def torch_properties(self):
@@ -81,15 +80,21 @@ class Persona:
         d = self.device
         major, minor = self.capability()
         return _DeviceProperties(
-            name=d["name"], major=major, minor=minor, total_memory=d["total_memory"],
-            multi_processor_count=d["multi_processor_count"], is_integrated=d["is_integrated"],
-            is_multi_gpu_board=False, max_threads_per_multi_processor=d["max_threads_per_multi_processor"],
-            gcnArchName=d.get("gcnArchName", "NVIDIA CUDA GPU" if self.backend == "cuda" else ""),
-            warp_size=d["warp_size"], regs_per_multiprocessor=d["regs_per_multiprocessor"],
-            shared_memory_per_block=d["shared_memory_per_block"],
-            shared_memory_per_block_optin=d["shared_memory_per_block_optin"],
-            shared_memory_per_multiprocessor=d["shared_memory_per_multiprocessor"],
-            L2_cache_size=d["L2_cache_size"])
+            name=d.name, major=major, minor=minor, total_memory=d.total_memory,
+            multi_processor_count=d.multi_processor_count, is_integrated=d.is_integrated,
+            is_multi_gpu_board=False, max_threads_per_multi_processor=d.max_threads_per_multi_processor,
+            gcnArchName=self.gcn_arch_name(), warp_size=d.warp_size,
+            regs_per_multiprocessor=d.regs_per_multiprocessor,
+            shared_memory_per_block=d.shared_memory_per_block,
+            shared_memory_per_block_optin=d.shared_memory_per_block_optin,
+            shared_memory_per_multiprocessor=d.shared_memory_per_multiprocessor,
+            L2_cache_size=d.L2_cache_size)
+
+    def gcn_arch_name(self):
+        """torch's gcnArchName: an AMD device's own; what torch says on an NVIDIA device without one."""
+        if self.device.gcnArchName is not None:
+            return self.device.gcnArchName
+        return "NVIDIA CUDA GPU" if self.backend == "cuda" else ""
 
     def patch_torch(self, torch):
         cuda = torch.cuda

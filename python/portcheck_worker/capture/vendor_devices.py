@@ -51,16 +51,23 @@ def device_count():
 
 
 class Device:
-    """One persona device, index `index`, with every figure the tools and libraries report."""
+    """One persona device, index `index`, with every figure the tools and libraries report.
+
+    The persona (capture_persona) is read by name here, once, and not through base/messages.py:
+    the tools' script runs this file alone, with the standard library only. The hook has read it
+    through messages.py first, checking it (persona.from_environment)."""
 
     def __init__(self, persona, index):
-        self.persona = persona
         self.index = index
+        self.target = persona["target"]
         self.backend = persona["backend"]
         self.name = persona["name"]
         self.total_mib = int(persona["total_memory"]) // (1 << 20)
         self.sm_clock_mhz = int(persona["sm_clock_rate"]) // 1000
         self.mem_clock_mhz = int(persona["mem_clock_rate"]) // 1000
+        self.multi_processor_count = int(persona["multi_processor_count"])
+        self.capability = tuple(int(x) for x in persona["capability"])
+        self.gcn_arch_name = persona.get("gcnArchName", "")
         self.pci_bus_id = f"00000000:{0x18 + 0x10 * index:02X}:00.0"
         seed = hashlib.sha1(f"{persona['target']}/{index}".encode()).hexdigest()
         self.uuid = f"GPU-{seed[:8]}-{seed[8:12]}-{seed[12:16]}-{seed[16:20]}-{seed[20:32]}"
@@ -68,12 +75,12 @@ class Device:
 
     @property
     def compute_capability(self):
-        major, minor = self.persona["capability"]
+        major, minor = self.capability
         return f"{major}.{minor}"
 
     @property
     def gfx_version(self):
-        return self.persona.get("gcnArchName", "").split(":")[0]
+        return self.gcn_arch_name.split(":")[0]
 
 
 @functools.cache

@@ -96,12 +96,12 @@ _PYNVML_FUNCTIONS = {
     "nvmlDeviceGetPowerManagementLimit": lambda d: 700000,
     "nvmlDeviceGetClockInfo": _clock,
     "nvmlDeviceGetMaxClockInfo": _clock,
-    "nvmlDeviceGetCudaComputeCapability": lambda d: tuple(int(x) for x in d.persona["capability"]),
+    "nvmlDeviceGetCudaComputeCapability": lambda d: d.capability,
     "nvmlDeviceGetMultiGpuBoard": lambda d: 0,
     "nvmlDeviceGetComputeRunningProcesses": lambda d: [],
     "nvmlDeviceGetGraphicsRunningProcesses": lambda d: [],
     "nvmlDeviceGetPersistenceMode": lambda d: 1,
-    "nvmlDeviceGetNumGpuCores": lambda d: 128 * int(d.persona["multi_processor_count"]),
+    "nvmlDeviceGetNumGpuCores": lambda d: 128 * d.multi_processor_count,
 }
 _PYNVML_CONSTANTS = {"NVML_TEMPERATURE_GPU": 0, "NVML_CLOCK_GRAPHICS": 0, "NVML_CLOCK_SM": 1,
                      "NVML_CLOCK_MEM": 2, "NVML_CLOCK_VIDEO": 3, "NVML_SUCCESS": 0,
@@ -154,7 +154,7 @@ _AMDSMI_FUNCTIONS = {
     "amdsmi_get_gpu_asic_info": lambda d: {
         "market_name": d.name, "vendor_id": "0x1002", "vendor_name": "Advanced Micro Devices Inc. [AMD/ATI]",
         "subvendor_id": "0x1002", "device_id": "0x74a1", "rev_id": "0x00", "asic_serial": d.serial,
-        "oam_id": d.index, "num_of_compute_units": int(d.persona["multi_processor_count"]),
+        "oam_id": d.index, "num_of_compute_units": d.multi_processor_count,
         "target_graphics_version": d.gfx_version},
     "amdsmi_get_gpu_board_info": lambda d: {"product_name": d.name, "product_serial": d.serial[2:],
                                             "manufacturer_name": "AMD", "model_number": "102-G30211-0C"},

@@ -231,7 +231,7 @@ def _amd_static(d):
     return {"asic": {"market_name": d.name, "vendor_id": "0x1002",
                      "vendor_name": "Advanced Micro Devices Inc. [AMD/ATI]", "device_id": "0x74a1",
                      "rev_id": "0x00", "asic_serial": d.serial,
-                     "num_compute_units": d.persona["multi_processor_count"],
+                     "num_compute_units": d.multi_processor_count,
                      "target_graphics_version": d.gfx_version},
             "vram": {"type": "HBM", "vendor": "N/A", "size": {"value": d.total_mib, "unit": "MB"}},
             "driver": {"name": "amdgpu", "version": vendor_devices.AMDGPU_DRIVER_VERSION}}
@@ -302,7 +302,7 @@ def main(argv):
     backend, answer = _TOOLS[tool]
     if devices is None or devices[0].backend != backend:
         message, status = _ABSENT[tool]
-        device = f"as {devices[0].persona['target']}" if devices else "outside a persona run"
+        device = f"as {devices[0].target}" if devices else "outside a persona run"
         sys.stderr.write(f"{message}(triton-portcheck capture: this run has no such device: {device})\n")
         return status
     try:

@@ -50,8 +50,8 @@ class Log:
 
 def point_streams_at(cell):
     """Descriptors 1 and 2 (and so the compiler's diagnostics, ptxas's output) to the cell's
-    files, truncated as a fresh process's would be."""
-    for fd, path in ((1, cell["stdout"]), (2, cell["stderr"])):
+    files (`cell`: a channel_messages.BatchCell), truncated as a fresh process's would be."""
+    for fd, path in ((1, cell.stdout), (2, cell.stderr)):
         opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         if opened != fd:
             os.dup2(opened, fd)
@@ -78,11 +78,11 @@ def run(cells, log_path, prepare, fork_cell, threads):
         for index, cell in enumerate(cells):
             if index > 0 and os.path.exists(log_path + STOP_SUFFIX):
                 return  # the tool gives the rest to other processes
-            log.mark(BEGUN, cell["id"], threads())
+            log.mark(BEGUN, cell.id, threads())
             status, usage = fork_cell(cell, index == 0)
-            if status != 0 or not os.path.exists(cell["result"]):
+            if status != 0 or not os.path.exists(cell.result):
                 return  # ended without its result: the tool runs it alone
-            log.mark(DONE, cell["id"], usage.ru_maxrss * 1024)
+            log.mark(DONE, cell.id, usage.ru_maxrss * 1024)
     finally:
         log.close()
 

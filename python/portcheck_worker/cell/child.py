@@ -19,7 +19,7 @@ import sys
 import traceback
 
 from . import batch, handlers
-from ..base import at_fork, forks, protocol, signal_guard
+from ..base import at_fork, forks, messages, protocol, signal_guard
 from ..compile import shared_backend, stages
 
 _PR_SET_PDEATHSIG = 1
@@ -37,19 +37,20 @@ def die_with_parent(parent):
 
 
 def run_batch(command, failure_code, parent):
-    """In the child forked by `parent` for a batch of cells (batch.py): imports the cells' module
-    once, then forks each cell from that state and waits for it. Never returns."""
+    """In the child forked by `parent` for a batch of cells (batch.py; `command`: the
+    channel_messages.ForkCommand): imports the cells' module once, then forks each cell from that
+    state and waits for it. Never returns."""
     def run():
         die_with_parent(parent)
         signal_guard.install()
-        shared_backend.enable(command["batch_log"] + _SHARED_SUFFIX)
+        shared_backend.enable(command.batch_log + _SHARED_SUFFIX)
         leader = os.getpid()
 
         def prepare(cell):
             # As a zygote imports: the import's own at-fork handlers run at each cell's own later
             # forks (each cell registers them as it starts), not at its birth from this process.
             with at_fork.recording():
-                stages.import_for(protocol.read_request(cell["request"]))
+                stages.import_for(messages.cell_request(protocol.read_request(cell.request)))
 
         def fork_cell(cell, first):
             pid = forks.quiet_fork()
@@ -57,7 +58,7 @@ def run_batch(command, failure_code, parent):
                 _run_batch_cell(cell, first, leader, failure_code)  # never returns
             return _wait(pid)
 
-        batch.run(command["batch"], command["batch_log"], prepare, fork_cell, forks.threads_now)
+        batch.run(command.batch, command.batch_log, prepare, fork_cell, forks.threads_now)
 
     _run_and_exit(run, failure_code)
 
@@ -75,7 +76,7 @@ def _run_batch_cell(cell, first, leader, failure_code):
         if not first:
             batch.point_streams_at(cell)
         at_fork.register_recorded()
-        handlers.run_cell_files(cell["request"], cell["result"], cell["progress"])
+        handlers.run_cell_files(cell.request, cell.result, cell.progress)
 
     _run_and_exit(run, failure_code)
 

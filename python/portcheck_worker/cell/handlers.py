@@ -4,7 +4,7 @@ and `handle_repro` (one cell's reproducer). The probe, which runs no user code, 
 """
 import sys
 
-from ..base import protocol
+from ..base import messages, protocol
 from ..compile import driver, keys, stages, static, tables
 from ..compile.loader import KernelImportError
 from ..compile.stages import make_target
@@ -22,28 +22,28 @@ def handle_inspect(request, progress):
     inspection per target (`asked_driver`), which imports the module under that target's
     stand-in driver, as its cells do, and keys them there."""
     progress.mark("import")
-    target = request.get("target")
+    target = request.target
     if target is not None:
         driver.install(make_target(target))
-    watch = driver.DriverWatch() if target is None and request["keys"] else None
+    watch = driver.DriverWatch() if target is None and request.keys else None
     try:
-        kernels = {k["id"]: tables.kernel_arguments(k["kernel"]) for k in request["kernels"]}
+        kernels = {k.id: tables.kernel_arguments(k.kernel) for k in request.kernels}
     finally:
         if watch is not None:
             watch.stop()
     asked = watch is not None and watch.asked()
-    if not request["keys"]:
+    if not request.keys:
         cache_keys = {}
     elif asked:
-        cache_keys = {str(cell["id"]): None for cell in request["cells"]}
+        cache_keys = {str(cell.id): None for cell in request.cells}
     else:
-        cache_keys = keys.keys_for(request["cells"], request["tool_version"])
+        cache_keys = keys.keys_for(request.cells, request.tool_version)
     return {
         "status": "ok",
         "kernels": kernels,
         "keys": cache_keys,
         "asked_driver": asked,
-        "static": static.predictions(request["cells"], request["targets"]) if request["predict"] else None,
+        "static": static.predictions(request.cells, request.targets) if request.predict else None,
     }
 
 
@@ -55,21 +55,19 @@ def handle_repro(request, progress):
     return writer.reproducer(request, progress)
 
 
-# A cell's request names its kind; each kind is checked against its definition, then handled.
-_CELL_HANDLERS = {"compile": handle_compile, "inspect": handle_inspect, "repro": handle_repro}
+# A cell's request names its kind (messages.CELL_REQUESTS): each kind's class, its handler.
+_CELL_HANDLERS = {messages.CompileRequest: handle_compile, messages.InspectRequest: handle_inspect,
+                  messages.ReproRequest: handle_repro}
 
 
-def handle_cell(request, progress):
-    """A request run as a cell, whatever its kind: a user module imported under the cell's
-    limits. A kernel's import error or a compiler failure is the cell's result."""
-    kind = request.get("kind") if isinstance(request, dict) else None
-    if kind not in _CELL_HANDLERS:
-        raise protocol.ProtocolError(f"protocol error: a cell request of kind {kind!r} "
-                                     f"(protocol {protocol.PROTOCOL_VERSION} knows {sorted(_CELL_HANDLERS)})")
-    protocol.check(f"{kind}_request", request)
+def handle_cell(raw, progress):
+    """A request run as a cell, whatever its kind, as read from its file: checked and converted
+    (ProtocolError), then a user module imported under the cell's limits. A kernel's import error
+    or a compiler failure is the cell's result."""
+    request = messages.cell_request(raw)
     import_triton()
     try:
-        return _CELL_HANDLERS[kind](request, progress)
+        return _CELL_HANDLERS[type(request)](request, progress)
     except KernelImportError as e:
         return e.result()
     except stages.StageError as e:

@@ -16,7 +16,9 @@ import sys
 
 from . import loader
 from .stages import build_source, make_target
-from ..base import channels
+from ..base import channels, messages
+from ..base.frozen_json import as_json
+from ..base.messages import CompileRequest
 
 _build_id = None
 _worker_id = None
@@ -112,11 +114,12 @@ def _stable_constexprs():
 
 def cell_key(request, tool_version):
     """The cache key of one cell request, or raise if the kernel cannot even be loaded."""
+    request = messages.of(CompileRequest, request)
     from triton._C.libtriton import get_cache_invalidating_env_vars
     from triton.compiler.compiler import make_backend
-    fn = loader.load_kernel(request["kernel"])
+    fn = loader.load_kernel(request.kernel)
     src, options = build_source(fn, request)
-    target = make_target(request["target"])
+    target = make_target(request.target)
     backend = make_backend(target)
     parsed = backend.parse_options(dict(options))
     material = {
@@ -131,7 +134,7 @@ def cell_key(request, tool_version):
         "target": [target.backend, str(target.arch), target.warp_size],
         "inject": os.environ.get(channels.ENV_INJECT, ""),
         # The result holds the launch verdict against these (launch_rules.py).
-        "launch_limits": request.get("launch_limits"),
+        "launch_limits": as_json(request.launch_limits),
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -142,7 +145,7 @@ def keys_for(cells, tool_version):
     with _stable_constexprs():
         for cell in cells:
             try:
-                out[str(cell["id"])] = cell_key(cell["request"], tool_version)
+                out[str(cell.id)] = cell_key(cell.request, tool_version)
             except Exception:  # import failures and bad rows are reported by the compile itself
-                out[str(cell["id"])] = None
+                out[str(cell.id)] = None
     return out

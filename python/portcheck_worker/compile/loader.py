@@ -6,6 +6,8 @@ import sys
 import traceback
 
 from . import gpu_tensors_on_cpu, stdlib_guard, top_level_launches
+from ..base import messages
+from ..base.messages import KernelRef
 
 
 class KernelImportError(Exception):
@@ -25,12 +27,14 @@ class KernelImportError(Exception):
 
 def add_import_folders(ref):
     """The manifest's folder first, then its `pythonpath` folders, all ahead of site-packages."""
-    for folder in reversed([ref.get("import_root")] + list(ref.get("pythonpath") or [])):
+    for folder in reversed([ref.import_root, *(ref.pythonpath or ())]):
         if folder and folder not in sys.path:
             sys.path.insert(0, folder)
 
 
 def load_kernel(ref):
+    """The @triton.jit function a KernelRef names, its module imported (KernelImportError)."""
+    ref = messages.of(KernelRef, ref)
     add_import_folders(ref)
     try:
         try:
@@ -44,28 +48,28 @@ def load_kernel(ref):
         raise KernelImportError(_import_failure(ref, e), bounded_traceback()) from None
     broken = stdlib_guard.broken_names()
     if broken:
-        where = ref.get("file") or ref.get("module")
+        where = ref.file or ref.module
         raise KernelImportError(
             f"importing {where} broke the standard library Triton runs on: {', '.join(broken)}",
             "")
-    fn = getattr(module, ref["function"], None)
+    fn = getattr(module, ref.function, None)
     if fn is None:
-        raise KernelImportError(f"{module.__name__} has no attribute '{ref['function']}'", "")
+        raise KernelImportError(f"{module.__name__} has no attribute '{ref.function}'", "")
     return _unwrap(fn)
 
 
 def _import_module(ref):
     with top_level_launches.skipped():  # a script's own launches at import: not a cell's
-        if ref.get("file"):
-            return _import_file(ref["file"])
-        return importlib.import_module(ref["module"])
+        if ref.file:
+            return _import_file(ref.file)
+        return importlib.import_module(ref.module)
 
 
 def _import_failure(ref, error):
     """What the import did when it failed: the user's line it was on, the launches it made, and
     what to do about a top level that runs a script's work."""
-    where = ref.get("file") or ref.get("module")
-    line = _failing_user_line(error, ref.get("file"))
+    where = ref.file or ref.module
+    line = _failing_user_line(error, ref.file)
     at = f" at {line}" if line else ""
     text = f"importing {where} failed{at}: {type(error).__name__}: {error}"
     text += top_level_launches.what_the_import_did()

@@ -14,7 +14,9 @@ import warnings
 from . import autotune_rules, cubin, driver, loader, portable, releases, shared_backend
 from .launch_rules import launch_check
 from .outputs import IR_STAGES, OutputError, export_files, save_ir, save_partial_ir
-from ..base import faults
+from ..base import faults, messages
+from ..base.frozen_json import as_json
+from ..base.messages import CompileRequest, Target
 
 # Options whose values the backend derives from the target; a specialisation serialised for one
 # target carries them, and they must not leak into a compile for another.
@@ -46,9 +48,11 @@ class StageError(Exception):
 
 
 def make_target(spec):
+    """The GPUTarget of a protocol Target."""
     from triton.backends.compiler import GPUTarget
-    arch = int(spec["arch"]) if spec["backend"] == "cuda" else spec["arch"]
-    return GPUTarget(spec["backend"], arch, int(spec["warp_size"]))
+    spec = messages.of(Target, spec)
+    arch = int(spec.arch) if spec.backend == "cuda" else spec.arch
+    return GPUTarget(spec.backend, arch, int(spec.warp_size))
 
 
 def decode_constant(value):
@@ -107,18 +111,18 @@ class Specialisation:
 
 
 def specialisation(fn, request):
-    """From either a manifest row or a serialised specialisation."""
-    spec = request.get("specialization")
+    """From either a manifest row or a serialised specialisation (a compile or repro request)."""
+    spec = request.specialization
     if spec:
         signature = {k: _tuplify(v) for k, v in spec["signature"].items()}
         constexprs = {tuple(k): decode_constant(v) for k, v in zip(spec["constant_keys"], spec["constant_vals"])}
         attrs = {tuple(k): v for k, v in zip(spec["attrs_keys"], spec["attrs_vals"])}
         options = {k: _tuplify(v) for k, v in spec.get("options", {}).items() if k not in TARGET_DERIVED_OPTIONS}
-        options.update(request.get("options") or {})
+        options.update(request.options or {})
         return Specialisation(signature, constexprs, attrs, options)
 
-    types = request.get("signature") or {}
-    constants = request.get("constants") or {}
+    types = request.signature or {}
+    constants = request.constants or {}
     signature, constexprs, attrs = {}, {}, {}
     for index, name in enumerate(fn.arg_names):
         if name in constants:
@@ -132,13 +136,14 @@ def specialisation(fn, request):
             if releases.jit_specialises(fn, index, ty):
                 attrs[(index, )] = [["tt.divisibility", 16]] if divisible else []
             signature[name] = ty
-    return Specialisation(signature, constexprs, attrs, dict(request.get("options") or {}))
+    return Specialisation(signature, constexprs, attrs, dict(request.options or {}))
 
 
 def build_source(fn, request, spec=None):
     """An ASTSource and options, as the installed release takes them."""
+    request = messages.of(CompileRequest, request)  # a dict from an in-process caller
     spec = spec or specialisation(fn, request)
-    target = make_target(request["target"])
+    target = make_target(request.target)
     return releases.current().ast_source(fn, spec.signature, spec.constexprs, spec.attrs, target), spec.options
 
 
@@ -201,11 +206,11 @@ def import_for(request, progress=None):
     (target, kernel); raises loader.KernelImportError for the user's import failures."""
     warnings.filterwarnings("ignore", message=".*TRITON_DEFAULT_FP_FUSION.*")
     releases.current().prepare()
-    target = make_target(request["target"])
+    target = make_target(request.target)
     driver.install(target)
     if progress is not None:
         progress.mark("import")
-    return target, loader.load_kernel(request["kernel"])
+    return target, loader.load_kernel(request.kernel)
 
 
 def compile_cell(request, progress):
@@ -213,7 +218,7 @@ def compile_cell(request, progress):
     import triton
 
     target, fn = import_for(request, progress)
-    kernel_name = request.get("row_name", fn.__name__)
+    kernel_name = request.row_name
     try:
         spec = specialisation(fn, request)
         src, options = build_source(fn, request, spec)
@@ -223,8 +228,8 @@ def compile_cell(request, progress):
         raise StageError("frontend", e, {}, _error_location(fn, e), 0.0) from e
 
     # A cell that writes its IR or binary needs its own backend run.
-    writes = bool(request.get("save_ir_dir") or request.get("export_dir"))
-    recorder = StageRecorder(progress, kernel_name, keep_ir=bool(request.get("save_ir_dir")),
+    writes = bool(request.save_ir_dir or request.export_dir)
+    recorder = StageRecorder(progress, kernel_name, keep_ir=bool(request.save_ir_dir),
                              may_share=not writes)
     releases.current().always_compile()
     started = time.perf_counter()
@@ -251,7 +256,7 @@ def compile_cell(request, progress):
             shared_backend.remember(recorder.ttir_key, kernel_name, failure_result(error))
         if recorder.ir:
             try:
-                error.saved_ir = save_partial_ir(recorder.ir, fn.__name__, request["save_ir_dir"])
+                error.saved_ir = save_partial_ir(recorder.ir, fn.__name__, request.save_ir_dir)
             except OutputError:
                 pass  # the failure is the verdict; its IR is a courtesy
         raise error from e
@@ -276,18 +281,20 @@ def _success(compiled, spec, fn, request, target, times, compile_s):
         "source": source_location(fn),
         "resources": _resources(compiled, target),
     }
-    if request.get("launch_limits"):  # the tool knows the target's: the verdict is made here
+    # The rules every reproducer carries (launch_rules.py) read the limits as the JSON has them.
+    limits = as_json(request.launch_limits)
+    if limits:  # the tool knows the target's: the verdict is made here
         registers = result["resources"].get("registers")
         launch = launch_check(result["metadata"], registers if isinstance(registers, int) else None,
-                              request["launch_limits"], f"{target.backend}:{target.arch}", target.warp_size)
+                              limits, f"{target.backend}:{target.arch}", target.warp_size)
         if launch["problems"]:  # what the release's autotuner does with a config that needs this
             launch["autotuner"] = autotune_rules.launch_answer(launch["exceeded"])
         result["launch"] = launch
     try:
-        if request.get("save_ir_dir"):
-            result["saved_ir"] = save_ir(compiled, request["save_ir_dir"])
-        if request.get("export_dir"):
-            result["export"] = export_files(compiled, spec, fn, request["export_dir"],
+        if request.save_ir_dir:
+            result["saved_ir"] = save_ir(compiled, request.save_ir_dir)
+        if request.export_dir:
+            result["export"] = export_files(compiled, spec, fn, request.export_dir,
                                             releases.current().scratch_params)
     except OutputError as e:
         # The compile itself succeeded: the cell keeps its verdict, and the tool says once, after

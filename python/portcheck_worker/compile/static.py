@@ -32,7 +32,7 @@ def tables(target_specs):
 
     fp8 = {}
     for spec in target_specs:
-        name = f"{spec['backend']}:{spec['arch']}"
+        name = f"{spec.backend}:{spec.arch}"
         try:
             backend = make_backend(make_target(spec))
             fp8[name] = releases.current().fp8_dtypes(backend.parse_options({}), backend)
@@ -161,8 +161,8 @@ def predict(request, table, scans):
     `scans` memoises scan_kernel per (function, target): what a scan finds never depends on the
     row, and a captured library has dozens of rows per kernel (issue 15: 2,201 rows of 66 kernels
     on 9 targets were 19,809 scans, each re-parsing the kernel and its callees)."""
-    fn = loader.load_kernel(request["kernel"])
-    target = make_target(request["target"])
+    fn = loader.load_kernel(request.kernel)
+    target = make_target(request.target)
     name = f"{target.backend}:{target.arch}"
     key = (id(fn), name)
     if key not in scans:
@@ -177,7 +177,7 @@ def predict(request, table, scans):
     supported = table["fp8"].get(name, [])
     if isinstance(supported, list):
         used = list(found["fp8"])
-        for arg, ty in (request.get("signature") or {}).items():
+        for arg, ty in (request.signature or {}).items():
             if isinstance(ty, str) and ty.lstrip("*k").split(":")[0].startswith("fp8"):
                 used.append((ty.lstrip("*k").split(":")[0], f"the signature of {arg}"))
         for dtype, where in used:
@@ -195,7 +195,7 @@ def predictions(cells, target_specs):
     out, scans = {}, {}
     for cell in cells:
         try:
-            out[str(cell["id"])] = predict(cell["request"], table, scans)
+            out[str(cell.id)] = predict(cell.request, table, scans)
         except Exception:  # an unloadable kernel is reported by its compile; no prediction
-            out[str(cell["id"])] = None
+            out[str(cell.id)] = None
     return {"cells": out, "tables": table, "seconds": time.perf_counter() - started}

@@ -51,10 +51,10 @@ def describe_target(spec):
     """Warp size and assembler of one target, as the installed backend decides them."""
     from triton.compiler.compiler import make_backend
     target = make_target(spec)
-    info = {"name": f"{spec['backend']}:{spec['arch']}", "backend": spec["backend"], "arch": spec["arch"]}
+    info = {"name": f"{spec.backend}:{spec.arch}", "backend": spec.backend, "arch": spec.arch}
     # Checked before the backend is built: a backend accepts any arch it can parse (cuda:999),
     # and the user would learn only from a red cell per kernel.
-    problem = target_support.problem(spec["backend"], spec["arch"])
+    problem = target_support.problem(spec.backend, spec.arch)
     if problem:
         info["error"] = problem["message"]
         info["unsupported"] = problem
@@ -66,9 +66,9 @@ def describe_target(spec):
     except Exception as e:  # an arch the backend refuses is reported, not fatal
         info["error"] = f"{type(e).__name__}: {e}"
         info["unsupported"] = {"reason": "refused", "message": info["error"],
-                               "valid": target_support.known_archs(spec["backend"])}
+                               "valid": target_support.known_archs(spec.backend)}
         return info
-    path = target_support.ptxas_for(int(spec["arch"])) if spec["backend"] == "cuda" else releases.current().hip_linker()
+    path = target_support.ptxas_for(int(spec.arch)) if spec.backend == "cuda" else releases.current().hip_linker()
     if path:
         info["assembler"] = {"path": path, "version": _tool_version(path)}
     else:

@@ -15,7 +15,7 @@ import json
 import os
 import socket
 
-from ..base import protocol
+from ..base import channel_messages, protocol
 
 _dumps = json.dumps
 _loads = json.loads
@@ -55,14 +55,16 @@ def send(sock, message, fds=()):
 
 def receive(sock, message_kind, breaches=None):
     """The messages waiting now, without blocking: a list of (message, fds), and whether the other
-    end has closed. Descriptors arrive open; the caller owns them. Each message is checked as a
-    `message_kind` of protocol.schema.json (zygote_command, zygote_event). A message that breaks
-    it raises ProtocolError, a bug of ours that ends the process that reads it, unless the caller
+    end has closed. Descriptors arrive open; the caller owns them. Each message is read as a
+    `message_kind` of protocol.schema.json (zygote_command, zygote_event): checked, and converted
+    into its class (base/channel_messages.py). A message that breaks it raises ProtocolError, a
+    bug of ours that ends the process that reads it, unless the caller
     passes a list `breaches`: the ProtocolError is added there, the message dropped (its
     descriptors closed) and the next read. The server passes one: a zygote's import ran user code
     beside its end (server/zygote_pool.py)."""
     messages, ended = [], False
     space = socket.CMSG_SPACE(_MAX_FDS * array.array("i").itemsize)
+    read = channel_messages.READERS[message_kind]
     while True:
         try:
             data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, space, _MSG_DONTWAIT)
@@ -87,7 +89,7 @@ def receive(sock, message_kind, breaches=None):
                 _close(fd)
             continue
         try:
-            protocol.check(message_kind, message)
+            message = read(message)
         except protocol.ProtocolError as breach:
             if breaches is None:
                 raise

@@ -40,8 +40,9 @@ def freeze_heap():
 
 
 def run_child(command, parent, inherited=(COMMAND_FD, EVENT_FD)):
-    """In the forked child: become a session leader, take the cell's files, compile, exit; die
-    with `parent`, the process that forked it, the server or a zygote
+    """In the forked child (`command`: a channel_messages.ForkCommand): become a session leader,
+    take the cell's files, compile, exit; die with `parent`, the process that forked it, the
+    server or a zygote
     (cell_child.run_cell_and_exit); a cell whose code killed its parent cannot signal
     triton-portcheck, to which it is re-parented until then (signal_guard)."""
     try:
@@ -50,8 +51,8 @@ def run_child(command, parent, inherited=(COMMAND_FD, EVENT_FD)):
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         null = os.open(os.devnull, os.O_RDONLY)
-        out = os.open(command["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        err = os.open(command["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        out = os.open(command.stdout, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        err = os.open(command.stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(null, 0)
         os.dup2(out, 1)
         os.dup2(err, 2)
@@ -64,7 +65,7 @@ def run_child(command, parent, inherited=(COMMAND_FD, EVENT_FD)):
                 pass
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
-        if not command.get("batch"):  # a batch's leader forks its cells: each registers them
+        if not command.batch:  # a batch's leader forks its cells: each registers them
             at_fork.register_recorded()
     except BaseException:  # report on whatever stderr we have; the supervisor sees the status
         import traceback
@@ -74,9 +75,9 @@ def run_child(command, parent, inherited=(COMMAND_FD, EVENT_FD)):
         except Exception:
             pass
         os._exit(_CHILD_FAILED)
-    if command.get("batch"):
+    if command.batch:
         cell_child.run_batch(command, failure_code=_CHILD_FAILED, parent=parent)
-    cell_child.run_cell_and_exit(command["request"], command["result"], command["progress"],
+    cell_child.run_cell_and_exit(command.request, command.result, command.progress,
                                 failure_code=_CHILD_FAILED, parent=parent)
 
 

@@ -12,8 +12,9 @@ from ..compile.stages import make_target
 
 
 def warm_up(targets):
-    """Compile one tiny kernel per backend, so LLVM and each backend are initialised once here
-    instead of in every child (the first compile in a process costs ~0.5 s)."""
+    """Compile one tiny kernel per backend (`targets`: messages.Target), so LLVM and each backend
+    are initialised once here instead of in every child (the first compile in a process costs
+    ~0.5 s)."""
     import_triton()  # exits 3 without it, as the probe would
     import triton
     import triton.language as tl
@@ -30,14 +31,14 @@ def warm_up(targets):
     release.always_compile()
     started = time.perf_counter()
     errors = []
-    if any(spec["backend"] == "cuda" for spec in targets):
+    if any(spec.backend == "cuda" for spec in targets):
         _resolve_nvidia_tools()
     signal_guard.prepare()
     seen = set()
     for spec in targets:
-        if spec["backend"] in seen:
+        if spec.backend in seen:
             continue
-        seen.add(spec["backend"])
+        seen.add(spec.backend)
         target = make_target(spec)
         try:
             driver.install(target)
@@ -45,7 +46,7 @@ def warm_up(targets):
                                      {(0, ): []}, target)
             triton.compile(src, target=target, options={"num_warps": 1})
         except Exception as e:  # a broken backend shows up in the cells themselves
-            errors.append(f"{spec['backend']}: {type(e).__name__}: {e}")
+            errors.append(f"{spec.backend}: {type(e).__name__}: {e}")
         finally:
             driver.uninstall()
     return {"seconds": time.perf_counter() - started, "errors": errors,

@@ -10,6 +10,7 @@ import re
 import sys
 
 from . import inline, outcome
+from ..base.frozen_json import as_json
 from ..compile import cubin, launch_rules, portable
 
 RULE = "# " + "-" * 96
@@ -57,52 +58,62 @@ def one_line(text):
     return str(text).replace("\r", "\\r").replace("\n", "\\n")
 
 
-def header(facts, imports_module=None):
-    """Who wrote the file, from which cell, and what that cell said; `imports_module`: why the
-    kernel is imported rather than copied in (what could not be copied)."""
-    failure = f"{facts.get('kind') or 'failure'} in stage {facts.get('stage')}"
-    if facts.get("pass"):
-        failure += f", pass {facts['pass']}"
+class Written:
+    """What the worker adds to the tool's facts (a ReproFacts) of the cell: the Triton it ran,
+    where the kernel is defined (`source`), and --shrink's figures when it shrank the kernel."""
+
+    def __init__(self, triton_version, source, shrunk=None):
+        self.triton_version, self.source, self.shrunk = triton_version, source, shrunk
+
+
+def header(facts, written, imports_module=None):
+    """Who wrote the file, from which cell (`facts`, a ReproFacts; `written`, a Written), and what
+    that cell said; `imports_module`: why the kernel is imported rather than copied in (what could
+    not be copied)."""
+    failure = f"{facts.kind or 'failure'} in stage {facts.stage}"
+    if facts.pass_:
+        failure += f", pass {facts.pass_}"
     lines = [
-        f"Reproducer: {one_line(facts['kernel'])} on {one_line(facts['target'])} with Triton "
-        f"{one_line(facts['triton_version'])}.",
-        f"Written by {one_line(facts.get('tool', 'triton-portcheck'))}: {one_line(facts.get('command', ''))}",
+        f"Reproducer: {one_line(facts.kernel)} on {one_line(facts.target)} with Triton "
+        f"{one_line(written.triton_version)}.",
+        f"Written by {one_line(facts.tool)}: {one_line(facts.command)}",
         "",
-        f"failure:      {one_line(failure)} (fingerprint {one_line(facts.get('fingerprint', '?'))})",
-        f"kernel:       {one_line(facts.get('source', '?'))}",
-        f"target:       {one_line(facts['target'])} (no GPU needed: a stand-in driver answers for it)",
+        f"failure:      {one_line(failure)} (fingerprint {one_line(facts.fingerprint)})",
+        f"kernel:       {one_line(written.source)}",
+        f"target:       {one_line(facts.target)} (no GPU needed: a stand-in driver answers for it)",
     ]
     if imports_module:
         lines.append("copied:       not all of it; the file imports the kernel's module, which must be importable:")
         lines += [f"                {one_line(b)}" for b in imports_module]
-    if facts.get("shrunk"):
-        lines.append(f"shrunk:       by --shrink, the kernel's code from {facts['shrunk']['before_lines']} to "
-                     f"{facts['shrunk']['after_lines']} lines (block sizes may be smaller than the cell's)")
-    if facts.get("time_limit_s"):
-        lines.append(f"time limit:   {facts['time_limit_s']:g} s: the compile had not finished then")
-    if facts.get("max_rss_bytes"):
-        lines.append(f"memory limit: {outcome.size_text(facts['max_rss_bytes'])} for the compile's processes together "
+    if written.shrunk:
+        lines.append(f"shrunk:       by --shrink, the kernel's code from {written.shrunk['before_lines']} to "
+                     f"{written.shrunk['after_lines']} lines (block sizes may be smaller than the cell's)")
+    if facts.time_limit_s:
+        lines.append(f"time limit:   {facts.time_limit_s:g} s: the compile had not finished then")
+    if facts.max_rss_bytes:
+        lines.append(f"memory limit: {outcome.size_text(facts.max_rss_bytes)} for the compile's processes together "
                      "(their resident memory, as triton-portcheck")
         lines.append("              measures it): the compile exceeded it. This file stops its compile there too.")
-    for problem in (facts.get("launch") or {}).get("problems", []):
+    for problem in facts.launch.problems if facts.launch else ():
         lines.append(f"launch limit: {problem}")
-    lines += ["message:"] + ["    " + m for m in str(facts.get("message", "")).splitlines()]
+    lines += ["message:"] + ["    " + m for m in str(facts.message).splitlines()]
     lines += ["", ("Run it where only Triton is installed" if not imports_module else
                    "Run it where Triton is installed and the kernel's module imports") +
               ": `python THIS_FILE`. It prints the stage and the",
               "compiler's message and exits 1 while the failure reproduces; it exits 0 and says",
               "\"no longer reproduces\" once the kernel compiles (after an upgrade, say)."]
-    machine = json.dumps({k: facts.get(k) for k in ("fingerprint", "kind", "stage", "target", "triton_version",
-                                                   "time_limit_s", "max_rss_bytes")}, sort_keys=True)
+    machine = json.dumps({"fingerprint": facts.fingerprint, "kind": facts.kind, "stage": facts.stage,
+                          "target": facts.target, "triton_version": written.triton_version,
+                          "time_limit_s": facts.time_limit_s, "max_rss_bytes": facts.max_rss_bytes}, sort_keys=True)
     return comment("\n".join(lines)) + "\n# portcheck-repro: " + machine + "\n"
 
 
 def cell_section(spec, target, names_of):
-    """The specialisation the cell compiled, as Python literals."""
+    """The specialisation the cell compiled, as Python literals; `target`: a messages.Target."""
     constexprs = {key: _value(value, names_of) for key, value in spec.constexprs.items()}
     cell = {
-        "target": (target["backend"], int(target["arch"]) if target["backend"] == "cuda" else target["arch"],
-                   int(target["warp_size"])),
+        "target": (target.backend, int(target.arch) if target.backend == "cuda" else target.arch,
+                   int(target.warp_size)),
         "signature": spec.signature,
         "constexprs": PLACEHOLDER,
         "attrs": {k: [list(a) for a in v] for k, v in spec.attrs.items()},
@@ -177,44 +188,47 @@ def fallback_import(ref, target):
 
     lines = [RULE, comment("The kernel's module, imported (what could not be copied: the header says).")]
     lines.append("from triton.runtime import driver as _driver\n"
-                 f"_driver.set_active(StandInDriver(gpu_target({text(target['backend'])}, {text(str(target['arch']))}, "
-                 f"{int(target['warp_size'])})))")
-    folders = [f for f in [ref.get("import_root"), *(ref.get("pythonpath") or [])] if f]
+                 f"_driver.set_active(StandInDriver(gpu_target({text(target.backend)}, {text(str(target.arch))}, "
+                 f"{int(target.warp_size)})))")
+    folders = [f for f in [ref.import_root, *(ref.pythonpath or ())] if f]
     lines.append("import importlib\nimport importlib.util")
     lines.append(f"sys.path[:0] = {text(folders)}")
-    if ref.get("file"):
-        path = text(os.path.abspath(ref["file"]))
+    if ref.file:
+        path = text(os.path.abspath(ref.file))
         lines.append(f"_spec = importlib.util.spec_from_file_location('kernel_module', {path})")
         lines.append("_module = importlib.util.module_from_spec(_spec)\n_spec.loader.exec_module(_module)")
     else:
-        lines.append(f"_module = importlib.import_module({text(ref['module'])})")
-    lines.append(f"KERNEL = getattr(_module, {text(ref['function'])})")
+        lines.append(f"_module = importlib.import_module({text(ref.module)})")
+    lines.append(f"KERNEL = getattr(_module, {text(ref.function)})")
     lines.append("while not hasattr(KERNEL, 'arg_names'):  # @triton.autotune and @triton.heuristics wrap it\n"
                  "    KERNEL = KERNEL.fn")
     return "\n".join(lines) + "\n"
 
 
-def render(fn, request, spec, facts, reached):
-    """The whole file."""
+def render(fn, request, spec, written, reached):
+    """The whole file of a ReproRequest's cell (`written`: a Written)."""
+    facts = request.repro
     harness_imports, harness = harness_text()
     clash = sorted(set(reached.bound()) & harness_names() - {"triton", "sys"})
     blockers = reached.blockers + [f"{n}: a name the reproducer's own code uses" for n in clash]
     names_of = {} if blockers else reached.names_of
-    recorded = {k: facts.get(k) for k in ("stage", "kind", "fingerprint", "message", "time_limit_s", "max_rss_bytes")}
-    recorded["launch_limits"] = (facts.get("launch") or {}).get("limits")
-    shrunk = " (made smaller by --shrink)." if facts.get("shrunk") else ", exactly."
+    recorded = {"stage": facts.stage, "kind": facts.kind, "fingerprint": facts.fingerprint, "message": facts.message,
+                "time_limit_s": facts.time_limit_s, "max_rss_bytes": facts.max_rss_bytes,
+                # As the JSON has them: the harness's launch_rules.py reads them so.
+                "launch_limits": as_json(facts.launch.limits) if facts.launch else None}
+    shrunk = " (made smaller by --shrink)." if written.shrunk else ", exactly."
     cell = "\n".join([RULE, comment("The cell: what triton-portcheck compiled" + shrunk),
                       ("" if blockers else f"KERNEL = {names_of[id(fn)]}\n") +
-                      cell_section(spec, request["target"], names_of),
+                      cell_section(spec, request.target, names_of),
                       "RECORDED = " + plain_text(recorded, "what the cell recorded", sort_dicts=True) + "\n"])
     harness = "\n".join([RULE, comment("Compiling without a GPU, the same way for every Triton from 3.0 "
                                        "(from triton-portcheck)."), harness])
     # Copied, the kernel comes first; imported, it comes after the harness, once the stand-in
     # driver answers for the target, and the cell after it (its constants may name its functions).
     body = [copied_code(reached), cell, harness] if not blockers else [
-        harness, fallback_import(request["kernel"], request["target"]), cell]
+        harness, fallback_import(request.kernel, request.target), cell]
     return "\n".join([
-        "#!/usr/bin/env python3\n" + CODING, header(facts, blockers), harness_imports + "\nimport triton\n", *body,
+        "#!/usr/bin/env python3\n" + CODING, header(facts, written, blockers), harness_imports + "\nimport triton\n", *body,
         "\nif __name__ == \"__main__\":\n    sys.exit(reproduce(KERNEL, CELL, RECORDED, sys.argv[1:]))\n",
     ]), bool(blockers)
 

@@ -44,7 +44,7 @@ class Attempts:
 
     def __init__(self, request, deadline):
         self.request, self.deadline = request, deadline
-        self.target = stages.make_target(request["target"])
+        self.target = stages.make_target(request.target)
         self.folder = tempfile.mkdtemp(prefix="portcheck-shrink-")
         self.tried = 0
 

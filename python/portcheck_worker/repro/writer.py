@@ -5,26 +5,26 @@ from ..compile import driver, loader, releases, stages
 
 
 def reproducer(request, progress):
-    facts = request["repro"]
+    """`request`: a messages.ReproRequest."""
+    facts = request.repro
     releases.current().prepare()
-    target = stages.make_target(request["target"])
+    target = stages.make_target(request.target)
     driver.install(target)  # module-level target_info guards see the cell's target
     progress.mark("import")
-    fn = loader.load_kernel(request["kernel"])
+    fn = loader.load_kernel(request.kernel)
     spec = stages.specialisation(fn, request)
     import triton
-    facts = {**facts, "triton_version": triton.__version__,
-             "source": _where(fn, request.get("row_name", "?"))}
+    written = script.Written(triton.__version__, _where(fn, request.row_name))
     functions = [v for v in spec.constexprs.values() if type(v).__name__ == "JITFunction"]
     reached = inline.collect(fn, functions)
     shrunk = None
-    if facts.get("shrink_s") and not reached.blockers:
+    if facts.shrink_s and not reached.blockers:
         progress.mark("shrink")
-        shrunk = shrink.shrink(fn, spec, request, reached, float(facts["shrink_s"]))
+        shrunk = shrink.shrink(fn, spec, request, reached, float(facts.shrink_s))
         fn, spec, reached = shrunk.fn, shrunk.spec, shrunk.reached
-        facts["shrunk"] = shrunk.figures()
+        written.shrunk = shrunk.figures()
     try:
-        text, imported = script.render(fn, request, spec, facts, reached)
+        text, imported = script.render(fn, request, spec, written, reached)
     except script.Unwritable as e:
         return {"status": "ok", "repro": {"error": str(e)}}
     return {"status": "ok", "repro": {

@@ -282,14 +282,15 @@ def _parsed(path):
 
 
 def third_party_imports(ref):
-    """[(module, [names])] that the kernel reference's import runs before any user code that
-    could affect them, in order; [] when there are none or nothing could be read."""
-    folders = [ref.get("import_root")] + list(ref.get("pythonpath") or [])
-    if ref.get("file"):
+    """[(module, [names])] that the kernel reference's import (a messages.KernelRef) runs before
+    any user code that could affect them, in order; [] when there are none or nothing could be
+    read."""
+    folders = [ref.import_root, *(ref.pythonpath or ())]
+    if ref.file:
         scan = _Scan(folders, None)
-        start = lambda: scan.file(ref["file"], None)  # noqa: E731
+        start = lambda: scan.file(ref.file, None)  # noqa: E731
     else:
-        name = ref.get("module") or ""
+        name = ref.module or ""
         scan = _Scan(folders, name.split(".")[0])
         start = lambda: scan.module(name)  # noqa: E731
     try:

@@ -24,10 +24,8 @@ def handle_probe(request):
     server (or with no cell's limits), where a module's crash, hang or memory bomb at import would
     take the whole run down. What needs their modules is `inspect`, run as a cell.
 
-    The protocol is checked before Triton is imported: a worker of another install is the problem
-    to report whether or not Triton imports."""
-    protocol.check_tool_protocol(request)
-    protocol.check("probe_request", request)
+    `request`: a messages.ProbeRequest, read (messages.probe_request) before Triton is imported: a
+    worker of another install is the problem to report whether or not Triton imports."""
     triton = import_triton()
     try:
         release = releases.current()
@@ -43,9 +41,9 @@ def handle_probe(request):
         "triton": {"version": triton.__version__, "path": os.path.dirname(triton.__file__),
                    "family": release.family},
         "option_fields": tables.option_fields(),
-        "targets": [tables.describe_target(t) for t in request.get("targets", [])],
+        "targets": [tables.describe_target(t) for t in request.targets],
         # The tables the static pre-checks use, read from Triton alone (`targets` shows them).
-        "static": {"tables": static.tables(request.get("targets", []))} if request.get("predict") else None,
+        "static": {"tables": static.tables(request.targets)} if request.predict else None,
         # None when cells' code cannot signal the tool (signal_guard), else why it can.
         "signal_guard_off": signal_guard.check(),
     }

@@ -28,7 +28,8 @@ import threading
 import time
 
 from . import probe, zygote_pool
-from ..base import channels, faults, forks, protocol
+from ..base import channel_messages, channels, faults, forks, protocol
+from ..base.channel_messages import ForkCommand, ProbeCommand, QuitCommand, WarmCommand
 from ..forking.fork import COMMAND_FD, EVENT_FD, ended_children, freeze_heap, run_child
 from ..forking.warm_up import warm_up
 from .zygote import ZygoteLost
@@ -112,26 +113,25 @@ class Server:
         finally:
             self.shutdown()
 
-    def handle(self, command):
-        """One server_command (protocol.schema.json); False for "quit". A command that breaks the
-        protocol is answered with an "error" event, which the tool reports as its own bug. A probe
-        is checked by its handler after the tool's protocol version: a tool of another install is
-        told that (ProtocolMismatch ends the server, exit 3), not which field differs."""
-        op = command.get("op")
+    def handle(self, raw):
+        """One server_command (protocol.schema.json), as read from the tool; False for "quit". A
+        command that breaks the protocol is answered with an "error" event, which the tool reports
+        as its own bug. A probe's request is checked after the tool's protocol version: a tool of
+        another install is told that (ProtocolMismatch ends the server, exit 3), not which field
+        differs."""
         try:
-            if op != "probe":
-                protocol.check("server_command", command)
-            return {"probe": self.on_probe, "warm": self.on_warm, "fork": self.fork,
-                    "quit": lambda _: False}[op](command) is not False
+            command = channel_messages.server_command(raw)
+            return {ProbeCommand: self.on_probe, WarmCommand: self.on_warm, ForkCommand: self.fork,
+                    QuitCommand: lambda _: False}[type(command)](command) is not False
         except protocol.ProtocolError as e:
             self.send({"event": "error", "message": str(e)})
             return True
 
     def on_probe(self, command):
-        self.send({"event": "probe", "result": probe.handle_probe(command.get("request"))})
+        self.send({"event": "probe", "result": probe.handle_probe(command.request)})
 
     def on_warm(self, command):
-        targets = command["targets"]
+        targets = command.targets
         if self.zygotes:
             # The cells are forked from zygotes, which warm up themselves; blocking here would
             # keep the zygotes' first cells waiting on this loop.
@@ -144,11 +144,11 @@ class Server:
     def fork(self, command):
         self.forks_received += 1
         faults.maybe_inject_server(self.forks_received)
-        route = command["route"]  # checked with the command (fork_route): the request file is never read here
-        if not command["fresh"] and self.zygotes and route is not None and \
-                self.zygotes.fork(command["id"], command, route):
+        route = command.route  # read with the command (fork_route): the request file is never read here
+        if not command.fresh and self.zygotes and route is not None and \
+                self.zygotes.fork(command.id, command, route):
             return
-        self.fork_plain(command["id"], command)
+        self.fork_plain(command.id, command)
 
     def warm_up(self, targets):
         answer = warm_up(targets)
@@ -156,7 +156,7 @@ class Server:
         return answer
 
     def fork_plain(self, cell_id, command):
-        if self.cold_targets is not None and command.get("compiles", True):
+        if self.cold_targets is not None and command.compiles:
             targets, self.cold_targets = self.cold_targets, None
             self.send({"event": "warm", **self.warm_up(targets)})
         if threading.active_count() > 1:

@@ -35,17 +35,19 @@ import signal
 import socket
 import time
 
+from ..base.frozen_json import as_json
 from ..forking import channel
 
+
 def is_inspection(route):
-    """The fork_route of an inspect_request (protocol.schema.json): it imports a module for no
-    target, or for the one target whose cells it keys."""
-    return route["kind"] == "inspect"
+    """The fork_route (channel_messages.ForkRoute) of an inspect_request: it imports a module for
+    no target, or for the one target whose cells it keys."""
+    return route.kind == "inspect"
 
 
 def kernel_ref(route):
     """The kernel reference the routed request imports."""
-    return route["kernel"]
+    return route.kernel
 
 
 def key_for(route, any_target=False):
@@ -53,10 +55,10 @@ def key_for(route, any_target=False):
     "zygote", src/check/zygote_key.cpp: the tool groups and batches cells by the same key); None for
     a request no zygote serves. `any_target`: the inspections' zygote of the same package,
     imported with no driver."""
-    zygote = route["zygote"]
+    zygote = route.zygote
     if zygote is None:
         return None
-    return zygote["any_target" if any_target else "key"]
+    return zygote.any_target if any_target else zygote.key
 
 
 class Zygote:
@@ -64,8 +66,8 @@ class Zygote:
 
     def __init__(self, key, spec, parent, deadline_s):
         self.key = key
-        self.spec = spec  # what it imports (zygote_process.main)
-        self.role = spec["role"]
+        self.spec = spec  # what it imports (zygote_process.main): a channel_messages.ZygoteSpec
+        self.role = spec.role
         self.parent = parent  # the base it is forked from, or None (the server)
         self.deadline_s = deadline_s
         self.deadline = None  # for the import, once launched; None once it answered
@@ -105,6 +107,7 @@ class Zygote:
             return False
 
     def submit(self, cell_id, command):
+        """`command`: the cell's channel_messages.ForkCommand, passed on as its JSON."""
         self.last_used = time.monotonic()
         if not self.ready:
             self.queued.append((cell_id, command))
@@ -112,11 +115,11 @@ class Zygote:
         self.unforked[cell_id] = command
         self.sent_at[cell_id] = time.monotonic()
         # A send that fails leaves it in unforked: the channel's end reroutes it (zygote_pool).
-        self.send({"id": cell_id, "command": command})
+        self.send({"id": cell_id, "command": as_json(command)})
 
     def warm_up(self, targets):
         """It warms up (before anything sent after this), as the server does."""
-        self.send({"warm": targets})
+        self.send({"warm": as_json(targets)})
         self.warm = True
 
     def retire(self):

@@ -8,6 +8,7 @@ import os
 import sys
 import time
 
+from ..base.frozen_json import as_json
 from ..forking import channel
 from .zygote import ZygoteLost, kill_group
 
@@ -55,35 +56,35 @@ class ZygoteEvents:
         zygote.retire()
 
     def _on_event(self, zygote, event):
-        kind = event.get("event")
+        """One zygote_event, as its class in channel_messages.py."""
+        kind = event.event
         if kind == "started":
-            zygote.pid = event.get("pid")
+            zygote.pid = event.pid
         elif kind == "ready":
             self._on_ready(zygote, event)
         elif kind == "unusable":
-            sys.stderr.write(f"portcheck-worker: no {zygote.role} zygote for {zygote.key}: {event.get('why')}\n")
-            self._tell("unusable", zygote, event.get("seconds"))
+            sys.stderr.write(f"portcheck-worker: no {zygote.role} zygote for {zygote.key}: {event.why}\n")
+            self._tell("unusable", zygote, event.seconds)
             self._give_up(zygote)
         elif kind == "warmed":
-            self._tell("warmed", zygote, event.get("seconds"))
+            self._tell("warmed", zygote, event.seconds)
         elif kind == "forked":
-            zygote.unforked.pop(event["id"], None)
-            zygote.sent_at.pop(event["id"], None)
-            zygote.cells.add(event["pid"])
-            self.cell_ids[event["pid"]] = event["id"]
-            self.send_event({"event": "forked", "id": event["id"], "pid": event["pid"],
-                             "threads": event.get("threads", 1)})
+            zygote.unforked.pop(event.id, None)
+            zygote.sent_at.pop(event.id, None)
+            zygote.cells.add(event.pid)
+            self.cell_ids[event.pid] = event.id
+            self.send_event({"event": "forked", "id": event.id, "pid": event.pid, "threads": event.threads})
         elif kind == "exited":
-            zygote.cells.discard(event["pid"])
-            cell_id = self.cell_ids.pop(event["pid"], None)
+            zygote.cells.discard(event.pid)
+            cell_id = self.cell_ids.pop(event.pid, None)
             if cell_id is not None:
-                self.send_event({**event, "id": cell_id})
+                self.send_event({**as_json(event), "id": cell_id})  # the server_event: the zygote's, its cell's id
 
     def _on_ready(self, zygote, event):
         zygote.state, zygote.deadline = "ready", None
-        zygote.driver_free = bool(event.get("driver_free"))
-        zygote.threads = int(event.get("threads") or 1)
-        self._tell("ready", zygote, event.get("seconds"))
+        zygote.driver_free = bool(event.driver_free)
+        zygote.threads = int(event.threads or 1)
+        self._tell("ready", zygote, event.seconds)
         children, zygote.waiting_children = zygote.waiting_children, []
         for child in children:
             if child.state == "waiting":

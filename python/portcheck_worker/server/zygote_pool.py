@@ -11,6 +11,8 @@ from .zygote import Zygote, is_inspection, kernel_ref, key_for
 from .zygote_events import ZygoteEvents
 from ..forking import channel
 from ..base import channels
+from ..base.channel_messages import ForkRoute, ZygoteSpec
+from ..base.frozen_json import as_json
 from ..forking.fork import freeze_heap
 from ..zygote import process as zygote_process
 
@@ -95,8 +97,10 @@ class Zygotes(ZygoteEvents):
     def _expect(self, key, route, command):
         """Notes the compile zygotes an inspection's cells will want (its route lists them)."""
         wanted = self.expected.setdefault(key, {})
-        for expected in route.get("expects", []):
-            wanted.setdefault(key_for(expected), ({"kind": "compile", **expected}, command))
+        for expected in route.expects:
+            wanted.setdefault(key_for(expected), (ForkRoute(kind="compile", zygote=expected.zygote,
+                                                            kernel=expected.kernel, target=expected.target),
+                                                  command))
 
     def _start_expected_early(self, key):
         """Where the inspections' zygote is forked from a base (the package's third-party imports:
@@ -138,18 +142,18 @@ class Zygotes(ZygoteEvents):
         """Whether it will fork compiles: a package zygote of a target, or the inspections' one of
         a package that never asks the driver. Not a base: its warm-up would delay the package
         zygotes waiting for it, which warm up themselves, each on its own core."""
-        return zygote.role == "package" and (zygote.spec.get("target") is not None or zygote.driver_free)
+        return zygote.role == "package" and (zygote.spec.target is not None or zygote.driver_free)
 
     # --- starting zygotes ----------------------------------------------------------------------
     def _deadline_s(self, command):
-        timeout_s = (command.get("timeout_ms") or 0) / 1000.0
+        timeout_s = (command.timeout_ms or 0) / 1000.0
         return min(_IMPORT_DEADLINE_S, timeout_s * _IMPORT_SHARE_OF_TIMEOUT) if timeout_s > 0 \
             else _IMPORT_DEADLINE_S
 
     def _data_limit(self, command):
         limit = self.rss_budget
-        if command.get("max_rss_bytes"):
-            limit = min(limit, int(command["max_rss_bytes"]))
+        if command.max_rss_bytes:
+            limit = min(limit, int(command.max_rss_bytes))
         return limit
 
     def _third_party(self, route):
@@ -158,13 +162,13 @@ class Zygotes(ZygoteEvents):
         ref = kernel_ref(route)
         if ref is None:
             return None, []
-        where = repr(sorted((k, repr(v)) for k, v in ref.items() if k != "function"))
+        where = (ref.file, ref.module, ref.import_root, ref.pythonpath)  # all but the function
         if where not in self.scans:
             self.scans[where] = import_scan.third_party_imports(ref)
         modules = self.scans[where]
         if not modules:
             return None, []
-        return repr((ref.get("import_root"), ref.get("pythonpath") or [], modules)), modules
+        return repr((ref.import_root, list(ref.pythonpath or ()), modules)), modules
 
     def _base_key(self, route):
         return self._third_party(route)[0]
@@ -179,8 +183,8 @@ class Zygotes(ZygoteEvents):
             return self.bases[key]
         if not self._make_room():
             return None
-        spec = {"role": "base", "ref": kernel_ref(route), "third_party": modules,
-                "data_limit": self._data_limit(command)}
+        spec = ZygoteSpec(role="base", ref=kernel_ref(route), data_limit=self._data_limit(command),
+                          third_party=tuple((name, tuple(names)) for name, names in modules))
         base = Zygote(key, spec, None, self._deadline_s(command))
         self.bases[key] = base
         self._launch(base)
@@ -194,8 +198,8 @@ class Zygotes(ZygoteEvents):
             return None
         # A module's inspection imports for no target; one that keys one target's cells imports
         # under that target's driver, as they do.
-        spec = {"role": "package", "ref": kernel_ref(route), "target": route["target"],
-                "data_limit": self._data_limit(command)}
+        spec = ZygoteSpec(role="package", ref=kernel_ref(route), target=route.target,
+                          data_limit=self._data_limit(command))
         zygote = Zygote(key, spec, base if base is not None and base.usable else None,
                         self._deadline_s(command))
         self.by_key[key] = zygote
@@ -211,7 +215,7 @@ class Zygotes(ZygoteEvents):
         parent = zygote.parent
         if parent is not None and parent.ready:
             zygote.warm = parent.warm
-            if not parent.send({"spawn": zygote.spec}, fds=[theirs.fileno()]):
+            if not parent.send({"spawn": as_json(zygote.spec)}, fds=[theirs.fileno()]):
                 parent = None  # the base is gone: its end of input says so; start from here
         else:
             parent = None

@@ -24,6 +24,7 @@ import socket
 import time
 
 from ..base import at_fork, huge_pages, signal_guard
+from ..base.channel_messages import ZygoteFork, ZygoteSpawn, ZygoteWarm
 from ..base.forks import quiet_fork, threads_now
 from ..cell import child as cell_child
 from ..compile import driver, loader
@@ -45,9 +46,10 @@ def _close_in_child():
     _CLOSE_IN_CHILDREN.clear()
 
 
-def main(spec, sock, server_pid, parent_pid, close_fds=()):
-    """Never returns: imports, says whether it can serve, then serves until its input ends and
-    its children have ended."""
+def main(spec, sock, server_pid, parent_pid, close_fds=(), parent_threads=1):
+    """Never returns: imports what `spec` (a channel_messages.ZygoteSpec) says, says whether it
+    can serve, then serves until its input ends and its children have ended. `parent_threads`:
+    the threads of the base it was forked from, a fork hazard its cells inherit."""
     try:
         _become_zygote(server_pid, parent_pid, close_fds)
         sock = channel.out_of_reach(sock)
@@ -64,10 +66,10 @@ def main(spec, sock, server_pid, parent_pid, close_fds=()):
             channel.send(sock, {"event": "unusable", "why": why, "seconds": seconds})
             os._exit(0)
         huge_pages.collapse_anonymous_memory()  # each fork from here copies less (huge_pages.py)
-        hazard = max(threads_now(), int(spec.get("parent_threads") or 1))
+        hazard = max(threads_now(), parent_threads)
         channel.send(sock, {"event": "ready", "driver_free": driver_free, "threads": hazard,
                             "seconds": seconds})
-        _Serve(sock, server_pid, int(spec.get("parent_threads") or 1)).run()
+        _Serve(sock, server_pid, parent_threads).run()
     except BaseException:  # never unwind into the parent's code
         pass
     os._exit(0)
@@ -94,12 +96,12 @@ def _import_for(spec):
     """(why it cannot serve, or None; whether the import left Triton's driver alone). The data
     limit holds for the import only: the cells have their own limits."""
     old = resource.getrlimit(resource.RLIMIT_DATA)
-    limit = int(spec.get("data_limit") or 0)
+    limit = int(spec.data_limit or 0)
     try:
         if limit > 0 and (old[1] == resource.RLIM_INFINITY or limit < old[1]):
             resource.setrlimit(resource.RLIMIT_DATA, (limit, old[1]))
         with at_fork.recording():
-            if spec["role"] == "base":
+            if spec.role == "base":
                 return _import_third_party(spec), True
             return _import_package(spec)
     except BaseException as e:
@@ -127,11 +129,11 @@ def _reopen_standard_fds():
 def _import_package(spec):
     watch = None
     try:
-        if spec.get("target") is None:
+        if spec.target is None:
             watch = driver.DriverWatch()
         else:
-            driver.install(make_target(spec["target"]))
-        loader.load_kernel(spec["ref"])
+            driver.install(make_target(spec.target))
+        loader.load_kernel(spec.ref)
         return None, watch is not None and not watch.asked()
     finally:
         if watch is not None:
@@ -145,10 +147,10 @@ def _import_third_party(spec):
     path, which the package zygote follows itself). Any other failure (the import ran and failed:
     importing it again would not be the same), or an import that asks Triton's driver (it would
     depend on the target), makes the base unusable."""
-    loader.add_import_folders(spec["ref"])
+    loader.add_import_folders(spec.ref)
     watch = driver.DriverWatch()
     try:
-        for name, attributes in spec.get("third_party") or []:
+        for name, attributes in spec.third_party:
             if not _import_as_written(name, attributes):
                 break
             if watch.asked():
@@ -210,16 +212,17 @@ class _Serve:
             self.reap()
 
     def handle(self, message, fds):
-        if "warm" in message:
+        """One zygote_command (channel_messages.py): warm up, spawn a package zygote, fork a cell."""
+        if isinstance(message, ZygoteWarm):
             started = time.monotonic()
-            _warm_up(message["warm"])
+            _warm_up(message.warm)
             channel.send(self.sock, {"event": "warmed", "seconds": time.monotonic() - started})
-        elif "spawn" in message and fds:
-            self.spawn(message["spawn"], fds[0])
-        elif "command" in message:
-            pid, threads = self.fork_cell(message["command"])
+        elif isinstance(message, ZygoteSpawn) and fds:
+            self.spawn(message.spawn, fds[0])
+        elif isinstance(message, ZygoteFork):
+            pid, threads = self.fork_cell(message.command)
             self.cells.add(pid)
-            channel.send(self.sock, {"event": "forked", "id": message["id"], "pid": pid, "threads": threads})
+            channel.send(self.sock, {"event": "forked", "id": message.id, "pid": pid, "threads": threads})
 
     def hazard(self):
         return max(threads_now(), self.inherited_threads)
@@ -238,13 +241,13 @@ class _Serve:
 
     def spawn(self, spec, fd):
         """A package zygote forked from this base: it talks to the server on `fd`."""
-        spec = dict(spec, parent_threads=self.hazard())
+        threads = self.hazard()
         me = os.getpid()
         _CLOSE_IN_CHILDREN.discard(fd)  # the one descriptor the child keeps
         pid = self._fork()
         if pid == 0:  # the at-fork handler has closed the rest
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            main(spec, _socket_of(fd), self.server_pid, me)
+            main(spec, _socket_of(fd), self.server_pid, me, parent_threads=threads)
         self.zygotes.add(pid)
 
     def reap(self):
