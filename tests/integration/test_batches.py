@@ -315,14 +315,8 @@ def uses_the_patch(x_ptr, BLOCK: tl.constexpr):
 '''
 
 
-@pytest.mark.parametrize("jobs, batch_cells", [(1, "12"), (2, "4"), (2, "")])
-def test_no_compile_time_state_crosses_from_one_cell_to_the_next(tmp_path, venv_python, jobs, batch_cells):
-    """Issue 50: compile-time code that counts its calls in a class attribute or in another
-    module's, or that patches triton.language for a kernel that fails alone without it, changes
-    no verdict: in every batch size and order (-j 1, -j 2, the default size), each cell's verdict
-    is the one `--isolation process` gives it. The rows interleave the kernels, so a batch runs
-    patches before uses_the_patch and one counts row after another."""
-    work = tmp_path / "work"
+def compile_time_state_project(work):
+    """Four rows of each kernel of COMPILE_TIME_STATE, interleaved, on cuda:80."""
     text = '[defaults]\ntargets = ["cuda:80"]\n'
     for i in range(4):
         for kernel in ("counts", "patches", "uses_the_patch"):
@@ -330,8 +324,30 @@ def test_no_compile_time_state_crosses_from_one_cell_to_the_next(tmp_path, venv_
                      f'signature = {{ x_ptr = "*fp32:16" }}\nconstants = {{ BLOCK = {64 << i} }}\n')
     write_manifest(work, text, kernels_py=COMPILE_TIME_STATE)
     (work / "tally.py").write_text("blocks = frozenset()\n")
-    batched, resources, _ = check(venv_python, work, f"state-{jobs}", batch_cells, jobs=jobs)
+    return work
+
+
+@pytest.fixture(scope="module")
+def compile_time_state_alone(tmp_path_factory, venv_python):
+    """The verdicts `--isolation process` (a fresh process per cell) gives the project: what every
+    batch size below must give too. One run serves the three (it depends on the manifest alone,
+    the same for all; its own folder and home, so no batched run can leave anything in it)."""
+    work = compile_time_state_project(tmp_path_factory.mktemp("state-process") / "work")
     alone, _, _ = check(venv_python, work, "state-process", "", "--isolation", "process", jobs=2)
+    return alone
+
+
+@pytest.mark.parametrize("jobs, batch_cells", [(1, "12"), (2, "4"), (2, "")])
+def test_no_compile_time_state_crosses_from_one_cell_to_the_next(tmp_path, venv_python, compile_time_state_alone,
+                                                                jobs, batch_cells):
+    """Issue 50: compile-time code that counts its calls in a class attribute or in another
+    module's, or that patches triton.language for a kernel that fails alone without it, changes
+    no verdict: in every batch size and order (-j 1, -j 2, the default size), each cell's verdict
+    is the one `--isolation process` gives it. The rows interleave the kernels, so a batch runs
+    patches before uses_the_patch and one counts row after another."""
+    work = compile_time_state_project(tmp_path / "work")
+    batched, resources, _ = check(venv_python, work, f"state-{jobs}", batch_cells, jobs=jobs)
+    alone = compile_time_state_alone
     assert batched == alone, batched
     statuses = {row: verdict[0] for (row, _), verdict in alone.items()}
     assert {s for r, s in statuses.items() if not r.startswith("uses")} == {"ok"}, statuses
