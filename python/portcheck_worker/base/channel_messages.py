@@ -78,14 +78,22 @@ ServerCommand = Union[ProbeCommand, WarmCommand, ForkCommand, QuitCommand]
 
 
 @frozen
+class ThirdPartyImport:
+    """One import statement a package's import begins with (server/import_scan.py): `import
+    module`, or `from module import names`."""
+    module: str
+    names: Tuple[str, ...]
+
+
+@frozen
 class ZygoteSpec:
-    """What a zygote imports. `third_party`: (module, [names]) as import_scan.py finds them, which
-    only a base has, and a base is forked by the server itself, never sent."""
+    """What a zygote imports. `third_party`: only a base has them, and a base is forked by the
+    server itself, never sent."""
     role: str
     ref: Optional[KernelRef]
     data_limit: Optional[int]
     target: Optional[Target] = None
-    third_party: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # absent: a package zygote's
+    third_party: Tuple[ThirdPartyImport, ...] = ()  # absent: a package zygote's
 
 
 @frozen

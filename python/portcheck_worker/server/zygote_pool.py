@@ -11,7 +11,7 @@ from .zygote import Zygote, is_inspection, kernel_ref, key_for
 from .zygote_events import ZygoteEvents
 from ..forking import channel
 from ..base import channels
-from ..base.channel_messages import ForkRoute, ZygoteSpec
+from ..base.channel_messages import ForkRoute, ThirdPartyImport, ZygoteSpec
 from ..base.frozen_json import as_json
 from ..forking.fork import freeze_heap
 from ..zygote import process as zygote_process
@@ -184,7 +184,8 @@ class Zygotes(ZygoteEvents):
         if not self._make_room():
             return None
         spec = ZygoteSpec(role="base", ref=kernel_ref(route), data_limit=self._data_limit(command),
-                          third_party=tuple((name, tuple(names)) for name, names in modules))
+                          third_party=tuple(ThirdPartyImport(name, tuple(names))
+                                            for name, names in modules))
         base = Zygote(key, spec, None, self._deadline_s(command))
         self.bases[key] = base
         self._launch(base)

@@ -150,11 +150,11 @@ def _import_third_party(spec):
     loader.add_import_folders(spec.ref)
     watch = driver.DriverWatch()
     try:
-        for name, attributes in spec.third_party:
-            if not _import_as_written(name, attributes):
+        for statement in spec.third_party:
+            if not _import_as_written(statement.module, statement.names):
                 break
             if watch.asked():
-                return f"importing {name} asked Triton's driver: it depends on the target"
+                return f"importing {statement.module} asked Triton's driver: it depends on the target"
         return None
     finally:
         watch.stop()
