@@ -5,9 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "src/check/classify.hpp"
 #include "src/core/ir_text.hpp"
+#include "src/run/cell_answer_read.hpp"
 #include "util/bounded_json.hpp"
 
 namespace {
@@ -33,8 +35,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto split = rest.find('\0');
   const auto result_text = rest.substr(0, split);
   evidence.stderr_text = split == std::string::npos ? rest : rest.substr(split + 1);
+  // Read as a cell's result file is (check/module_inspection.cpp evidence_from_files): the
+  // schema's check and the conversion, a breach kept as the cell's protocol problem.
   try {
-    evidence.result = util::parse_json_bounded(result_text);
+    auto read =
+        portcheck::try_read_cell_answer("compile_result", util::parse_json_bounded(result_text));
+    evidence.result = std::move(read.value);
+    if (!evidence.result) evidence.protocol_problem = read.problem;
   } catch (const util::JsonInputError&) {
   }
   const auto c = portcheck::classify(evidence);
