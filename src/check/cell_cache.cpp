@@ -32,15 +32,16 @@ nlohmann::json cache_entry(const std::string& key, const CellEvidence& evidence,
           {"peak_rss_bytes", evidence.outcome.peak_rss_bytes}};
 }
 
-CellEvidence evidence_from_cache(const nlohmann::json& stored,
-                                 const std::filesystem::path& origin) {
+std::optional<CellEvidence> evidence_from_cache(const nlohmann::json& stored,
+                                                const std::filesystem::path& origin) {
   const auto entry = rebased(stored, origin);
   CellEvidence evidence;
   evidence.outcome.how = Termination::exited;
   evidence.outcome.wall_seconds = entry.value("wall_s", 0.0);
   // The store checked the entry's result as a compile_result when it loaded it
-  // (run/cache_entry_schema.hpp); the move of its paths leaves it one.
-  evidence.result = read_cell_answer("compile_result", entry.at("result"));
+  // (run/cache_entry_schema.hpp); read here after its paths moved, which must leave it one.
+  evidence.result = try_read_cell_answer("compile_result", entry.at("result")).value;
+  if (!evidence.result) return std::nullopt;
   evidence.stderr_text = entry.value("stderr", "");
   evidence.last_stage = entry.value("last_stage", "");
   return evidence;

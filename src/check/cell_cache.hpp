@@ -18,7 +18,9 @@ nlohmann::json cache_entry(const std::string& key, const CellEvidence& evidence,
 
 // The evidence an entry keeps. The same kernel checked out elsewhere (another CI runner, a moved
 // project) has the same key; paths in its messages are moved to `origin`, where it lives now.
-CellEvidence evidence_from_cache(const nlohmann::json& entry, const std::filesystem::path& origin);
+// nullopt when its result, so moved, is not a compile_result: a miss, as any damage is.
+std::optional<CellEvidence> evidence_from_cache(const nlohmann::json& entry,
+                                                const std::filesystem::path& origin);
 
 // Timeouts, crashes and memory kills depend on the machine and the moment; internal errors are
 // ours. Only a worker's own verdict on the compile is worth keeping.

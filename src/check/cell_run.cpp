@@ -105,9 +105,10 @@ std::optional<CellInput> CellRun::without_compile(std::size_t id) {
   if (settings_.cache == nullptr || key.empty()) return std::nullopt;
   const auto entry = settings_.cache->load(key, cell.timeout_s, cell.max_rss);
   if (!entry) return std::nullopt;
+  auto evidence = evidence_from_cache(*entry, cell.row->ref.import_root);
+  if (!evidence) return std::nullopt;
   ++from_cache_;
-  return CellInput{
-      evidence_from_cache(*entry, cell.row->ref.import_root), prediction_for(id), true, {}};
+  return CellInput{std::move(evidence), prediction_for(id), true, {}};
 }
 
 // The cells whose verdict needs neither a compile nor the cache: a target this Triton cannot

@@ -35,6 +35,7 @@ void merge_answer(InspectAnswer answer, InspectionResults& out) {
   for (auto& [id, key] : answer.keys) out.keys.insert_or_assign(id, std::move(key));
   if (!answer.static_findings) return;
   auto& found = *answer.static_findings;
+  // The tables are the same Triton's in every answer: the first one's stay.
   if (!out.static_result) {
     out.static_result = std::move(found);
     return;

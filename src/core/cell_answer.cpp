@@ -27,8 +27,8 @@ KernelMetadata read_metadata(const json& m) {
     const auto& arch = it->at("arch");
     out.target = KernelMetadata::Target{
         it->at("backend").get<std::string>(),
-        arch.is_string() ? decltype(KernelMetadata::Target::arch)(arch.get<std::string>())
-                         : decltype(KernelMetadata::Target::arch)(arch.get<std::int64_t>()),
+        arch.is_string() ? KernelMetadata::Target::Arch(arch.get<std::string>())
+                         : KernelMetadata::Target::Arch(arch.get<std::int64_t>()),
         it->at("warp_size").get<std::int64_t>()};
   }
   out.triton_version = util::optional_member<std::string>(m, "triton_version");
@@ -156,8 +156,7 @@ json failure_message(const CellAnswer& a) {
   }
   write_compile_facts(a, out, false);
   if (a.error_source) out["error_source"] = location_json(*a.error_source);
-  if (a.autotuner)
-    out["autotuner"] = {{"skips", a.autotuner->skips}, {"raises", a.autotuner->raises}};
+  if (a.autotuner) out["autotuner"] = to_json(*a.autotuner);
   return out;
 }
 

@@ -6,7 +6,8 @@
 // core/ where every layer that uses them (check/, export/) sees them; reading one is the
 // protocol's check and lives beside it (run/cell_answer_read.hpp: the schema's check and the
 // conversion in one place). message() is the answer again, as the result cache stores it.
-// tests/unit/cell_answer_test.cpp holds the types to the schema: every member it defines is read.
+// tests/unit/worker_answers_test.cpp holds the types to the schema: every member it defines is
+// read.
 #include <map>
 #include <optional>
 #include <string>
@@ -60,8 +61,9 @@ struct CellAnswer {
 };
 
 // `message`, a `kind` (compile_result, repro_answer, reproducer_result or cell_failure) the
-// protocol's schema has checked, converted. Only run/cell_answer_read.hpp calls it, right after
-// that check: on anything else it may throw nlohmann's exceptions.
+// protocol's schema has checked, converted. Only the readers that made that check call it, right
+// after it (run/cell_answer_read.hpp; run/inspect_answer.hpp for the failure an inspect_answer
+// carries): on anything else it may throw nlohmann's exceptions.
 [[nodiscard]] CellAnswer convert_checked_answer(std::string_view kind,
                                                 const nlohmann::json& message);
 

@@ -63,11 +63,12 @@ json to_json(const KernelResources& r) {
   return out;
 }
 
+json to_json(const AutotunerAnswer& a) { return {{"skips", a.skips}, {"raises", a.raises}}; }
+
 json to_json(const LaunchVerdict& l) {
   json out = {{"needs", l.needs}, {"problems", l.problems}};
   util::put_optional(out, "exceeded", l.exceeded);
-  if (l.autotuner)
-    out["autotuner"] = {{"skips", l.autotuner->skips}, {"raises", l.autotuner->raises}};
+  if (l.autotuner) out["autotuner"] = to_json(*l.autotuner);
   return out;
 }
 

@@ -44,7 +44,8 @@ struct LaunchVerdict {
 struct KernelMetadata {
   struct Target {
     std::string backend;
-    std::variant<std::string, std::int64_t> arch;  // "gfx942", or a capability such as 90
+    using Arch = std::variant<std::string, std::int64_t>;
+    Arch arch;  // "gfx942", or a capability such as 90
     std::int64_t warp_size = 0;
   };
   std::optional<std::string> name;
@@ -139,6 +140,7 @@ extern const std::array<ResourceCount, 10> kResourceCounts;
 // JSON forms of the parts the report carries as objects (CellResult's metadata and resources).
 [[nodiscard]] nlohmann::json to_json(const KernelMetadata& metadata);
 [[nodiscard]] nlohmann::json to_json(const KernelResources& resources);
+[[nodiscard]] nlohmann::json to_json(const AutotunerAnswer& autotuner);
 [[nodiscard]] nlohmann::json to_json(const LaunchVerdict& launch);
 [[nodiscard]] nlohmann::json to_json(const ExportFiles& exported);
 [[nodiscard]] nlohmann::json to_json(const ReproducerText& repro);

@@ -1,5 +1,7 @@
 #include "src/export/export.hpp"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "src/core/errors.hpp"
@@ -24,7 +26,10 @@ std::string c_type_for(const std::string& triton_type, Backend backend) {
 nlohmann::ordered_json launch_descriptor(const CellResult& cell) {
   const auto& md = cell.metadata;
   // The cell was compiled with export_dir (export_command.cpp): the worker's export_files is there.
-  const auto& ex = cell.exported.value();
+  if (!cell.exported)
+    throw std::logic_error(fmt::format("export of {} on {}: the worker wrote no export files",
+                                       cell.kernel, cell.target));
+  const auto& ex = *cell.exported;
   const auto target = checked_target(cell.target);
   const auto warps = md.num_warps.value_or(0);
   const auto warp_size = md.warp_size.value_or(target.warp_size);
@@ -117,7 +122,7 @@ std::optional<std::size_t> ptx_parameter_count(const std::string& ptx, const std
 std::vector<std::string> write_export(const CellResult& cell) {
   const auto ordered = launch_descriptor(cell);
   const auto descriptor = nlohmann::json::parse(ordered.dump());
-  const std::filesystem::path dir = cell.exported.value().directory;
+  const std::filesystem::path dir = cell.exported->directory;  // launch_descriptor checked it
   if (checked_target(cell.target).backend == Backend::cuda) {
     const auto ptx = util::read_file(dir / descriptor["assembly"].get<std::string>());
     const auto count = ptx_parameter_count(ptx, descriptor["entry"].get<std::string>());

@@ -61,10 +61,9 @@ KernelMetadata metadata_from(const JsonAt& m) {
     const auto arch = (*t)["arch"];
     out.target = KernelMetadata::Target{
         (*t)["backend"].string(),
-        arch.json().is_string()
-            ? decltype(KernelMetadata::Target::arch)(arch.string())
-            : decltype(KernelMetadata::Target::arch)(arch.integer(INT64_MIN, INT64_MAX)),
-        (*t)["warp_size"].integer(0, INT64_MAX)};
+        arch.json().is_string() ? KernelMetadata::Target::Arch(arch.string())
+                                : KernelMetadata::Target::Arch(arch.integer(INT64_MIN, INT64_MAX)),
+        (*t)["warp_size"].integer(INT64_MIN, INT64_MAX)};
   }
   out.triton_version = text("triton_version");
   return out;

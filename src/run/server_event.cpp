@@ -25,7 +25,7 @@ ServerEvent read_checked(std::string_view name, const json& e) {
                         optional_member<std::int64_t>(e, "code"),
                         optional_member<std::int64_t>(e, "signal"),
                         e.at("max_rss_bytes").get<std::uint64_t>()};
-  return ServerZygote{e.at("change").get<std::string>(), optional_member<std::string>(e, "role"),
+  return ServerZygote{e.at("change").get<std::string>(), e.at("role").get<std::string>(),
                       optional_member<double>(e, "seconds")};
 }
 
@@ -51,8 +51,7 @@ struct Message {
             {"max_rss_bytes", e.max_rss_bytes}};
   }
   json operator()(const ServerZygote& e) const {
-    json out = {{"event", "zygote"}, {"change", e.change}};
-    put_optional(out, "role", e.role);
+    json out = {{"event", "zygote"}, {"change", e.change}, {"role", e.role}};
     put_optional(out, "seconds", e.seconds);
     return out;
   }
@@ -63,7 +62,8 @@ struct Message {
 std::optional<ServerEvent> read_server_event(std::string_view line) {
   const auto event = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (event.is_discarded()) return std::nullopt;
-  const auto name = event.is_object() ? event.value("event", "") : std::string();
+  const auto it = event.is_object() ? event.find("event") : event.end();
+  const auto name = it != event.end() && it->is_string() ? it->get<std::string>() : std::string();
   // A probe's answer waits for the version check; everything else is checked here, whole.
   if (name == "probe" && event.contains("result")) return ServerProbed{event.at("result")};
   expect_protocol("server_event", event);

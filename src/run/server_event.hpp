@@ -45,7 +45,7 @@ struct ServerExited {
 // A zygote's life, counted in the run's figures.
 struct ServerZygote {
   std::string change;  // started | ready | unusable | warmed | retired
-  std::optional<std::string> role;
+  std::string role;    // base | package
   std::optional<double> seconds;
 };
 

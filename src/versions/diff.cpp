@@ -195,11 +195,12 @@ constexpr MetricSpec kMetrics[] = {
     {"metadata", "num_stages", "num_stages", false, false},
 };
 
-// The report's object of that name (the metadata as the report writes it).
-nlohmann::json field_of(const CellResult& c, std::string_view field) {
+// The report's object of that name; `metadata`: the cell's, as the report writes it.
+const nlohmann::json& field_of(const CellResult& c, const nlohmann::json& metadata,
+                               std::string_view field) {
   if (field == "sizes") return c.sizes;
   if (field == "resources") return c.resources;
-  return to_json(c.metadata);
+  return metadata;
 }
 
 std::optional<double> number_at(const nlohmann::json& object, const char* key) {
@@ -214,9 +215,11 @@ constexpr double kEpsilon = 1e-9;
 std::vector<MetricChange> metric_changes(const CellResult& o, const CellResult& n,
                                          const DiffOptions& options) {
   std::vector<MetricChange> out;
+  const auto o_metadata = to_json(o.metadata);
+  const auto n_metadata = to_json(n.metadata);
   for (const auto& spec : kMetrics) {
-    const auto before = number_at(field_of(o, spec.field), spec.key);
-    const auto after = number_at(field_of(n, spec.field), spec.key);
+    const auto before = number_at(field_of(o, o_metadata, spec.field), spec.key);
+    const auto after = number_at(field_of(n, n_metadata, spec.field), spec.key);
     if (!before || !after || *before == *after) continue;
     MetricChange m{fmt::format("{}.{}", spec.field, spec.key),
                    spec.label,

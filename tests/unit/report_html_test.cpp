@@ -1,6 +1,7 @@
 #include "src/report/html.hpp"
 
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 
 #include "src/report/json.hpp"
 #include "src/report/terminal.hpp"
+#include "src/run/cell_answer_read.hpp"
+#include "tests/unit/schema_coverage.hpp"
 
 namespace portcheck {
 namespace {
@@ -146,6 +149,45 @@ TEST(HtmlReport, JsonBlobRoundTrips) {
   EXPECT_EQ(data.at("report"), report_to_json(report));
   const auto back = report_from_json(data.at("report"), "html");
   EXPECT_EQ(report_to_json(back), report_to_json(report));
+}
+
+// A cell's metadata goes through the report whole: every member the worker's kernel_metadata
+// defines is written and read back, an integer arch and a string one alike (merge, diff and
+// report read it so).
+TEST(HtmlReport, KernelMetadataRoundTripsThroughTheReport) {
+  nlohmann::json metadata = {{"name", "axpy"},
+                             {"hash", "d50f"},
+                             {"num_warps", 4},
+                             {"num_ctas", 1},
+                             {"num_stages", 3},
+                             {"shared", 1024},
+                             {"tmem_size", 0},
+                             {"global_scratch_size", 0},
+                             {"global_scratch_align", 1},
+                             {"profile_scratch_size", 0},
+                             {"profile_scratch_align", 1},
+                             {"cluster_dims", {1, 1, 1}},
+                             {"maxnreg", 128},
+                             {"warp_size", 32},
+                             {"target", {{"backend", "cuda"}, {"arch", 90}, {"warp_size", 32}}},
+                             {"triton_version", "3.9.0"}};
+  std::set<std::string> missing;
+  uncovered_members({{"$ref", "#/$defs/kernel_metadata"}}, metadata, "metadata", missing);
+  EXPECT_TRUE(missing.empty()) << nlohmann::json(missing).dump();
+  for (const auto& arch : {nlohmann::json(90), nlohmann::json("gfx942")}) {
+    metadata["target"]["arch"] = arch;
+    const nlohmann::json answer = {{"status", "ok"},
+                                   {"compile_s", 0.0},
+                                   {"stages", nlohmann::json::object()},
+                                   {"metadata", metadata},
+                                   {"sizes", nlohmann::json::object()},
+                                   {"source", nullptr},
+                                   {"resources", nlohmann::json::object()}};
+    auto report = sample_report();
+    report.cells.at(0).metadata = *read_cell_answer("compile_result", answer).metadata;
+    const auto back = report_from_json(report_to_json(report), "round trip");
+    EXPECT_EQ(to_json(back.cells.at(0).metadata), metadata);
+  }
 }
 
 // The detail view's command per cell: compiled failures only (xfail too), none for ok or xpass.

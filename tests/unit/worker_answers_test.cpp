@@ -188,6 +188,37 @@ TEST(WorkerAnswers, EveryMemberIsReadIntoTheStructAndWrittenBack) {
   EXPECT_EQ(InspectAnswer::read(full_inspection()).message(), full_inspection());
 }
 
+// The members the schema lets be null (an unset count, no source, no shrink) and a target's
+// string arch: read as absent, written as the schema allows, and the message written (which the
+// result cache stores) is one the schema accepts and reads back the same.
+TEST(WorkerAnswers, NullsReadAsAbsentAndTheMessageWrittenIsAValidOne) {
+  auto success = full_success();
+  success["source"] = nullptr;
+  success["ttir_key"] = nullptr;
+  for (const char* count : {"shared", "tmem_size", "global_scratch_size", "maxnreg"})
+    success["metadata"][count] = nullptr;
+  success["metadata"]["target"] = {{"backend", "hip"}, {"arch", "gfx942"}, {"warp_size", 64}};
+  success["metadata"]["triton_version"] = nullptr;
+  success["resources"]["vgprs"] = nullptr;
+  auto no_target = full_success();
+  no_target["metadata"]["target"] = nullptr;
+  auto repro = full_repro();
+  repro["repro"]["shrink"] = nullptr;
+  const std::pair<const char*, json> samples[] = {
+      {"compile_result", success}, {"compile_result", no_target}, {"repro_answer", repro}};
+  for (const auto& [kind, sample] : samples) {
+    const auto written = read_cell_answer(kind, sample).message();
+    EXPECT_EQ(protocol_problem(kind, written), std::nullopt) << written.dump();
+    EXPECT_EQ(read_cell_answer(kind, written).message(), written);
+  }
+  const auto read = read_cell_answer("compile_result", success);
+  EXPECT_FALSE(read.source);
+  EXPECT_FALSE(read.metadata->shared);
+  EXPECT_EQ(std::get<std::string>(read.metadata->target->arch), "gfx942");
+  EXPECT_TRUE(read.message().at("source").is_null()) << "compile_success requires it";
+  EXPECT_FALSE(read.message().at("metadata").contains("shared"));
+}
+
 TEST(WorkerAnswers, TheStructsSayWhatTheMessagesSaid) {
   const auto ok = read_cell_answer("compile_result", full_success());
   EXPECT_TRUE(ok.ok);
