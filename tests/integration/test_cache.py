@@ -175,19 +175,22 @@ def test_another_triton_build_changes_every_key(venv_python, tmp_path):
 import sys, json
 sys.path.insert(0, {str(REPO / "python")!r})
 from portcheck_worker.compile import keys
+from portcheck_worker.base.frozen_json import convert
+from portcheck_worker.base.messages import CompileRequest
 import triton
 request = {{"kernel": {{"file": {str(REPO / "demo" / "kernels.py")!r}, "function": "axpy",
             "import_root": {str(REPO / "demo")!r}}},
            "signature": {{"x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "out_ptr": "*fp32:16", "n": "i32:16", "a": "fp32"}},
            "constants": {{"BLOCK": 1024}}, "options": {{}}, "target": {{"backend": "cuda", "arch": "90", "warp_size": 32}}}}
-first = keys.cell_key(request, "0.1.0")
-same = keys.cell_key(request, "0.1.0")
+# A partial compile request, as the library's own callers hold it: converted, not checked.
+first = keys.cell_key(convert(CompileRequest, request), "0.1.0")
+same = keys.cell_key(convert(CompileRequest, request), "0.1.0")
 keys._build_id = None
 triton.__version__ = "3.8.0"
-other_version = keys.cell_key(request, "0.1.0")
-other_tool = keys.cell_key(request, "0.2.0")
+other_version = keys.cell_key(convert(CompileRequest, request), "0.1.0")
+other_tool = keys.cell_key(convert(CompileRequest, request), "0.2.0")
 request["target"]["arch"] = "80"
-other_target = keys.cell_key(request, "0.2.0")
+other_target = keys.cell_key(convert(CompileRequest, request), "0.2.0")
 print(json.dumps([first, same, other_version, other_tool, other_target]))
 '''
     out = subprocess.run([str(venv_python), "-c", script], capture_output=True, text=True, check=True,

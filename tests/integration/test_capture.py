@@ -395,6 +395,8 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler.compiler import make_backend
 from triton.runtime.cache import get_cache_key
 from triton._C.libtriton import get_cache_invalidating_env_vars
+from portcheck_worker.base.frozen_json import convert
+from portcheck_worker.base.messages import CompileRequest, KernelRef
 from portcheck_worker.compile import driver, loader, stages
 target = GPUTarget("cuda", 90, 32)
 backend = make_backend(target)
@@ -406,11 +408,12 @@ for path in glob.glob(sys.argv[1] + "/*.jsonl"):
         if "kernel" not in record:  # a warning, or an autotuned launch's list of its configs
             continue
         kernel = record["kernel"]
-        fn = loader.load_kernel({"module": kernel["module"], "function": kernel["attribute"],
-                                 "import_root": kernel["import_root"]})
+        fn = loader.load_kernel(convert(KernelRef, {"module": kernel["module"], "function": kernel["attribute"],
+                                                    "import_root": kernel["import_root"]}))
         # What the JIT compiles for this launch: its own specialisation, options for cuda:90.
-        src, options = stages.build_source(fn, {"specialization": record["specialization"],
-                                                "target": {"backend": "cuda", "arch": "90", "warp_size": 32}})
+        request = {"specialization": record["specialization"],
+                   "target": {"backend": "cuda", "arch": "90", "warp_size": 32}}
+        src, options = stages.build_source(fn, convert(CompileRequest, request))
         options = backend.parse_options(options)
         key = get_cache_key(src, backend, options, env_vars=get_cache_invalidating_env_vars())
         keys.add(hashlib.sha256(key.encode()).hexdigest())

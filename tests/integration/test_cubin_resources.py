@@ -16,6 +16,8 @@ sys.path[:0] = [sys.argv[1], sys.argv[2]]
 import triton
 from triton import knobs
 from triton.backends.compiler import GPUTarget
+from portcheck_worker.base.frozen_json import convert
+from portcheck_worker.base.messages import CompileRequest, KernelRef
 from portcheck_worker.compile import cubin, driver, loader, stages
 rows = [("axpy", {"x_ptr": "*fp32:16", "y_ptr": "*fp32:16", "out_ptr": "*fp32:16", "n": "i32", "a": "fp32"},
          {"BLOCK": 1024}),
@@ -29,9 +31,10 @@ for arch in (75, 90, 120):
         for maxnreg in (None, 24):
             target = GPUTarget("cuda", arch, 32)
             driver.install(target)
-            fn = loader.load_kernel({"file": sys.argv[2] + "/kernels.py", "function": name})
-            src, options = stages.build_source(fn, {"signature": signature, "constants": constants,
-                                                    "target": {"backend": "cuda", "arch": arch, "warp_size": 32}})
+            fn = loader.load_kernel(convert(KernelRef, {"file": sys.argv[2] + "/kernels.py", "function": name}))
+            request = {"signature": signature, "constants": constants,
+                       "target": {"backend": "cuda", "arch": arch, "warp_size": 32}}
+            src, options = stages.build_source(fn, convert(CompileRequest, request))
             if maxnreg:
                 options["maxnreg"] = maxnreg
             try:

@@ -17,6 +17,10 @@ import keyword
 import sys
 import typing
 
+# Bound now: a forked cell converts its request after the user's import, which may rebind the
+# builtins.
+_tuple, _zip = tuple, zip
+
 
 # __slots__ where Python's dataclasses make them (3.10); the worker also runs on 3.9.
 _SLOTS = {"slots": True} if sys.version_info >= (3, 10) else {}
@@ -113,10 +117,10 @@ def _array(args):
     if len(args) == 2 and args[1] is Ellipsis:
         item = _converter(args[0])
         if item is None:
-            return tuple
-        return lambda raw: tuple([item(value) for value in raw])
+            return _tuple
+        return lambda raw: _tuple([item(value) for value in raw])
     items = [_converter(a) or (lambda value: value) for a in args]  # a fixed tuple: [a, b]
-    return lambda raw: tuple([convert_item(value) for convert_item, value in zip(items, raw)])
+    return lambda raw: _tuple([convert_item(value) for convert_item, value in _zip(items, raw)])
 
 
 def _alternatives(classes):

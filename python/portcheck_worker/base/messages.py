@@ -171,9 +171,3 @@ def cell_request(raw):
                                      f"(protocol {protocol.PROTOCOL_VERSION} knows {sorted(CELL_REQUESTS)})")
     return read(f"{kind}_request", raw)
 
-
-def of(cls, value):
-    """`value` itself, unless it is a plain dict, from an in-process caller that built it by hand
-    (the tests' helpers call the compile library so, with partial requests): that is converted
-    into a `cls` as a message is, unchecked, what it lacks None."""
-    return convert(cls, value) if isinstance(value, dict) else value

@@ -16,9 +16,8 @@ import sys
 
 from . import loader
 from .stages import build_source, make_target
-from ..base import channels, messages
+from ..base import channels
 from ..base.frozen_json import as_json
-from ..base.messages import CompileRequest
 
 _build_id = None
 _worker_id = None
@@ -114,7 +113,6 @@ def _stable_constexprs():
 
 def cell_key(request, tool_version):
     """The cache key of one cell request, or raise if the kernel cannot even be loaded."""
-    request = messages.of(CompileRequest, request)
     from triton._C.libtriton import get_cache_invalidating_env_vars
     from triton.compiler.compiler import make_backend
     fn = loader.load_kernel(request.kernel)
@@ -133,8 +131,9 @@ def cell_key(request, tool_version):
         "backend": backend.hash(),
         "target": [target.backend, str(target.arch), target.warp_size],
         "inject": os.environ.get(channels.ENV_INJECT, ""),
-        # The result holds the launch verdict against these (launch_rules.py).
-        "launch_limits": as_json(request.launch_limits),
+        # The result holds the launch verdict against these (launch_rules.py); a repro request
+        # has none.
+        "launch_limits": as_json(getattr(request, "launch_limits", None)),
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 

@@ -6,8 +6,6 @@ import sys
 import traceback
 
 from . import gpu_tensors_on_cpu, stdlib_guard, top_level_launches
-from ..base import messages
-from ..base.messages import KernelRef
 
 
 class KernelImportError(Exception):
@@ -34,7 +32,6 @@ def add_import_folders(ref):
 
 def load_kernel(ref):
     """The @triton.jit function a KernelRef names, its module imported (KernelImportError)."""
-    ref = messages.of(KernelRef, ref)
     add_import_folders(ref)
     try:
         try:

@@ -14,9 +14,8 @@ import warnings
 from . import autotune_rules, cubin, driver, loader, portable, releases, shared_backend
 from .launch_rules import launch_check
 from .outputs import IR_STAGES, OutputError, export_files, save_ir, save_partial_ir
-from ..base import faults, messages
+from ..base import faults
 from ..base.frozen_json import as_json
-from ..base.messages import CompileRequest, Target
 
 # Options whose values the backend derives from the target; a specialisation serialised for one
 # target carries them, and they must not leak into a compile for another.
@@ -50,7 +49,6 @@ class StageError(Exception):
 def make_target(spec):
     """The GPUTarget of a protocol Target."""
     from triton.backends.compiler import GPUTarget
-    spec = messages.of(Target, spec)
     arch = int(spec.arch) if spec.backend == "cuda" else spec.arch
     return GPUTarget(spec.backend, arch, int(spec.warp_size))
 
@@ -141,7 +139,6 @@ def specialisation(fn, request):
 
 def build_source(fn, request, spec=None):
     """An ASTSource and options, as the installed release takes them."""
-    request = messages.of(CompileRequest, request)  # a dict from an in-process caller
     spec = spec or specialisation(fn, request)
     target = make_target(request.target)
     return releases.current().ast_source(fn, spec.signature, spec.constexprs, spec.attrs, target), spec.options

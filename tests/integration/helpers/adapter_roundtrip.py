@@ -20,6 +20,8 @@ import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
+from portcheck_worker.base.frozen_json import convert
+from portcheck_worker.base.messages import CompileRequest, Target
 from portcheck_worker.compile import driver, releases, stages
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "releases"))
@@ -49,7 +51,7 @@ TARGET = {"backend": sys.argv[1], "arch": sys.argv[2], "warp_size": int(sys.argv
 
 def main():
     release = releases.current()
-    target = stages.make_target(TARGET)
+    target = stages.make_target(convert(Target, TARGET))
     driver.install(GPUTarget(target.backend, target.arch, target.warp_size))
     seen = []
 
@@ -66,8 +68,9 @@ def main():
         # The JIT's own next line, in every release from 3.0 to 3.9.
         jit_src = ASTSource(fn, jit["signature"], jit["constants"], jit["configs"][0])
         common = release.specialisation(fn, json.loads(jit["specialization_data"]))
-        ours, _ = stages.build_source(fn, {"specialization": common, "target": TARGET})
-        from_row, _ = stages.build_source(fn, {**row, "target": TARGET, "constants": {**row["constants"], "BLOCK": 256}})
+        ours, _ = stages.build_source(fn, convert(CompileRequest, {"specialization": common, "target": TARGET}))
+        row_request = {**row, "target": TARGET, "constants": {**row["constants"], "BLOCK": 256}}
+        from_row, _ = stages.build_source(fn, convert(CompileRequest, row_request))
         out.append({"jit": jit_src.hash(), "ours": ours.hash(), "row": from_row.hash(), "common": common})
     print(json.dumps({"family": release.family, "launches": out, "interpreter_entry": interpreter_entry(release)},
                      default=str))

@@ -16,14 +16,18 @@ import sys
 def main(argv):
     request = json.load(open(argv[0]))
     use_driver = "--no-driver" not in argv
+    from portcheck_worker.base.frozen_json import convert
+    from portcheck_worker.base.messages import CompileRequest
     from portcheck_worker.compile import driver, loader, stages
     import triton
     from triton import knobs
     knobs.compilation.always_compile = True  # never serve a kernel traced under another driver
-    target = stages.make_target(request["target"])
+    # A manifest-style request of the tests' making: converted as a message is, not checked.
+    request = convert(CompileRequest, request)
+    target = stages.make_target(request.target)
     if use_driver:
         driver.install(target)
-    fn = loader.load_kernel(request["kernel"])
+    fn = loader.load_kernel(request.kernel)
     src, options = stages.build_source(fn, request)
     try:
         compiled = triton.compile(src, target=target, options=options)
