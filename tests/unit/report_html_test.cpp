@@ -155,22 +155,7 @@ TEST(HtmlReport, JsonBlobRoundTrips) {
 // defines is written and read back, an integer arch and a string one alike (merge, diff and
 // report read it so).
 TEST(HtmlReport, KernelMetadataRoundTripsThroughTheReport) {
-  nlohmann::json metadata = {{"name", "axpy"},
-                             {"hash", "d50f"},
-                             {"num_warps", 4},
-                             {"num_ctas", 1},
-                             {"num_stages", 3},
-                             {"shared", 1024},
-                             {"tmem_size", 0},
-                             {"global_scratch_size", 0},
-                             {"global_scratch_align", 1},
-                             {"profile_scratch_size", 0},
-                             {"profile_scratch_align", 1},
-                             {"cluster_dims", {1, 1, 1}},
-                             {"maxnreg", 128},
-                             {"warp_size", 32},
-                             {"target", {{"backend", "cuda"}, {"arch", 90}, {"warp_size", 32}}},
-                             {"triton_version", "3.9.0"}};
+  auto metadata = kernel_metadata_sample();
   std::set<std::string> missing;
   uncovered_members({{"$ref", "#/$defs/kernel_metadata"}}, metadata, "metadata", missing);
   EXPECT_TRUE(missing.empty()) << nlohmann::json(missing).dump();

@@ -1,7 +1,8 @@
 #pragma once
-// Holds a typed message to the schema that defines it: the members the schema has that a sample
-// message lacks. A test whose sample has every member, and reads it into the struct and writes
-// it back unchanged, fails as soon as a member is added to the schema and not to the struct.
+// Holds a typed message to the schema that defines it (and gives the samples two tests share): the
+// members the schema has that a sample message lacks. A test whose sample has every member, and
+// reads it into the struct and writes it back unchanged, fails as soon as a member is added to the
+// schema and not to the struct.
 #include <set>
 #include <string>
 
@@ -70,6 +71,26 @@ inline void uncovered_members(const nlohmann::json& schema_in, const nlohmann::j
   if (schema.contains("additionalProperties") && schema.at("additionalProperties").is_object())
     for (const auto& [key, sub] : value.items())
       uncovered_members(schema.at("additionalProperties"), sub, fmt::format("{}.{}", at, key), out);
+}
+
+// A compiled kernel's metadata with every member the schema's kernel_metadata defines.
+inline nlohmann::json kernel_metadata_sample() {
+  return nlohmann::json{{"name", "axpy"},
+                        {"hash", "d50fef"},
+                        {"num_warps", 4},
+                        {"num_ctas", 1},
+                        {"num_stages", 3},
+                        {"shared", 1024},
+                        {"tmem_size", 0},
+                        {"global_scratch_size", 0},
+                        {"global_scratch_align", 1},
+                        {"profile_scratch_size", 0},
+                        {"profile_scratch_align", 1},
+                        {"cluster_dims", {1, 1, 1}},
+                        {"maxnreg", 128},
+                        {"warp_size", 32},
+                        {"target", {{"backend", "cuda"}, {"arch", 90}, {"warp_size", 32}}},
+                        {"triton_version", "3.9.0"}};
 }
 
 }  // namespace portcheck

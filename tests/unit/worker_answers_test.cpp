@@ -21,25 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-json full_metadata() {
-  return {{"name", "axpy"},
-          {"hash", "d50fef"},
-          {"num_warps", 4},
-          {"num_ctas", 1},
-          {"num_stages", 3},
-          {"shared", 1024},
-          {"tmem_size", 0},
-          {"global_scratch_size", 0},
-          {"global_scratch_align", 1},
-          {"profile_scratch_size", 0},
-          {"profile_scratch_align", 1},
-          {"cluster_dims", {1, 1, 1}},
-          {"maxnreg", 128},
-          {"warp_size", 32},
-          {"target", {{"backend", "cuda"}, {"arch", 90}, {"warp_size", 32}}},
-          {"triton_version", "3.9.0"}};
-}
-
 json full_resources() {
   return {
       {"registers", 40}, {"stack_bytes", 0},   {"local_bytes", 0},       {"static_shared_bytes", 0},
@@ -58,7 +39,7 @@ json full_success() {
   return {{"status", "ok"},
           {"compile_s", 0.5},
           {"stages", {{"ttir", 0.1}, {"cubin", 0.4}}},
-          {"metadata", full_metadata()},
+          {"metadata", kernel_metadata_sample()},
           {"sizes", {{"cubin", 9000}}},
           {"source", {{"file", "k.py"}, {"line", 3}}},
           {"resources", full_resources()},
@@ -117,7 +98,7 @@ json full_repro() {
 
 json reproducer_ok() {
   return {{"status", "ok"},
-          {"metadata", full_metadata()},
+          {"metadata", kernel_metadata_sample()},
           {"resources", full_resources()},
           {"launch", full_launch()},
           {"triton_version", "3.9.0"}};
