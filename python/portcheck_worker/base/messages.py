@@ -63,8 +63,10 @@ class ProbeRequest:
 
 
 @frozen
-class CompileRequest:
-    kind: Literal["compile"]
+class _CellOfARow:
+    """The members a compile request and a repro request share: one manifest row on one target.
+    The schema defines them in each (compile_request, repro_request); each class is held to its
+    own definition (test_worker_messages.py)."""
     zygote: Optional[ZygoteOf]
     kernel: KernelRef
     row_name: str
@@ -72,6 +74,11 @@ class CompileRequest:
     constants: dict
     options: dict
     target: Target
+
+
+@frozen
+class CompileRequest(_CellOfARow):
+    kind: Literal["compile"]
     specialization: Optional[dict] = None
     save_ir_dir: Optional[str] = None
     export_dir: Optional[str] = None
@@ -105,15 +112,8 @@ class ReproFacts:
 
 
 @frozen
-class ReproRequest:
+class ReproRequest(_CellOfARow):
     kind: Literal["repro"]
-    zygote: Optional[ZygoteOf]
-    kernel: KernelRef
-    row_name: str
-    signature: Dict[str, str]
-    constants: dict
-    options: dict
-    target: Target
     repro: ReproFacts
     specialization: Optional[dict] = None
 
