@@ -2,9 +2,11 @@
 // What `check` is asked to do: the command line's choices, read by every stage of the pipeline.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/core/report.hpp"
@@ -58,9 +60,10 @@ struct CheckOptions {
   std::vector<std::string> triton;  // environments: "current", "3.8.0"; empty: the manifest's
   bool inherit_site = true;         // version environments see the invoking site-packages
   std::optional<std::filesystem::path> save_ir_dir;  // --save-ir: every stage's IR, for diff --ir
-  // repro: the cells write their reproducer instead of compiling; what the file's header says of
-  // the cell (its verdict, the command), and --shrink's time bound.
-  std::optional<nlohmann::json> repro;
+  // repro: the cells named here write their reproducer instead of compiling, and no other cell
+  // runs; each one's facts are what its file's header says of it (its verdict, the command) and
+  // --shrink's time bound. Keyed by the row's display name and the target's name.
+  std::map<std::pair<std::string, std::string>, nlohmann::json> repro;
   bool launch_limits_warn = false;  // --launch-limits warn: report, but do not fail
   bool reduce = false;  // --reduce: one row of each group compiled for all (check/reduce.hpp)
   // A target this release cannot compile for is its cells' verdict, not a UsageError (always so

@@ -24,8 +24,10 @@ Target target_named(const std::string& name) { return checked_target(name); }
 nlohmann::json cell_request(const KernelRow& row, const Target& target, const CheckOptions& options,
                             const std::string& label) {
   nlohmann::json request;
-  // A cell with --repro asks for its reproducer instead of its compile (protocol.schema.json).
-  request["kind"] = options.repro ? "repro" : "compile";
+  // A cell of `repro` asks for its reproducer instead of its compile (protocol.schema.json).
+  const auto repro = options.repro.find({row.display_name(), target.name()});
+  const bool writes_reproducer = repro != options.repro.end();
+  request["kind"] = writes_reproducer ? "repro" : "compile";
   request["kernel"] = kernel_ref_json(row.ref);
   request["row_name"] = row.display_name();
   request["signature"] = row.signature;
@@ -36,12 +38,12 @@ nlohmann::json cell_request(const KernelRow& row, const Target& target, const Ch
   request["zygote"] = zygote_member(row.ref, target.name());
   const auto row_folder = ir_row_folder(row.display_name());
   const auto target_folder = ir_target_folder(target.name());
-  if (options.save_ir_dir && !options.repro)
+  if (options.save_ir_dir && !writes_reproducer)
     request["save_ir_dir"] =
         std::filesystem::absolute(*options.save_ir_dir / label / row_folder / target_folder)
             .string();
-  if (options.repro) request["repro"] = *options.repro;
-  if (options.export_dir && !options.repro)
+  if (writes_reproducer) request["repro"] = repro->second;
+  if (options.export_dir && !writes_reproducer)
     request["export_dir"] =
         std::filesystem::absolute(*options.export_dir / row_folder / target_folder).string();
   return request;
@@ -138,6 +140,8 @@ std::vector<PlannedCell> plan_cells(const Manifest& manifest, const Matrix& matr
   std::vector<PlannedCell> cells;
   for (const auto& row : manifest.rows) {
     for (const auto& name : matrix.row_targets.at(row.display_name())) {
+      // A run of reproducers has only their cells (the rows' other targets compiled before).
+      if (!options.repro.empty() && !options.repro.contains({row.display_name(), name})) continue;
       PlannedCell cell;
       cell.row = &row;
       cell.target = target_named(name);

@@ -5,8 +5,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,7 +35,9 @@ namespace {
 
 struct ReproFlags {
   CheckOptions options;
-  std::string row, target, triton, verify;
+  std::vector<std::string> rows;
+  std::string target, triton, verify;
+  bool failing = false;  // --failing: every failing cell of the selection
   std::string timeout_text, max_rss_text;
   std::filesystem::path output;
   bool shrink = false;
@@ -51,9 +57,12 @@ void refuse_without_compile(const CellResult& cell) {
                                  to_string(cell.kind), util::printable(cell.message)));
 }
 
-const CellResult& the_cell(const Report& report, const std::string& row) {
-  const auto it = std::find_if(report.cells.begin(), report.cells.end(),
-                               [&](const CellResult& c) { return c.kernel == row; });
+// The cell of `row` on `target` (on the one target checked, where that is empty).
+const CellResult& the_cell(const Report& report, const std::string& row,
+                           const std::string& target) {
+  const auto it = std::find_if(report.cells.begin(), report.cells.end(), [&](const CellResult& c) {
+    return c.kernel == row && (target.empty() || c.target == target);
+  });
   if (it == report.cells.end())
     throw UsageError(fmt::format("row '{}': no cell of it was checked", util::printable(row)));
   return *it;
@@ -133,14 +142,31 @@ std::filesystem::path default_output(const CellResult& cell) {
 // Ctrl-C while the reproducer is written or checked: nothing more is said.
 struct Interrupted {};
 
-// The worker's reproducer of the cell (the check's second pass, which writes instead of compiling).
-std::optional<ReproducerText> written_reproducer(CheckOptions options,
-                                                 const nlohmann::json& facts) {
-  options.repro = facts;
+using CellFacts = std::map<std::pair<std::string, std::string>, nlohmann::json>;
+
+// The check's second pass, which writes the cells' reproducers instead of compiling: one run for
+// them all, each cell with its facts.
+Report reproducers_run(CheckOptions options, CellFacts facts) {
+  options.only_rows.clear();
+  options.targets.clear();
+  for (const auto& [cell, _] : facts) {
+    const auto& [row, target] = cell;
+    if (std::find(options.only_rows.begin(), options.only_rows.end(), row) ==
+        options.only_rows.end())
+      options.only_rows.push_back(row);
+    if (std::find(options.targets.begin(), options.targets.end(), target) == options.targets.end())
+      options.targets.push_back(target);
+  }
+  options.repro = std::move(facts);
   options.use_cache = false;
-  const auto report = run_check(options, interrupted());
+  auto report = run_check(options, interrupted());
   if (report.interrupted) throw Interrupted();
-  const auto& cell = the_cell(report, options.only_rows.front());
+  return report;
+}
+
+// The cell's reproducer in the second pass's report; nullopt, said on stderr, where none came.
+std::optional<ReproducerText> reproducer_in(const Report& written, const CellResult& failed) {
+  const auto& cell = the_cell(written, failed.kernel, failed.target);
   if (!cell.repro || !cell.repro->text) {
     // The module imported for the check and not now (or ran out of time): the user's code, not
     // the environment; said in one line, exit 1.
@@ -230,21 +256,27 @@ ReproducerRun check_written(const std::filesystem::path& path, const ReproFlags&
   return run;
 }
 
+std::optional<ReproducerText> written_reproducer(const CheckOptions& options,
+                                                 const CellResult& cell,
+                                                 const nlohmann::json& facts) {
+  return reproducer_in(reproducers_run(options, {{{cell.kernel, cell.target}, facts}}), cell);
+}
+
 int write_repro(const ReproFlags& f) {
   CheckOptions options = f.options;
   options.targets = {f.target};
-  options.only_rows = {f.row};
+  options.only_rows = f.rows;
   if (!f.triton.empty()) options.triton = {f.triton};
   if (!f.output.empty()) check_output_path(f.output, "-o");
   const auto report = run_check(options, interrupted());
-  say_warnings(report);  // the second pass (written_reproducer) has the same: said once, here
+  say_warnings(report);  // the second pass (reproducers_run) has the same: said once, here
   if (report.interrupted) return exit_code::interrupted;
-  const auto& cell = the_cell(report, f.row);
+  const auto& cell = the_cell(report, f.rows.front(), "");
   refuse_without_compile(cell);
   auto facts = facts_of(cell, report, f);
   const auto path = f.output.empty() ? default_output(cell) : f.output;
   auto* say = speaking_stream(path);
-  auto repro = written_reproducer(options, facts);
+  auto repro = written_reproducer(options, cell, facts);
   if (!repro) return exit_code::new_failures;
   say_shrunk(*repro, say);
   if (cell.kind == FailureKind::timeout) {
@@ -260,13 +292,90 @@ int write_repro(const ReproFlags& f) {
   if (run.reproduction != Reproduction::same && repro->shrink) {
     std::fprintf(say, "the shrunk kernel fails differently: writing the whole kernel instead\n");
     facts["shrink_s"] = 0.0;
-    repro = written_reproducer(options, facts);
+    repro = written_reproducer(options, cell, facts);
     if (!repro) return exit_code::new_failures;
     write_draft(draft, *repro);
     run = check_written(draft, f, say);
   }
   deliver(path, *repro, say);
   return run.reproduction == Reproduction::same ? exit_code::ok : exit_code::new_failures;
+}
+
+// --failing: each cell's file is named as `repro` names one cell's, in the folder -o names; a
+// second cell whose name comes out the same (rows "a.b" and "a_b") gets "_2".
+std::filesystem::path output_in(const std::filesystem::path& folder, const CellResult& cell,
+                                std::set<std::string>& taken) {
+  const auto stem = default_output(cell).stem().string();
+  auto name = stem;
+  for (int n = 2; !taken.insert(name).second; ++n) name = fmt::format("{}_{}", stem, n);
+  return folder / (name + ".py");
+}
+
+// One failing cell's file, checked as a single cell's is; true when it reproduces the cell (a
+// cell that ran out of time is written, not run, as with one cell).
+bool deliver_checked(const CellResult& cell, const ReproducerText& repro,
+                     const std::filesystem::path& path, const ReproFlags& f) {
+  if (cell.kind == FailureKind::timeout) {
+    deliver(path, repro, stdout);
+    std::printf("not run here: the cell ran out of time; the file says so when run\n");
+    return true;
+  }
+  const util::TempDir scratch("triton-portcheck-repro-file");
+  const auto draft = scratch.path() / path.filename();
+  write_draft(draft, repro);
+  const auto run = check_written(draft, f, stdout);
+  deliver(path, repro, stdout);
+  return run.reproduction == Reproduction::same;
+}
+
+// The failing cells of the check that reproducers can replay, each with its facts; the others
+// are named, with why they have none.
+std::vector<const CellResult*> reproducible_cells(const Report& report, const ReproFlags& f,
+                                                  CellFacts& facts) {
+  std::vector<const CellResult*> cells;
+  for (const auto& cell : report.cells) {
+    if (cell.kind == FailureKind::none) continue;
+    if (!failed_in_compile(cell.kind)) {
+      std::printf("skipped %s on %s: its verdict, %s, had no compile to reproduce\n",
+                  util::printable(cell.kernel).c_str(), cell.target.c_str(),
+                  std::string(to_string(cell.kind)).c_str());
+      continue;
+    }
+    cells.push_back(&cell);
+    facts[{cell.kernel, cell.target}] = facts_of(cell, report, f);
+  }
+  return cells;
+}
+
+// `repro --failing`: a reproducer of every failing cell of the check (its rows and targets as
+// given), written by one second pass and each checked as `repro` checks one.
+int write_failing_repros(const ReproFlags& f) {
+  CheckOptions options = f.options;
+  options.targets = f.target.empty() ? std::vector<std::string>{} : util::split(f.target, ',');
+  options.only_rows = f.rows;
+  options.triton = {f.triton.empty() ? "current" : f.triton};
+  const auto folder = f.output.empty() ? std::filesystem::path(".") : f.output;
+  if (util::is_standard_output(folder))
+    throw UsageError("-o: --failing writes a file per cell: name a folder");
+  prepare_output_folder(folder, "-o");
+  const auto report = run_check(options, interrupted());
+  say_warnings(report);
+  if (report.interrupted) return exit_code::interrupted;
+  CellFacts facts;
+  const auto cells = reproducible_cells(report, f, facts);
+  if (cells.empty()) {
+    std::printf("no cell failed in a compile: there is nothing to reproduce\n");
+    return exit_code::ok;
+  }
+  const auto written = reproducers_run(options, std::move(facts));
+  std::set<std::string> taken;
+  std::size_t reproduced = 0;
+  for (const auto* cell : cells) {
+    const auto repro = reproducer_in(written, *cell);
+    if (repro && deliver_checked(*cell, *repro, output_in(folder, *cell, taken), f)) ++reproduced;
+  }
+  std::printf("%zu of %zu failing cells reproduce their fingerprint\n", reproduced, cells.size());
+  return reproduced == cells.size() ? exit_code::ok : exit_code::new_failures;
 }
 
 int verify_repro(const ReproFlags& f) {
@@ -290,29 +399,51 @@ int run_repro_command(ReproFlags f) {
   if (!f.max_rss_text.empty())
     f.options.max_rss_bytes = positive_size(f.max_rss_text, "--max-rss", "8GiB");
   if (!f.verify.empty()) {
-    if (!f.row.empty()) throw UsageError("--verify FILE runs a written file: give no row");
+    if (!f.rows.empty() || f.failing)
+      throw UsageError("--verify FILE runs a written file: give no row and no --failing");
     return verify_repro(f);
   }
-  if (f.row.empty()) throw UsageError("repro: give the row (kernel or kernel[variant])");
-  if (f.target.empty()) throw UsageError("--target: give the one target of the cell (cuda:90)");
-  if (f.target.find(',') != std::string::npos || f.triton.find(',') != std::string::npos)
-    throw UsageError("repro writes one cell: give one --target and at most one --triton");
+  if (f.triton.find(',') != std::string::npos)
+    throw UsageError("repro writes with one environment: give at most one --triton");
+  if (f.failing && f.shrink)
+    throw UsageError("--shrink makes one cell's kernel smaller: give one row and one --target");
+  if (!f.failing) {
+    if (f.rows.empty())
+      throw UsageError(
+          "repro: give the row (kernel or kernel[variant]), or --failing for every "
+          "failing cell");
+    if (f.rows.size() > 1)
+      throw UsageError(
+          "repro writes one cell: give one row, or --failing for the failing cells "
+          "of several");
+    if (f.target.empty()) throw UsageError("--target: give the one target of the cell (cuda:90)");
+    if (f.target.find(',') != std::string::npos)
+      throw UsageError("repro writes one cell: give one --target, or --failing for several");
+  }
   if (f.shrink && !(f.shrink_s > 0))
     throw UsageError("--shrink-time: give a positive number of seconds");
   try {
-    return write_repro(f);
+    return f.failing ? write_failing_repros(f) : write_repro(f);
   } catch (const Interrupted&) {
     return exit_code::interrupted;
   }
 }
 
 void add_repro_options(CLI::App* command, ReproFlags& f) {
-  command->add_option("row", f.row, "The manifest row, as check names it (kernel[variant])");
-  command->add_option("-t,--target", f.target, "The cell's target (cuda:90, hip:gfx942)");
+  command->add_option("rows", f.rows,
+                      "The manifest row, as check names it (kernel[variant]); with --failing, "
+                      "the rows whose failing cells to write (default: every row)");
+  command->add_option("-t,--target", f.target,
+                      "The cell's target (cuda:90, hip:gfx942); with --failing, the targets to "
+                      "check, comma-separated (default: the manifest's)");
+  command->add_flag("--failing", f.failing,
+                    "Write a reproducer of every cell that fails in a compile, each checked, "
+                    "into the folder -o names");
   command->add_option("--triton", f.triton,
                       "The Triton environment of the cell: current (default) or a version");
   command->add_option("-o,--output", f.output,
-                      "The file to write (default: repro_<row>_<target>.py here)");
+                      "The file to write (default: repro_<row>_<target>.py here); with --failing, "
+                      "the folder (default: here)");
   command->add_option("-m,--manifest", f.options.manifest,
                       "Manifest file (default: portcheck.toml)");
   command->add_flag("--demo", f.options.demo, "A row of the bundled demo");
@@ -341,8 +472,9 @@ Command add_repro_command(CLI::App& app) {
   add_repro_options(command, *flags);
   command->footer(
       "Exit status: 0 the file was written and reproduces the cell's fingerprint (--verify: it "
-      "still does); 1 it does not (it compiles, or fails differently); 2 bad arguments, or a "
-      "cell with nothing to reproduce; 3 environment problem.");
+      "still does; --failing: every file does, or no cell failed); 1 it does not (it compiles, or "
+      "fails differently); 2 bad arguments, or a cell with nothing to reproduce; 3 environment "
+      "problem.");
   return {command, [flags] { return run_repro_command(*flags); }};
 }
 

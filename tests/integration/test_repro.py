@@ -2,10 +2,10 @@
 run with `python FILE` in an empty folder of a fresh environment holding only Triton, reproduces
 the cell's fingerprint; --shrink, a cell that ran out of time, a kernel whose module must be
 imported, and cells with nothing to reproduce. Two releases: test_releases.py."""
-import concurrent.futures
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 
@@ -78,14 +78,33 @@ def test_every_failing_cell_of_the_demo_reproduces_its_fingerprint_with_only_tri
     cells = failing(demo_run.report)
     assert len(cells) == 18 and {fp for _, _, fp in cells} == {
         "d156103061eb", "420114423dda", "8ddebbdc3a81", "175823c2f763", "547f998e6596"}
-    # The demo imports only Triton: the fresh environment writes the files, and `repro` runs each
-    # there as its reader would (`python FILE` in an empty folder) and judges its fingerprint;
-    # the test runs the first file of each failure group once more itself.
+    # The demo imports only Triton: the fresh environment writes every failing cell's file in one
+    # run (--failing), and `repro` runs each there as its reader would (`python FILE` in an empty
+    # folder) and judges its fingerprint; the test runs the first file of each failure group once
+    # more itself.
+    folder = tmp_path / "repros"
+    wrote = run_tool(["repro", "--failing", "--demo", "--python", bare_python, "-o", folder], cwd=tmp_path)
+    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    assert "18 of 18 failing cells reproduce their fingerprint" in wrote.stdout, wrote.stdout
+    # As one cell's file is named, `repro`'s default (repro_<row>_<target>.py).
+    files = {(row, target): folder / (re.sub(r"[^A-Za-z0-9]", "_", f"repro_{row}_{target}") + ".py")
+             for row, target, _ in cells}
+    assert sorted(folder.iterdir()) == sorted(files.values())
     firsts = {fp: (row, target) for row, target, fp in reversed(cells)}
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        files = list(pool.map(lambda c: reproduce(tmp_path, *c, bare_python, bare_python, "--demo",
-                                                  direct=firsts[c[2]] == c[:2]), cells))
-    text = files[0].read_text()
+    for row, target, fingerprint in cells:
+        out = files[row, target]
+        header = out.read_text().split("\n\n", 1)[0]
+        assert f"fingerprint {fingerprint}" in header and f"Triton {TRITON}" in header, header
+        # The command in the file writes that one cell again.
+        assert f"triton-portcheck repro {shlex.quote(row)} -t {target} --demo" in header, header
+        assert f"checked: python {out.name} reproduces {fingerprint}" in wrote.stdout, wrote.stdout
+        if firsts[fingerprint] == (row, target):
+            empty = tmp_path / f"empty-{slug(row, target)}"
+            ran = run_file(bare_python, out, empty)
+            assert ran.returncode == 1, ran.stdout + ran.stderr
+            assert re.search(r"^reproduces: Triton ", ran.stdout, re.MULTILINE), ran.stdout
+            assert not list(empty.iterdir())  # it wrote nothing where it ran
+    text = files[cells[0][:2]].read_text()
     assert "@triton.jit\ndef gamma_ratio(" in text and "importlib" not in text  # copied, not imported
 
 
@@ -202,7 +221,19 @@ def test_cells_with_nothing_to_reproduce_say_why(venv_python, tmp_path):
                                              'signature = { x = "i32" }\n')
     broken = run_tool(["repro", "k", "-t", "cuda:90", "--python", venv_python], cwd=tmp_path)
     assert broken.returncode == 2 and "does not import, so there is nothing to compile" in broken.stderr
+    # --failing names what it skips and why; a run with nothing to reproduce is no error.
+    every = run_tool(["repro", "--failing", "-t", "cuda:90", "--python", venv_python], cwd=tmp_path)
+    assert every.returncode == 0, every.stdout + every.stderr
+    assert every.stdout.splitlines() == [
+        "skipped k on cuda:90: its verdict, import-error, had no compile to reproduce",
+        "no cell failed in a compile: there is nothing to reproduce"], every.stdout
     assert not list(tmp_path.glob("repro_*.py"))
+    for args, said in ((["--failing", "--shrink"], "--shrink makes one cell's kernel smaller"),
+                       (["k", "axpy", "-t", "cuda:90"], "give one row, or --failing"),
+                       (["k", "-t", "cuda:90,cuda:80"], "give one --target, or --failing"),
+                       (["--failing", "-o", "-"], "--failing writes a file per cell: name a folder")):
+        refused = run_tool(["repro", *args, "--python", venv_python], cwd=tmp_path)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
     unknown = run_tool(["repro", "axpy", "--demo", "-t", "cuda:91", "--python", venv_python], cwd=tmp_path)
     assert unknown.returncode == 2 and "'cuda:91' is not a target" in unknown.stderr, unknown.stderr
     nowhere = run_tool(["repro", "quantize_fp8", "--demo", "-t", "cuda:80", "--python", venv_python, "-o",
