@@ -7,8 +7,8 @@ BUILD          ?= build
 JOBS           ?= $(shell nproc)
 PYTHON_FOR_VENV ?= python3
 VENV_PY        := $(VENV)/bin/python
-VENV_STAMP     := $(VENV)/.portcheck-triton-$(TRITON_VERSION)-v2
-TEST_STAMP     := $(VENV)/.portcheck-test-packages-v8
+VENV_STAMP     := $(VENV)/.portcheck-triton-$(TRITON_VERSION)-v3
+TEST_STAMP     := $(VENV)/.portcheck-test-packages-v9
 # torch for the capture tests (the sample package's own tests run on CPU tensors). PyPI's build
 # runs on the CPU; this release is the one whose `triton` requirement (~=3.9.0) keeps Triton as
 # is. numpy is what Triton's CPU interpreter imports.
@@ -59,7 +59,7 @@ export SKBUILD_BUILD_DIR ?= build-wheel
 .PHONY: demo test check deps venv test-venv build unit integration bench readme-examples format clean wheel \
         unit-asan fuzz fuzz-smoke fuzz-build
 
-demo: deps venv tool
+demo: deps venv tool worker-bytecode
 	@# Exit code 1 only says the demo has failing cells, which is what it is there to show.
 	$(BUILD)/triton-portcheck check --demo --python $(VENV_PY) --json $(BUILD)/demo-report.json || [ $$? -eq 1 ]
 	@echo "JSON report: $(BUILD)/demo-report.json"
@@ -93,18 +93,31 @@ deps:
 
 venv: $(VENV_STAMP)
 
+# The venv's packages go in with uv (itself from PyPI, by pip): the same resolution and files as
+# pip's, bytecode compiled as pip compiles it (--compile-bytecode; the tool's workers run with
+# PYTHONDONTWRITEBYTECODE), but downloaded and unpacked in parallel. The test packages (torch and
+# its CUDA libraries: 4 GB) took 131 s with pip, on make test's critical path after `make demo`,
+# 37 with uv (bench/venv_install.sh).
+UV             := $(VENV)/bin/uv pip install --quiet --python $(VENV_PY) --compile-bytecode
+
 $(VENV_STAMP):
 	$(PYTHON_FOR_VENV) -m venv $(VENV)
-	$(VENV_PY) -m pip install --quiet --upgrade pip
-	$(VENV_PY) -m pip install --quiet "triton==$(TRITON_VERSION)"
+	$(VENV_PY) -m pip install --quiet --upgrade pip uv
+	$(UV) "triton==$(TRITON_VERSION)"
 	touch $@
 
 # Only `make test` needs these (torch alone is several GB): `make demo` stays light.
 test-venv: $(TEST_STAMP)
 
 $(TEST_STAMP): $(VENV_STAMP)
-	$(VENV_PY) -m pip install --quiet "triton==$(TRITON_VERSION)" $(TEST_PY_PACKAGES)
+	$(UV) $(TEST_PACKAGES)
 	touch $@
+
+# What test-venv installs, as uv's or pip's arguments (bench/venv_install.sh).
+TEST_PACKAGES := "triton==$(TRITON_VERSION)" $(TEST_PY_PACKAGES)
+.PHONY: print-test-packages
+print-test-packages:
+	@echo '$(TEST_PACKAGES)'
 
 # `tool` is all the demo needs; `build` adds the unit tests (and GoogleTest's). The tool is built
 # as pip builds the wheel (pyproject.toml's [tool.scikit-build]: Release, libstdc++ static, which
@@ -128,6 +141,13 @@ tool:
 	  -DCMAKE_UNITY_BUILD=$(UNITY) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS) --target triton-portcheck
 
+# The worker's bytecode, compiled as pip compiles an installed wheel's: the tool runs the worker
+# from python/ here with PYTHONDONTWRITEBYTECODE, so without it every worker process compiled the
+# package's sources again (about 50 ms of CPU each; a run of `make test` starts a thousand).
+.PHONY: worker-bytecode
+worker-bytecode: venv
+	$(VENV_PY) -m compileall -q python/portcheck_worker
+
 build: tool
 	cmake --build $(BUILD) -j $(JOBS)
 
@@ -147,14 +167,19 @@ check: build test-venv
 	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck PORTCHECK_PYTHON=$(abspath $(VENV_PY)) \
 	  $(VENV_PY) -m pytest $(CHECK_COMPILE_TESTS) -q --durations=5
 
-integration: tool venv test-venv
+integration: tool venv test-venv worker-bytecode
 	PORTCHECK_BIN=$(abspath $(BUILD))/triton-portcheck PORTCHECK_PYTHON=$(abspath $(VENV_PY)) \
 	  $(VENV_PY) -m pytest tests/integration -q -n $(JOBS) --dist loadgroup --no-loadscope-reorder
 
 # The sanitizer build: clang, ASan + UBSan (findings fatal), libFuzzer coverage, one folder for
-# the unit tests and the fuzz harnesses (fuzz/README.md). -O1 and a unity build keep it cheap;
-# Ninja, as `tool`.
+# the unit tests and the fuzz harnesses (fuzz/README.md); a unity build and Ninja, as `tool`.
+# make test's build (unit-asan, fuzz-smoke) is -O0: measured cold (bench/sanitizer_build.sh, 2
+# cores, CCACHE_DISABLE=1) it takes about half the CPU of -O1, and its ctest no longer, because
+# the unit tests' time is their children's and their waits. Only a long fuzzing run wants
+# -O1's executions per second: `make fuzz` builds its own folder, $(FUZZ_BUILD), at -O1.
 ASAN_BUILD     ?= build-asan
+SANITIZER_OPT  ?= -O0
+FUZZ_BUILD     ?= build-fuzz
 FUZZ_SECONDS   ?= 60
 FUZZ_HARNESSES := manifest signature report classify toml_writer remote_url cache_entry
 # One process per harness, on one core (libFuzzer's default; -jobs=N would fork N workers logging
@@ -166,34 +191,36 @@ export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 
 fuzz-build: deps
 	cmake -S . -B $(ASAN_BUILD) $(if $(wildcard $(ASAN_BUILD)/CMakeCache.txt),,-G Ninja) \
-	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O1 \
+	  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=$(SANITIZER_OPT) \
 	  -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_UNITY_BUILD=ON -DPORTCHECK_FUZZ=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target unit_tests $(addprefix fuzz_,$(FUZZ_HARNESSES))
 
 unit-asan: fuzz-build
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS)
 
-# $(call run_fuzzers,SECONDS,SCRATCH): each harness for SECONDS, $(JOBS) at a time, from its
-# committed corpus (whose regression inputs thus run every time) and SCRATCH/<harness>, where its
-# new inputs go: fuzz/corpus is the committed seed and regression set, never written (copy a
-# finding there by hand, minimised).
+# $(call run_fuzzers,SECONDS,BUILD): each harness of BUILD for SECONDS, $(JOBS) at a time, from
+# its committed corpus (whose regression inputs thus run every time) and BUILD/fuzz-corpus or
+# fuzz-smoke/<harness>, where its new inputs go: fuzz/corpus is the committed seed and regression
+# set, never written (copy a finding there by hand, minimised).
 define run_fuzzers
 	@printf '%s\n' $(FUZZ_HARNESSES) | xargs -P $(JOBS) -I HARNESS sh -c 'h=HARNESS; \
-	  mkdir -p $(2)/$$h; \
-	  $(ASAN_BUILD)/fuzz/fuzz_$$h $(FUZZ_FLAGS) -max_total_time=$(1) \
-	    -artifact_prefix=$(ASAN_BUILD)/fuzz-$$h- $(2)/$$h fuzz/corpus/$$h \
-	    >$(ASAN_BUILD)/fuzz-$$h.log 2>&1 || { tail -60 $(ASAN_BUILD)/fuzz-$$h.log; exit 1; }; \
-	  echo "fuzz_$$h, $(1) s: $$(grep -h "Done [0-9]* runs" $(ASAN_BUILD)/fuzz-$$h.log)"'
+	  mkdir -p $(3)/$$h; \
+	  $(2)/fuzz/fuzz_$$h $(FUZZ_FLAGS) -max_total_time=$(1) \
+	    -artifact_prefix=$(2)/fuzz-$$h- $(3)/$$h fuzz/corpus/$$h \
+	    >$(2)/fuzz-$$h.log 2>&1 || { tail -60 $(2)/fuzz-$$h.log; exit 1; }; \
+	  echo "fuzz_$$h, $(1) s: $$(grep -h "Done [0-9]* runs" $(2)/fuzz-$$h.log)"'
 endef
 
 # A few seconds each, from a fresh scratch folder: the same inputs every time.
 fuzz-smoke: fuzz-build
 	rm -rf $(ASAN_BUILD)/fuzz-smoke
-	$(call run_fuzzers,5,$(ASAN_BUILD)/fuzz-smoke)
+	$(call run_fuzzers,5,$(ASAN_BUILD),$(ASAN_BUILD)/fuzz-smoke)
 
-# FUZZ_SECONDS per harness; what it finds stays in $(ASAN_BUILD)/fuzz-corpus for the next run.
-fuzz: fuzz-build
-	$(call run_fuzzers,$(FUZZ_SECONDS),$(ASAN_BUILD)/fuzz-corpus)
+# FUZZ_SECONDS per harness, built at -O1 in $(FUZZ_BUILD); what it finds stays in
+# $(FUZZ_BUILD)/fuzz-corpus for the next run.
+fuzz: deps
+	$(MAKE) --no-print-directory fuzz-build ASAN_BUILD=$(FUZZ_BUILD) SANITIZER_OPT=-O1
+	$(call run_fuzzers,$(FUZZ_SECONDS),$(FUZZ_BUILD),$(FUZZ_BUILD)/fuzz-corpus)
 
 bench: deps venv test-venv build
 	bench/run
@@ -212,4 +239,4 @@ format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) dist build-wheel .ccache
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) dist build-wheel .ccache

@@ -8,9 +8,12 @@
 # took during the run: on a shared machine the wall clock counts their load too, CPU seconds do
 # not. Then ccache's hits (the tool is compiled once, pip's two builds of it in the tests hit),
 # pytest's slowest tests, and the integration step by worker and group (bench/ci_timeline.py).
-# CI_TIME_LOGS=DIR keeps the log and the records.
+# CI_TIME_LOGS=DIR keeps the log and the records. CI_TIME_AFTER_DEMO=1 runs `make demo` in the
+# clone first, untimed, as a developer has before their first `make test`: then only what
+# `make test` adds is timed (the test packages, the sanitizer build, the tests).
 #
 #   bench/ci_time.sh [REPOSITORY] > bench/results/ci-time.txt
+#   CI_TIME_AFTER_DEMO=1 bench/ci_time.sh > bench/results/ci-time-after-demo.txt
 set -eu
 repo=${1:-$(git rev-parse --show-toplevel)}
 bench=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +22,17 @@ sampler=
 trap '[ -z "$sampler" ] || kill "$sampler"; rm -rf "$work"' EXIT
 git clone -q "$repo" "$work/clone"
 cd "$work/clone"
+if [ -n "${CI_TIME_AFTER_DEMO:-}" ]; then
+  make demo >"$work/demo.log" 2>&1 || { echo "make demo failed:"; tail -60 "$work/demo.log"; exit 1; }
+  echo "after make demo (untimed)"
+fi
+# CPU seconds (user + system) of the shell's finished children so far, from `times`' second line
+# in FILE: `times` runs in the shell itself (a subshell's children are not the shell's).
+children_cpu() {
+  sed -n 2p "$1" | awk '{ n = 0; for (i = 1; i <= NF; i++) { split($i, t, "m"); n += t[1] * 60 + t[2] } print int(n) }'
+}
+times >"$work/times-before"
+cpu_before=$(children_cpu "$work/times-before")
 echo "commit $(git rev-parse --short HEAD), $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
 # The machine's busy and idle jiffies every 5 s (/proc/stat's first line: user nice system idle
 # iowait irq softirq steal).
@@ -33,10 +47,8 @@ make test SHELL="$bench/ci_step_shell.sh" >"$work/test.log" 2>&1 || {
   echo "make test failed:"; tail -60 "$work/test.log"; exit 1; }
 wall=$(($(date +%s) - start))
 sleep 6  # a sample after the end
-# CPU seconds (user + system) of the shell's finished children: `times`' second line (in the
-# shell itself: a subshell's children are not the shell's).
 times >"$work/times"
-cpu=$(sed -n 2p "$work/times" | awk '{ n = 0; for (i = 1; i <= NF; i++) { split($i, t, "m"); n += t[1] * 60 + t[2] } print int(n) }')
+cpu=$(($(children_cpu "$work/times") - cpu_before))
 echo "make test: $wall s wall, $cpu s CPU; load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 python3 "$bench/ci_steps.py" "$work/steps" "$work/procstat" "$cpu"
