@@ -300,6 +300,7 @@ class DemoRun:
     report: dict
     seconds: float
     json_path: Path
+    home: Path  # TRITON_PORTCHECK_HOME of the run: its result cache holds every cell
 
 
 @pytest.fixture(scope="session")
@@ -307,7 +308,9 @@ def demo_run(binary, venv_python):
     """`check --demo --json` once per test run: (exit code, stdout, parsed JSON) and friends. The
     pytest-xdist workers share it (the first to ask runs it, in the run's root, while the others
     wait on its lock): on two cores a second run of the same 81 cells only took their time. A
-    home of its own: what it remembers is the same whichever worker ran it."""
+    home of its own, new: every cell really compiled (fork isolation, the default), whatever ran
+    before, and what it remembers is the same whichever worker ran it. Its result cache is what
+    demo_cache_home copies."""
     workdir = Path(os.environ[_ROOT_VAR]) / "demo-run"
     workdir.mkdir(exist_ok=True)
     json_path = workdir / "demo.json"
@@ -315,16 +318,30 @@ def demo_run(binary, venv_python):
     with open(workdir / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
-            # --no-cache: every cell really compiled (fork isolation, the default), whatever ran before.
-            run = run_tool(["check", "--demo", "--no-cache", "--python", venv_python, "--json", json_path],
+            run = run_tool(["check", "--demo", "--python", venv_python, "--json", json_path],
                            cwd=workdir, timeout=900, TRITON_PORTCHECK_HOME=workdir / "home")
             assert json_path.exists(), f"no JSON report written\nstdout:\n{run.stdout}\nstderr:\n{run.stderr}"
+            assert json.loads(json_path.read_text())["summary"]["from_cache"] == 0, run.stdout
             assert_no_leftovers(run.tag)
             done.write_text(json.dumps({"returncode": run.returncode, "stdout": run.stdout, "stderr": run.stderr,
                                         "seconds": run.seconds}))
     ran = json.loads(done.read_text())
     return DemoRun(ran["returncode"], ran["stdout"], ran["stderr"], json.loads(json_path.read_text()),
-                   ran["seconds"], json_path)
+                   ran["seconds"], json_path, workdir / "home")
+
+
+def demo_cache_copy(demo_run, folder):
+    """A tool home at `folder` holding a copy of the demo run's result cache: `check --demo` there
+    (TRITON_PORTCHECK_HOME) serves every cell from it in half a second, for tests of what is done
+    with the demo's report (its formats, shards, pages) rather than of its compiles, which
+    demo_run made. A copy: what a test's run stores stays its own."""
+    shutil.copytree(demo_run.home, folder)
+    return folder
+
+
+@pytest.fixture
+def demo_cache_home(demo_run, tmp_path):
+    return demo_cache_copy(demo_run, tmp_path / "demo-cache-home")
 
 
 @pytest.fixture

@@ -270,13 +270,19 @@ def test_bad_baseline_is_exit_2_before_compiling(venv_python, tmp_path):
     assert "bad.json" in run.stderr and len(run.stderr.strip().splitlines()) == 1
 
 
-def test_shards_union_equals_the_unsharded_run_and_all_formats_come_from_the_merge(demo_run, venv_python, tmp_path):
+def test_shards_union_equals_the_unsharded_run_and_all_formats_come_from_the_merge(demo_run, demo_cache_home,
+                                                                                   venv_python, tmp_path):
+    # The shards' cells come from the demo run's cache: how the matrix is split and merged is the
+    # subject here, and each cell's verdict is the one demo_run compiled.
     parts = []
     for k in (1, 2, 3):
         path = tmp_path / f"shard{k}.json"
-        run = run_tool(["check", "--demo", "--python", venv_python, "--shard", f"{k}/3", "--json", path], cwd=tmp_path)
+        run = run_tool(["check", "--demo", "--python", venv_python, "--shard", f"{k}/3", "--json", path], cwd=tmp_path,
+                       TRITON_PORTCHECK_HOME=demo_cache_home)
         assert run.returncode in (0, 1), run.stderr
         assert f"shard {k}/3" in run.stdout
+        shard = json.loads(path.read_text())
+        assert shard["summary"]["from_cache"] == len(shard["cells"]), run.stdout
         parts.append(path)
     sizes = [len(json.loads(p.read_text())["cells"]) for p in parts]
     assert sum(sizes) == 81 and max(sizes) - min(sizes) <= 3, sizes

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlsplit
 import jsonschema
 import pytest
 
-from conftest import REPO, cells_by_position, run_tool
+from conftest import REPO, cells_by_position, demo_cache_copy, run_tool
 
 pytestmark = pytest.mark.slow
 
@@ -96,13 +96,16 @@ def check_junit_structure(root):
 
 
 @pytest.fixture(scope="module")
-def demo_ci(binary, venv_python, tmp_path_factory):
-    """`check --demo` from the repository root writing JSON, SARIF and JUnit at once."""
+def demo_ci(binary, venv_python, demo_run, tmp_path_factory):
+    """`check --demo` from the repository root writing JSON, SARIF and JUnit at once (its cells
+    from the demo run's cache: the formats are the subject here, not the compiles)."""
     tmp = tmp_path_factory.mktemp("ci-formats")
     paths = {k: tmp / f"demo.{k}" for k in ("json", "sarif", "junit")}
     run = run_tool(["check", "--demo", "--python", venv_python, "--json", paths["json"], "--sarif", paths["sarif"],
-                    "--junit", paths["junit"]], cwd=REPO, timeout=900)
+                    "--junit", paths["junit"]], cwd=REPO, timeout=900,
+                   TRITON_PORTCHECK_HOME=demo_cache_copy(demo_run, tmp / "home"))
     assert run.returncode == 1, f"{run.stdout}\n{run.stderr}"
+    assert "81 cells (81 from cache)" in run.stdout, run.stdout
     for p in paths.values():
         assert p.exists(), f"{p} not written\n{run.stdout}\n{run.stderr}"
     return {
