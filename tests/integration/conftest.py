@@ -292,6 +292,12 @@ def triton_only(venv_python, tmp_path_factory):
     return environment
 
 
+# A third of the demo's matrix that holds a cell of every failure kind it has (cuda:75: frontend
+# and MLIR errors, cuda:90: the assembler's, hip:gfx942: AMD's frontend error) and the rows that
+# compile there: where two ways of running the demo are compared cell by cell.
+EVERY_KIND_TARGETS = ["cuda:75", "cuda:90", "hip:gfx942"]
+
+
 @dataclass
 class DemoRun:
     returncode: int

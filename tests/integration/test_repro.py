@@ -45,28 +45,9 @@ def bare_python(triton_only):
     return python
 
 
-def reproduce(cwd, row, target, fingerprint, write_python, bare_python, *source, direct=True):
-    """Writes the cell's file and has the tool judge the fingerprint of `python FILE` run in an
-    empty folder: `repro` itself does with the environment it wrote from, `repro --verify` with
-    the bare one otherwise. `direct`: the test runs it so too, and reads its exit status (1) and
-    its words."""
-    out = cwd / f"{slug(row, target)}.py"
-    wrote = run_tool(["repro", row, "-t", target, *source, "--python", write_python, "-o", out], cwd=cwd)
-    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
-    assert f"reproduces {fingerprint}" in wrote.stdout, wrote.stdout
-    header = out.read_text().split("\n\n", 1)[0]
-    assert f"fingerprint {fingerprint}" in header and f"Triton {TRITON}" in header, header
-    assert f"checked: python {out.name} reproduces {fingerprint}" in wrote.stdout or write_python != bare_python
-    if direct:
-        empty = cwd / f"empty-{slug(row, target)}"
-        ran = run_file(bare_python, out, empty)
-        assert ran.returncode == 1, ran.stdout + ran.stderr
-        assert re.search(r"^reproduces: Triton ", ran.stdout, re.MULTILINE), ran.stdout
-        assert not list(empty.iterdir())  # it wrote nothing where it ran
-    if write_python != bare_python:
-        verified = run_tool(["repro", "--verify", out, "--python", bare_python], cwd=cwd)
-        assert verified.returncode == 0 and f"reproduces {fingerprint}" in verified.stdout, verified.stdout
-    return out
+def written(folder, row, target):
+    """The file `repro --failing` writes for the cell: named as `repro` names one cell's."""
+    return folder / (re.sub(r"[^A-Za-z0-9]", "_", f"repro_{row}_{target}") + ".py")
 
 
 def failing(report):
@@ -86,9 +67,7 @@ def test_every_failing_cell_of_the_demo_reproduces_its_fingerprint_with_only_tri
     wrote = run_tool(["repro", "--failing", "--demo", "--python", bare_python, "-o", folder], cwd=tmp_path)
     assert wrote.returncode == 0, wrote.stdout + wrote.stderr
     assert "18 of 18 failing cells reproduce their fingerprint" in wrote.stdout, wrote.stdout
-    # As one cell's file is named, `repro`'s default (repro_<row>_<target>.py).
-    files = {(row, target): folder / (re.sub(r"[^A-Za-z0-9]", "_", f"repro_{row}_{target}") + ".py")
-             for row, target, _ in cells}
+    files = {(row, target): written(folder, row, target) for row, target, _ in cells}
     assert sorted(folder.iterdir()) == sorted(files.values())
     firsts = {fp: (row, target) for row, target, fp in reversed(cells)}
     for row, target, fingerprint in cells:
@@ -127,15 +106,32 @@ def test_every_failing_cell_of_the_sample_package_reproduces_with_only_triton(sa
     cells = failing(report)
     assert {(row, target) for row, target, _ in cells} == {("row_scale_kernel", "hip:gfx942"),
                                                             ("row_scale_kernel", "hip:gfx950")}
-    for cell in cells:
-        # Its module imports torch: the check that writes the file runs where the package does.
-        out = reproduce(pkg, *cell, venv_python, bare_python)
-        assert "import torch" not in out.read_text()
+    # Its module imports torch: the check that writes the files runs where the package does, one
+    # run for both (--failing; its first pass is the fixture's check, from the result cache).
+    folder = pkg / "repros"
+    wrote = run_tool(["repro", "--failing", "--python", venv_python, "-o", folder], cwd=pkg)
+    assert wrote.returncode == 0, wrote.stdout + wrote.stderr
+    assert "2 of 2 failing cells reproduce their fingerprint" in wrote.stdout, wrote.stdout
+    for row, target, fingerprint in cells:
+        out = written(folder, row, target)
+        text = out.read_text()
+        header = text.split("\n\n", 1)[0]
+        assert f"fingerprint {fingerprint}" in header and f"Triton {TRITON}" in header, header
+        assert f"checked: python {out.name} reproduces {fingerprint}" in wrote.stdout, wrote.stdout
+        assert "import torch" not in text
         # The target's limits as `check` held the cell to them, the register allocation unit too
         # (issue 44: the reproducer judged with a unit of 1 where `check` used the target's).
-        assert "register_allocation_unit" in out.read_text()
-        launched = run_file(bare_python, out, pkg / "again")
-        assert f"needs 2048 threads per block (32 warps of 64); {cell[1]} allows 1024" in launched.stdout
+        assert "register_allocation_unit" in text
+        # The bare environment, holding only Triton: `repro --verify` judges it, and its reader
+        # sees the launch limit, in an empty folder that it leaves empty.
+        verified = run_tool(["repro", "--verify", out, "--python", bare_python], cwd=pkg)
+        assert verified.returncode == 0 and f"reproduces {fingerprint}" in verified.stdout, verified.stdout
+        empty = pkg / f"empty-{slug(row, target)}"
+        launched = run_file(bare_python, out, empty)
+        assert launched.returncode == 1, launched.stdout + launched.stderr
+        assert re.search(r"^reproduces: Triton ", launched.stdout, re.MULTILINE), launched.stdout
+        assert f"needs 2048 threads per block (32 warps of 64); {target} allows 1024" in launched.stdout
+        assert not list(empty.iterdir())
 
 
 def test_shrink_makes_the_kernel_smaller_and_keeps_the_fingerprint(bare_python, tmp_path):

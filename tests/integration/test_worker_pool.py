@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from conftest import assert_no_leftovers, run_tool
+from conftest import EVERY_KIND_TARGETS, assert_no_leftovers, run_tool
 
 pytestmark = pytest.mark.slow
 
@@ -13,10 +13,9 @@ def outcome(report):
     return {(c["row"], c["target"]): (c["status"], c["kind"], c["stage"], c["fingerprint"]) for c in report["cells"]}
 
 
-# Where fork and process isolation could part: a cell of every failure kind of the demo (cuda:75:
-# frontend and MLIR errors, cuda:90: the assembler's, hip:gfx942: AMD's frontend error) and the
+# Where fork and process isolation could part: a cell of every failure kind of the demo and the
 # rows that compile there. A third of the matrix: a fresh process per cell is the slow part.
-AGREEMENT_TARGETS = ["cuda:75", "cuda:90", "hip:gfx942"]
+AGREEMENT_TARGETS = EVERY_KIND_TARGETS
 
 
 def test_fork_and_process_isolation_agree_on_the_demo(demo_run, venv_python, tmp_path):
