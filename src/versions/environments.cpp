@@ -192,10 +192,13 @@ class EnvironmentBuild {
   }
 
  private:
-  // 1. The venv (with pip, via ensurepip).
+  // 1. The venv, without pip where the invoking Python's pip can install into it (PipRunner);
+  // else with its own, from ensurepip, as `python -m venv` makes it.
   void make_venv() {
-    const auto step =
-        run_step({python_, "-m", "venv", venv_.string()}, work_.path(), "venv", kVenvTimeout);
+    pip_ = pip_runner_for(python_, venv_python_, work_.path());
+    std::vector<std::string> make = {python_, "-m", "venv", venv_.string()};
+    if (!pip_.outer_python.empty()) make.insert(make.begin() + 3, "--without-pip");
+    const auto step = run_step(make, work_.path(), "venv", kVenvTimeout);
     if (!step.ok())
       throw EnvironmentError(
           fmt::format("`{} -m venv` failed: {}", python_, failure_reason(step, kVenvTimeout)));
@@ -206,9 +209,9 @@ class EnvironmentBuild {
   fs::path download_wheel() {
     std::error_code ec;
     fs::create_directories(downloads(), ec);
-    std::vector<std::string> download = {venv_python_, "-m",        "pip",
-                                         "download",   "--no-deps", "--only-binary",
-                                         ":all:",      "--dest",    downloads().string()};
+    auto download = pip_.command("download");
+    download.insert(download.end(),
+                    {"--no-deps", "--only-binary", ":all:", "--dest", downloads().string()});
     download.insert(download.end(), pip_network_options().begin(), pip_network_options().end());
     download.push_back("triton==" + version_);
     const auto step = run_step(download, work_.path(), "download", kPipTimeout);
@@ -236,9 +239,13 @@ class EnvironmentBuild {
 
   // 3. Install from the downloaded file (so it is fetched once), plus the extra packages.
   void install(const fs::path& wheel) {
-    std::vector<std::string> install = {venv_python_, "-m", "pip", "install", "--quiet"};
+    auto install = pip_.command("install");
+    install.push_back("--quiet");
     install.insert(install.end(), pip_network_options().begin(), pip_network_options().end());
     install.push_back(wheel.string());
+    // Triton up to 3.1 imports setuptools, which a venv's ensurepip installs (Python 3.11): an
+    // environment without pip of its own gets it with Triton.
+    if (!pip_.outer_python.empty()) install.push_back("setuptools");
     install.insert(install.end(), with_packages_.begin(), with_packages_.end());
     const auto step = run_step(install, work_.path(), "install", kPipTimeout);
     if (!step.ok())
@@ -298,6 +305,7 @@ class EnvironmentBuild {
   util::TempDir staging_;  // the venv itself
   fs::path venv_;
   std::string venv_python_;
+  PipRunner pip_;  // chosen with the venv (make_venv)
   // A killed add (SIGKILL, the OOM killer) takes its pip with it and leaves no 1 GB staging
   // folder; its lock file is swept by the next command (sweep_abandoned_environments).
   util::DeathWatch death_watch_;
@@ -306,11 +314,12 @@ class EnvironmentBuild {
 // `env add VERSION --with PKG` on an environment that exists: PKG installed into it (pip
 // decides what is already there) and added to the marker's "with" list.
 void install_into(const fs::path& root, const std::string& version, const fs::path& dir,
-                  const std::vector<std::string>& packages) {
+                  const std::vector<std::string>& packages, const std::string& python) {
   const auto logs = staging_dir(root, temp_prefix(version) + "work-");
   const util::DeathWatch death_watch(step_marker(), {logs.path()});
-  std::vector<std::string> install = {(dir / "bin" / "python").string(), "-m", "pip", "install",
-                                      "--quiet"};
+  auto install =
+      pip_runner_for(python, (dir / "bin" / "python").string(), logs.path()).command("install");
+  install.push_back("--quiet");
   install.insert(install.end(), pip_network_options().begin(), pip_network_options().end());
   install.insert(install.end(), packages.begin(), packages.end());
   const auto step = run_step(install, logs.path(), "install", kPipTimeout);
@@ -350,7 +359,7 @@ EnvAddReport add_environment(const std::string& version,
   sweep_abandoned_environments();
   const auto lock = version_lock(root, version);
   if (is_complete(final_dir)) {
-    if (!with_packages.empty()) install_into(root, version, final_dir, with_packages);
+    if (!with_packages.empty()) install_into(root, version, final_dir, with_packages, python);
     auto report = already_present(version, final_dir);
     report.installed_packages = with_packages;
     return report;

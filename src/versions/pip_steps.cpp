@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <utility>
 
 #include <fmt/format.h>
@@ -172,6 +173,35 @@ std::optional<std::vector<std::string>> offered_versions(const std::string& stde
     if (!t.empty()) versions.push_back(t);
   }
   return versions;
+}
+
+bool pip_aims_elsewhere(std::string_view pip_version_line) {
+  // "pip MAJOR.MINOR[.PATCH] from ..."
+  constexpr std::string_view kPip = "pip ";
+  if (!pip_version_line.starts_with(kPip)) return false;
+  const auto version = pip_version_line.substr(kPip.size());
+  const auto parts = util::split(version.substr(0, version.find(' ')), '.');
+  if (parts.size() < 2) return false;
+  int major = 0;
+  int minor = 0;
+  for (auto [text, number] : {std::pair{&parts[0], &major}, std::pair{&parts[1], &minor}}) {
+    const auto* end = text->data() + text->size();
+    if (text->empty() || std::from_chars(text->data(), end, *number).ptr != end) return false;
+  }
+  return std::make_pair(major, minor) >= std::make_pair(22, 3);
+}
+
+std::vector<std::string> PipRunner::command(const std::string& verb) const {
+  if (outer_python.empty()) return {env_python, "-m", "pip", verb};
+  return {outer_python, "-m", "pip", "--python", env_python, verb};
+}
+
+PipRunner pip_runner_for(const std::string& python, const std::string& env_python,
+                         const std::filesystem::path& logs) {
+  const auto step =
+      run_step({python, "-m", "pip", "--version"}, logs, "pip-version", std::chrono::seconds(120));
+  const bool outer = step.ok() && pip_aims_elsewhere(util::trim(step.stdout_text));
+  return {outer ? python : std::string(), env_python};
 }
 
 }  // namespace portcheck

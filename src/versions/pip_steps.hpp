@@ -42,4 +42,24 @@ std::string failure_reason(const StepResult& step, std::chrono::seconds timeout)
 // "(from versions: 2.0.0, 2.1.0, 3.8.0)" in pip's "Could not find a version" error.
 std::optional<std::vector<std::string>> offered_versions(const std::string& stderr_text);
 
+// Whether `pip --version`'s line ("pip 25.3 from /x/pip (python 3.11)") names a pip that can aim
+// at another interpreter (`pip --python`, pip 22.3 and later).
+bool pip_aims_elsewhere(std::string_view pip_version_line);
+
+// Whose pip an environment's steps run. The invoking Python's own, aimed at the environment's
+// interpreter, where it can be: the environment then needs no pip of its own, whose install
+// (ensurepip, with its bytecode) was 4.9 of the 12.2 CPU-s of `env add 3.1.0`
+// (bench/env_add_cpu.sh). Else the environment's own pip, installed by ensurepip.
+struct PipRunner {
+  std::string outer_python;  // empty: the environment's own pip
+  std::string env_python;
+  // `python -m pip [--python ENV] VERB`
+  [[nodiscard]] std::vector<std::string> command(const std::string& verb) const;
+};
+
+// The PipRunner for `env_python`: the invoking `python`'s pip when `python -m pip --version`
+// says it can aim elsewhere (asked once, with its output in `logs`), else the environment's.
+PipRunner pip_runner_for(const std::string& python, const std::string& env_python,
+                         const std::filesystem::path& logs);
+
 }  // namespace portcheck

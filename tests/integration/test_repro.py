@@ -38,9 +38,12 @@ def slug(*parts):
 @pytest.fixture(scope="module")
 def bare_python(triton_only):
     python = triton_only(TRITON)
-    listed = subprocess.run([str(python), "-m", "pip", "list", "--format=json"], capture_output=True, text=True,
-                            env=bare_env(), timeout=120)
-    names = {p["name"].lower() for p in json.loads(listed.stdout)} - {"pip", "setuptools", "wheel"}
+    # What the environment holds, as its own interpreter finds it (it has no pip of its own when
+    # the invoking Python's pip installed Triton into it).
+    listed = subprocess.run([str(python), "-c", "import importlib.metadata as m, json; "
+                             "print(json.dumps([d.metadata['Name'] for d in m.distributions()]))"],
+                            capture_output=True, text=True, env=bare_env(), timeout=120)
+    names = {name.lower() for name in json.loads(listed.stdout)} - {"pip", "setuptools", "wheel"}
     assert names == {"triton"}, names
     return python
 

@@ -17,11 +17,14 @@
 #include <gtest/gtest.h>
 
 #include "src/core/errors.hpp"
+#include "src/versions/pip_steps.hpp"
 #include "util/fs.hpp"
 #include "util/unique_fd.hpp"
 #include "util/zip.hpp"
 
 namespace fs = std::filesystem;
+using portcheck::pip_aims_elsewhere;
+using portcheck::PipRunner;
 using portcheck::UsageError;
 
 namespace {
@@ -317,4 +320,25 @@ TEST(CurrentTriton, AVersionEqualToTheTritonInUseIsCurrent) {
             (std::vector<std::string>{"3.9.0"}));
   EXPECT_FALSE(portcheck::same_release("3.9.0rc1", "3.9.0"));
   EXPECT_TRUE(portcheck::same_release("3.9.0", "3.9"));
+}
+
+// `pip --python` came with pip 22.3: an environment's steps use the invoking Python's pip from
+// there on, its own (ensurepip's) before, and whenever the line is not pip's.
+TEST(PipRunner, TheInvokingPipAimsAtTheEnvironmentFrom22Point3) {
+  EXPECT_TRUE(
+      pip_aims_elsewhere("pip 25.3 from /v/lib/python3.11/site-packages/pip (python 3.11)"));
+  EXPECT_TRUE(pip_aims_elsewhere("pip 22.3 from /x (python 3.9)"));
+  EXPECT_TRUE(pip_aims_elsewhere("pip 23.0.1 from /x (python 3.9)"));
+  EXPECT_FALSE(pip_aims_elsewhere("pip 22.2.2 from /x (python 3.9)"));
+  EXPECT_FALSE(pip_aims_elsewhere("pip 9.0.1 from /x (python 3.6)"));
+  EXPECT_FALSE(pip_aims_elsewhere("/usr/bin/python3: No module named pip"));
+  EXPECT_FALSE(pip_aims_elsewhere("pip x.y from /x"));
+  EXPECT_FALSE(pip_aims_elsewhere(""));
+  const PipRunner outer{"/usr/bin/python3", "/env/bin/python"};
+  EXPECT_EQ(outer.command("install"),
+            (std::vector<std::string>{"/usr/bin/python3", "-m", "pip", "--python",
+                                      "/env/bin/python", "install"}));
+  const PipRunner own{"", "/env/bin/python"};
+  EXPECT_EQ(own.command("download"),
+            (std::vector<std::string>{"/env/bin/python", "-m", "pip", "download"}));
 }
