@@ -96,8 +96,8 @@ venv: $(VENV_STAMP)
 # The venv's packages go in with uv (itself from PyPI, by pip): the same resolution and files as
 # pip's, bytecode compiled as pip compiles it (--compile-bytecode; the tool's workers run with
 # PYTHONDONTWRITEBYTECODE), but downloaded and unpacked in parallel. The test packages (torch and
-# its CUDA libraries: 4 GB) took 131 s with pip, on make test's critical path after `make demo`,
-# 37 with uv (bench/venv_install.sh).
+# its CUDA libraries: 4 GB), on make test's critical path after `make demo`: 86 s and 74 CPU-s
+# with pip, 33 s and 55 CPU-s with uv, caches empty (bench/venv_install.sh).
 UV             := $(VENV)/bin/uv pip install --quiet --python $(VENV_PY) --compile-bytecode
 
 $(VENV_STAMP):
