@@ -35,6 +35,10 @@ void prepare_output_folder(const std::filesystem::path& dir, std::string_view fl
 // GB), so a fixed 4 GiB fitted two on a 128 GiB machine and retired them over and over.
 std::uint64_t default_worker_max_rss_bytes();
 
+// What a reproducer's file says of each cell that writes one, keyed by the row's display name and
+// the target's name (CheckOptions::repro).
+using ReproducerFacts = std::map<std::pair<std::string, std::string>, nlohmann::json>;
+
 struct CheckOptions {
   std::filesystem::path manifest = "portcheck.toml";
   bool demo = false;
@@ -62,8 +66,8 @@ struct CheckOptions {
   std::optional<std::filesystem::path> save_ir_dir;  // --save-ir: every stage's IR, for diff --ir
   // repro: the cells named here write their reproducer instead of compiling, and no other cell
   // runs; each one's facts are what its file's header says of it (its verdict, the command) and
-  // --shrink's time bound. Keyed by the row's display name and the target's name.
-  std::map<std::pair<std::string, std::string>, nlohmann::json> repro;
+  // --shrink's time bound.
+  ReproducerFacts repro;
   bool launch_limits_warn = false;  // --launch-limits warn: report, but do not fail
   bool reduce = false;  // --reduce: one row of each group compiled for all (check/reduce.hpp)
   // A target this release cannot compile for is its cells' verdict, not a UsageError (always so

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -142,11 +141,9 @@ std::filesystem::path default_output(const CellResult& cell) {
 // Ctrl-C while the reproducer is written or checked: nothing more is said.
 struct Interrupted {};
 
-using CellFacts = std::map<std::pair<std::string, std::string>, nlohmann::json>;
-
 // The check's second pass, which writes the cells' reproducers instead of compiling: one run for
 // them all, each cell with its facts.
-Report reproducers_run(CheckOptions options, CellFacts facts) {
+Report reproducers_run(CheckOptions options, ReproducerFacts facts) {
   options.only_rows.clear();
   options.targets.clear();
   for (const auto& [cell, _] : facts) {
@@ -331,7 +328,7 @@ bool deliver_checked(const CellResult& cell, const ReproducerText& repro,
 // The failing cells of the check that reproducers can replay, each with its facts; the others
 // are named, with why they have none.
 std::vector<const CellResult*> reproducible_cells(const Report& report, const ReproFlags& f,
-                                                  CellFacts& facts) {
+                                                  ReproducerFacts& facts) {
   std::vector<const CellResult*> cells;
   for (const auto& cell : report.cells) {
     if (cell.kind == FailureKind::none) continue;
@@ -361,7 +358,7 @@ int write_failing_repros(const ReproFlags& f) {
   const auto report = run_check(options, interrupted());
   say_warnings(report);
   if (report.interrupted) return exit_code::interrupted;
-  CellFacts facts;
+  ReproducerFacts facts;
   const auto cells = reproducible_cells(report, f, facts);
   if (cells.empty()) {
     std::printf("no cell failed in a compile: there is nothing to reproduce\n");
